@@ -1,0 +1,112 @@
+// Package fl holds the federated-learning vocabulary shared by every method:
+// random streams keyed by (seed, point, round, client, purpose), the client
+// population a sampler draws from, the selection it returns, the aggregation
+// contract, and the registry that maps the names in a sweep spec to methods.
+//
+// The package is plain Go: no Temporal, no blob storage, no gorgonia. The round
+// itself, which needs a trainer and data, is composed in package engine.
+package fl
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+)
+
+// ErrInvalid marks bad input: a spec, option or argument that can never work.
+// Callers treat it as non-retryable.
+var ErrInvalid = errors.New("invalid input")
+
+// ErrDiverged marks a numerical blow-up (NaN or Inf) in a model or update. It
+// is an outcome of the point, recorded, not retried.
+var ErrDiverged = errors.New("diverged")
+
+// Population is what a sampler may know about the clients: plain data, loaded
+// by the caller. Sizes[k] is client k's number of training samples n_k and
+// P[k] its importance p_k (Σ p_k = 1) in the objective Σ_k p_k L_k
+// (Fraboni et al. 2022, arXiv:2107.12211, eq. (1)).
+type Population struct {
+	Sizes []int
+	P     []float64
+}
+
+// N returns the number of clients.
+func (p Population) N() int { return len(p.Sizes) }
+
+// Selection is one round's sample: the distinct clients to train, in
+// ascending order, with their aggregation weights ω_k(S_t) and the number of
+// times each was drawn (1 unless the scheme samples with replacement).
+type Selection struct {
+	Clients []int     `json:"clients"`
+	Weights []float64 `json:"weights"`
+	Draws   []int     `json:"draws"`
+}
+
+// Sampler picks round t's clients and their stochastic weights ω_k(S_t).
+// It must be pure: equal arguments give an equal Selection. It never reads the
+// clock or globals; all randomness comes from r.
+type Sampler interface {
+	Sample(t int, pop Population, r *rand.Rand) (Selection, error)
+}
+
+// ClientSummary is what the server learns about a trained client besides its
+// model delta.
+type ClientSummary struct {
+	Client      int     `json:"client"`
+	NumExamples int     `json:"n"`
+	Steps       int     `json:"steps"`
+	Loss        float64 `json:"loss"` // mean minibatch training loss
+}
+
+// Rule turns a round's client deltas into a new global model.
+type Rule interface {
+	// Begin starts aggregating onto global for the clients of sel, whose
+	// summaries sums are in the same order as sel.Clients.
+	Begin(global []float32, sel Selection, sums []ClientSummary) (Aggregation, error)
+}
+
+// Aggregation accumulates the deltas Δ_k = θ_k − θ of one round. Add is called
+// once per selected client in ascending client order, so results are
+// bit-reproducible; Finish writes the new global model into dst.
+type Aggregation interface {
+	Add(client int, delta []float32) error
+	Finish(dst []float32) error
+}
+
+// Importance names how client importances p_k are set.
+const (
+	ImportanceSize    = "size"    // p_k = n_k / M, M = Σ n_k (Fraboni et al. 2022, case (b))
+	ImportanceUniform = "uniform" // p_k = 1/n (case (a))
+)
+
+// NewPopulation builds the population of clients with the given training
+// sizes and importance rule. The same p must be used everywhere a scheme needs
+// it: objective, sampling probabilities and weights (specs/sampling-theory.md §4.5).
+func NewPopulation(sizes []int, importance string) (Population, error) {
+	n := len(sizes)
+	if n == 0 {
+		return Population{}, fmt.Errorf("population: no clients: %w", ErrInvalid)
+	}
+	total := 0
+	for k, s := range sizes {
+		if s <= 0 {
+			return Population{}, fmt.Errorf("population: client %d has %d training samples; every client needs at least one: %w", k, s, ErrInvalid)
+		}
+		total += s
+	}
+	p := make([]float64, n)
+	switch importance {
+	case ImportanceSize, "":
+		for k, s := range sizes {
+			p[k] = float64(s) / float64(total)
+		}
+	case ImportanceUniform:
+		for k := range p {
+			p[k] = 1 / float64(n)
+		}
+	default:
+		return Population{}, fmt.Errorf("importance = %q is unknown; use %q or %q: %w", importance, ImportanceSize, ImportanceUniform, ErrInvalid)
+	}
+	return Population{Sizes: slices.Clone(sizes), P: p}, nil
+}
