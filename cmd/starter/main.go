@@ -1,0 +1,181 @@
+// Command starter is the user's CLI: start, watch, resume and cancel sweeps
+// on Temporal, run them in-process, fetch datasets, and print results.
+//
+//	starter sweep start -f SPEC.yaml [--wait]
+//	starter sweep status NAME [--json]
+//	starter sweep resume NAME [--wait]
+//	starter sweep cancel NAME
+//	starter sweep results NAME [--json]
+//	starter run -f SPEC.yaml --local
+//	starter validate -f SPEC.yaml
+//	starter data fetch fmnist|mnist [--dir D]
+//
+// Every command takes --help, and the global flags --address, --namespace,
+// --queue, --blob and --data-dir (or their environment variables).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/flsweep/flsweep/conf"
+)
+
+// command is a node of the command tree: a group with subcommands or a leaf
+// that runs.
+type command struct {
+	name    string
+	args    string // argument synopsis, e.g. "NAME"
+	summary string
+	flags   func(fs *flag.FlagSet)
+	run     func(ctx context.Context, g *globals, args []string) error
+	subs    []*command
+}
+
+// globals are the flags every leaf command accepts.
+type globals struct {
+	address, namespace, queue, blob, dataDir, ui string
+	out                                          io.Writer
+}
+
+func (g *globals) register(fs *flag.FlagSet) {
+	fs.StringVar(&g.address, "address", conf.Address(), "Temporal frontend host:port (env "+conf.EnvAddress+")")
+	fs.StringVar(&g.namespace, "namespace", conf.Namespace(), "Temporal namespace (env "+conf.EnvNamespace+")")
+	fs.StringVar(&g.queue, "queue", conf.Queue(), "task queue of the sweep workflows (env "+conf.EnvQueue+")")
+	fs.StringVar(&g.blob, "blob", conf.BlobURL(), "blob bucket URL (env "+conf.EnvBlob+")")
+	fs.StringVar(&g.dataDir, "data-dir", conf.DataDir(), "dataset directory (env "+conf.EnvDataDir+")")
+	fs.StringVar(&g.ui, "ui", envOr("TEMPORAL_UI", "http://localhost:8233"), "Temporal UI base URL, for links (env TEMPORAL_UI)")
+}
+
+// errUsage marks an error in how a command was called (exit status 2).
+var errUsage = errors.New("usage")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := execute(ctx, root(), os.Args[1:], os.Stdout, os.Stderr)
+	switch {
+	case err == nil:
+	case errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(os.Stderr, "starter:", strings.TrimSuffix(err.Error(), ": usage"))
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "starter:", err)
+		os.Exit(1)
+	}
+}
+
+func root() *command {
+	return &command{name: "starter", summary: "run federated-learning sweeps on Temporal", subs: []*command{
+		sweepCommand(),
+		runCommand(),
+		validateCommand(),
+		dataCommand(),
+	}}
+}
+
+// execute dispatches args down the command tree.
+func execute(ctx context.Context, c *command, args []string, out, errOut io.Writer) error {
+	path := c.name
+	for len(c.subs) > 0 {
+		if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+			groupUsage(errOut, path, c)
+			if len(args) == 0 {
+				return fmt.Errorf("%s needs a command: %w", path, errUsage)
+			}
+			return flag.ErrHelp
+		}
+		var next *command
+		for _, s := range c.subs {
+			if s.name == args[0] {
+				next = s
+			}
+		}
+		if next == nil {
+			groupUsage(errOut, path, c)
+			return fmt.Errorf("%s: unknown command %q: %w", path, args[0], errUsage)
+		}
+		c, args, path = next, args[1:], path+" "+next.name
+	}
+	fs := flag.NewFlagSet(path, flag.ContinueOnError)
+	fs.SetOutput(errOut)
+	g := &globals{out: out}
+	g.register(fs)
+	if c.flags != nil {
+		c.flags(fs)
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(errOut, "usage: %s [flags] %s\n\n%s\n\nflags:\n", path, c.args, c.summary)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(interleave(fs, args)); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%v: %w", err, errUsage)
+	}
+	return c.run(ctx, g, fs.Args())
+}
+
+// interleave moves flags that follow positional arguments to the front, so
+// that "sweep status demo --json" works like "sweep status --json demo".
+func interleave(fs *flag.FlagSet, args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			pos = append(pos, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		if f := fs.Lookup(name); f != nil {
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+				continue
+			}
+			if i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
+		}
+	}
+	return append(flags, pos...)
+}
+
+func groupUsage(w io.Writer, path string, c *command) {
+	fmt.Fprintf(w, "usage: %s <command> [flags] [args]\n\n%s\n\ncommands:\n", path, c.summary)
+	for _, s := range c.subs {
+		fmt.Fprintf(w, "  %-10s %s\n", s.name, s.summary)
+	}
+	fmt.Fprintf(w, "\nRun '%s <command> --help' for a command's flags.\n", path)
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// needArgs checks the number of positional arguments.
+func needArgs(args []string, n int, synopsis string) error {
+	if len(args) != n {
+		return fmt.Errorf("want %s, got %d arguments: %w", synopsis, len(args), errUsage)
+	}
+	return nil
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/flsweep/flsweep/conf"
+	"github.com/flsweep/flsweep/engine"
+	"github.com/flsweep/flsweep/steps"
+	"github.com/flsweep/flsweep/store"
+)
+
+// pointResult is a point's line in the results table.
+type pointResult struct {
+	Index   int     `json:"index"`
+	ID      string  `json:"id"`
+	Label   string  `json:"label"`
+	Status  string  `json:"status"`
+	Rounds  int     `json:"rounds_done"`
+	Of      int     `json:"rounds"`
+	TestAcc float64 `json:"test_acc"`
+	Model   string  `json:"model_sha256"`
+}
+
+// printResults reads a sweep's spec and each point's DONE.json or latest
+// commit from blob storage and prints a table.
+func printResults(ctx context.Context, g *globals, name string, asJSON bool) error {
+	st, err := store.Open(ctx, g.blob)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	sk, err := store.SweepKeys(name)
+	if err != nil {
+		return fmt.Errorf("%v: %w", err, errUsage)
+	}
+	var ss engine.StoredSweep
+	if err := st.GetJSON(ctx, sk.Spec(), &ss); err != nil {
+		return fmt.Errorf("sweep %s has no results in %s: %w", name, g.blob, err)
+	}
+	var rows []pointResult
+	for _, p := range ss.Sweep.Points {
+		pk, err := sk.Point(p.ID)
+		if err != nil {
+			return err
+		}
+		row := pointResult{Index: p.Index, ID: p.ID, Label: p.Label, Of: p.Config.Rounds, Status: steps.StatusPending}
+		var done steps.PointResult
+		switch err := st.GetJSON(ctx, pk.Done(), &done); {
+		case err == nil:
+			row.Status, row.Rounds, row.TestAcc, row.Model = done.Status, done.RoundsDone, done.TestAcc, done.ModelSHA256
+		case errors.Is(err, store.ErrNotFound):
+			last, c, err := st.LastCommitted(ctx, pk)
+			if err != nil {
+				return err
+			}
+			if c != nil {
+				row.Status, row.Rounds, row.TestAcc, row.Model = "incomplete", last, c.TestAcc, c.GlobalSHA256
+			}
+		default:
+			return err
+		}
+		rows = append(rows, row)
+	}
+	if asJSON {
+		return json.NewEncoder(g.out).Encode(rows)
+	}
+	tw := tabwriter.NewWriter(g.out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "POINT\tLABEL\tSTATUS\tROUNDS\tTEST ACC\tMODEL")
+	for _, r := range rows {
+		model := r.Model
+		if len(model) > 12 {
+			model = model[:12]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%.4f\t%s\n", r.ID, r.Label, r.Status, r.Rounds, r.Of, r.TestAcc, model)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if dir := conf.LocalDir(g.blob); dir != "" {
+		tables := filepath.Join(dir, "sweeps", name, "*", "metrics")
+		fmt.Fprintf(g.out, "\nParquet tables: %s/{rounds,clients,partitions,points}/*.parquet\n", tables)
+		fmt.Fprintf(g.out, "  e.g. duckdb -c \"SELECT point, round, test_acc FROM '%s/rounds/*.parquet' WHERE evaluated ORDER BY point, round\"\n", tables)
+	} else {
+		fmt.Fprintf(g.out, "\nParquet tables: %s under sweeps/%s/<point>/metrics/<table>/\n", g.blob, name)
+	}
+	return nil
+}

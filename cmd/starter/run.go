@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/flsweep/flsweep/engine"
+	"github.com/flsweep/flsweep/steps"
+	"github.com/flsweep/flsweep/store"
+	"github.com/flsweep/flsweep/sweep"
+)
+
+func runCommand() *command {
+	var file string
+	var local bool
+	var workers int
+	return &command{
+		name: "run", summary: "run a sweep's points in this process, without Temporal (debugging, benchmarks, parity)",
+		flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&file, "f", "", "sweep spec (YAML)")
+			fs.BoolVar(&local, "local", false, "run in-process (required: the only mode of run)")
+			fs.IntVar(&workers, "workers", 0, "clients trained at once (0: one per core)")
+		},
+		run: func(ctx context.Context, g *globals, args []string) error {
+			if file == "" || !local || len(args) > 0 {
+				return fmt.Errorf("run needs -f SPEC.yaml --local: %w", errUsage)
+			}
+			data, err := os.ReadFile(file)
+			if err != nil {
+				return err
+			}
+			sw, err := sweep.Parse(file, data)
+			if err != nil {
+				return err
+			}
+			if err := sw.Validate(engine.Registry()); err != nil {
+				return fmt.Errorf("%s:\n%w", file, err)
+			}
+			st, err := store.Open(ctx, g.blob)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			eng := engine.New(st, &engine.Options{DataDir: g.dataDir, Workers: workers})
+			lines := make([]pointLine, len(sw.Points))
+			index := map[string]int{}
+			for i, p := range sw.Points {
+				lines[i] = pointLine{Label: p.Label, ID: p.ID, Status: steps.StatusPending, Rounds: p.Config.Rounds}
+				index[p.ID] = i
+			}
+			r := newRenderer(g.out)
+			start := time.Now()
+			_, err = eng.RunSweep(ctx, steps.PlanSweepInput{File: file, Spec: data}, func(p engine.Progress) {
+				l := &lines[index[p.Point.ID]]
+				l.Round, l.Rounds, l.TestAcc, l.HasAcc, l.Status = p.Round, p.Rounds, p.TestAcc, true, p.Status
+				r.draw("run "+sw.Name, lines, p.Done)
+			})
+			r.draw("run "+sw.Name, lines, true)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(g.out, "\nran %d points in %s\n\n", len(sw.Points), time.Since(start).Round(time.Millisecond))
+			return printResults(ctx, g, sw.Name, false)
+		},
+	}
+}
+
+func validateCommand() *command {
+	var file string
+	return &command{
+		name: "validate", summary: "check a sweep spec and list its points, without running anything",
+		flags: func(fs *flag.FlagSet) { fs.StringVar(&file, "f", "", "sweep spec (YAML)") },
+		run: func(ctx context.Context, g *globals, args []string) error {
+			if file == "" || len(args) > 0 {
+				return fmt.Errorf("validate needs -f SPEC.yaml: %w", errUsage)
+			}
+			data, err := os.ReadFile(file)
+			if err != nil {
+				return err
+			}
+			sw, err := sweep.Parse(file, data)
+			if err != nil {
+				return err
+			}
+			if err := sw.Validate(engine.Registry()); err != nil {
+				return fmt.Errorf("%s:\n%w", file, err)
+			}
+			fmt.Fprintf(g.out, "%s: sweep %s, %d points\n", file, sw.Name, len(sw.Points))
+			for _, p := range sw.Points {
+				fmt.Fprintf(g.out, "  %s  %s\n", p.ID, p.Label)
+			}
+			return nil
+		},
+	}
+}

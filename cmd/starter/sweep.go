@@ -1,0 +1,270 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/flsweep/flsweep/engine"
+	"github.com/flsweep/flsweep/store"
+	"github.com/flsweep/flsweep/sweep"
+	"github.com/flsweep/flsweep/workflows"
+)
+
+func sweepCommand() *command {
+	var file, trainQueue string
+	var wait, asJSON bool
+	waitFlag := func(fs *flag.FlagSet) {
+		fs.BoolVar(&wait, "wait", false, "show progress until the sweep ends, then print the results")
+	}
+	return &command{name: "sweep", summary: "start, watch, resume and cancel sweeps on Temporal", subs: []*command{
+		{
+			name: "start", summary: "start a sweep (or attach to it if it is already running)",
+			flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&file, "f", "", "sweep spec (YAML)")
+				fs.StringVar(&trainQueue, "train-queue", "", "task queue for training activities (overrides run.train_queue)")
+				waitFlag(fs)
+			},
+			run: func(ctx context.Context, g *globals, args []string) error {
+				if file == "" || len(args) > 0 {
+					return fmt.Errorf("sweep start needs -f SPEC.yaml and no arguments: %w", errUsage)
+				}
+				data, err := os.ReadFile(file)
+				if err != nil {
+					return err
+				}
+				return startSweep(ctx, g, file, data, trainQueue, wait)
+			},
+		},
+		{
+			name: "status", args: "NAME", summary: "show a sweep's points and their progress",
+			flags: func(fs *flag.FlagSet) { fs.BoolVar(&asJSON, "json", false, "print JSON") },
+			run: func(ctx context.Context, g *globals, args []string) error {
+				if err := needArgs(args, 1, "NAME"); err != nil {
+					return err
+				}
+				return showStatus(ctx, g, args[0], asJSON)
+			},
+		},
+		{
+			name: "resume", args: "NAME", summary: "run a stopped or failed sweep again from its committed rounds",
+			flags: waitFlag,
+			run: func(ctx context.Context, g *globals, args []string) error {
+				if err := needArgs(args, 1, "NAME"); err != nil {
+					return err
+				}
+				file, data, err := storedSpec(ctx, g, args[0])
+				if err != nil {
+					return err
+				}
+				return startSweep(ctx, g, file, data, "", wait)
+			},
+		},
+		{
+			name: "cancel", args: "NAME", summary: "cancel a running sweep (committed rounds are kept; resume continues)",
+			run: func(ctx context.Context, g *globals, args []string) error {
+				if err := needArgs(args, 1, "NAME"); err != nil {
+					return err
+				}
+				c, err := dial(g)
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				if err := c.CancelWorkflow(ctx, workflows.SweepID(args[0]), ""); err != nil {
+					return fmt.Errorf("cancel sweep %s: %w", args[0], err)
+				}
+				fmt.Fprintf(g.out, "cancellation requested for sweep %s; `starter sweep resume %s` continues it later\n", args[0], args[0])
+				return nil
+			},
+		},
+		{
+			name: "results", args: "NAME", summary: "print the final accuracy of each point, from blob storage",
+			flags: func(fs *flag.FlagSet) { fs.BoolVar(&asJSON, "json", false, "print JSON") },
+			run: func(ctx context.Context, g *globals, args []string) error {
+				if err := needArgs(args, 1, "NAME"); err != nil {
+					return err
+				}
+				return printResults(ctx, g, args[0], asJSON)
+			},
+		},
+	}}
+}
+
+func dial(g *globals) (client.Client, error) {
+	c, err := client.Dial(client.Options{HostPort: g.address, Namespace: g.namespace, Logger: quietLogger{}})
+	if err != nil {
+		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w; is the server running? `make up` starts a local one", g.address, g.namespace, err)
+	}
+	return c, nil
+}
+
+// startSweep validates a spec and starts its sweep workflow, or attaches to
+// the running one. The workflow ID is derived from the sweep name, so
+// starting twice never duplicates a sweep.
+func startSweep(ctx context.Context, g *globals, file string, data []byte, trainQueue string, wait bool) error {
+	sw, err := sweep.Parse(file, data)
+	if err != nil {
+		return err
+	}
+	if err := sw.Validate(engine.Registry()); err != nil {
+		return fmt.Errorf("%s:\n%w", file, err)
+	}
+	c, err := dial(g)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := ensureSearchAttributes(ctx, c, g.namespace); err != nil {
+		return err
+	}
+	id := workflows.SweepID(sw.Name)
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                       id,
+		TaskQueue:                g.queue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		StaticSummary:            fmt.Sprintf("sweep %s: %d points", sw.Name, len(sw.Points)),
+		StaticDetails:            sw.Description,
+	}, workflows.SweepWorkflowName, workflows.SweepInput{File: file, Spec: data, TrainQueue: trainQueue})
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		fmt.Fprintf(g.out, "sweep %s already completed (%s); its results:\n\n", sw.Name, uiLink(g, id))
+		return printResults(ctx, g, sw.Name, false)
+	}
+	if err != nil {
+		return fmt.Errorf("start sweep %s: %w", sw.Name, err)
+	}
+	st, qerr := querySweep(ctx, c, id)
+	if qerr == nil && st.Hash != "" && st.Hash != sw.Hash() {
+		return fmt.Errorf("sweep %s is already running with other points; wait for it, cancel it (`starter sweep cancel %s`), or rename this spec: %w", sw.Name, sw.Name, errUsage)
+	}
+	fmt.Fprintf(g.out, "sweep %s: %d points; workflow %s (run %s)\n  %s\n", sw.Name, len(sw.Points), id, run.GetRunID(), uiLink(g, id))
+	if !wait {
+		fmt.Fprintf(g.out, "watch it with `starter sweep status %s`\n", sw.Name)
+		return nil
+	}
+	if err := watch(ctx, g, c, id); err != nil {
+		return err
+	}
+	var res workflows.SweepResult
+	werr := c.GetWorkflow(ctx, id, "").Get(ctx, &res)
+	fmt.Fprintln(g.out)
+	if perr := printResults(ctx, g, sw.Name, false); perr != nil {
+		return perr
+	}
+	return werr
+}
+
+// ensureSearchAttributes registers the project's search attributes in the
+// namespace if any is missing (a fresh server, or one not started by make up).
+func ensureSearchAttributes(ctx context.Context, c client.Client, ns string) error {
+	resp, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: ns})
+	if err != nil {
+		return fmt.Errorf("list search attributes: %w", err)
+	}
+	missing := map[string]enumspb.IndexedValueType{}
+	for name, typ := range workflows.SearchAttributes {
+		if _, ok := resp.CustomAttributes[name]; !ok {
+			missing[name] = indexedType(typ)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{Namespace: ns, SearchAttributes: missing})
+	if err != nil {
+		return fmt.Errorf("register search attributes %v: %w", keys(missing), err)
+	}
+	return nil
+}
+
+func indexedType(t string) enumspb.IndexedValueType {
+	switch t {
+	case "Int":
+		return enumspb.INDEXED_VALUE_TYPE_INT
+	case "Double":
+		return enumspb.INDEXED_VALUE_TYPE_DOUBLE
+	}
+	return enumspb.INDEXED_VALUE_TYPE_KEYWORD
+}
+
+func keys[V any](m map[string]V) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+func querySweep(ctx context.Context, c client.Client, id string) (workflows.SweepStatus, error) {
+	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var st workflows.SweepStatus
+	v, err := c.QueryWorkflow(qctx, id, "", workflows.StatusQuery)
+	if err != nil {
+		return st, err
+	}
+	return st, v.Get(&st)
+}
+
+func queryPoint(ctx context.Context, c client.Client, id string) (workflows.PointProgress, error) {
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var p workflows.PointProgress
+	v, err := c.QueryWorkflow(qctx, id, "", workflows.ProgressQuery)
+	if err != nil {
+		return p, err
+	}
+	return p, v.Get(&p)
+}
+
+// storedSpec finds the spec a sweep was started with: first in the input of
+// its last workflow run, then in blob storage.
+func storedSpec(ctx context.Context, g *globals, name string) (string, []byte, error) {
+	if err := sweep.ValidName(name); err != nil {
+		return "", nil, fmt.Errorf("%v: %w", err, errUsage)
+	}
+	if c, err := dial(g); err == nil {
+		defer c.Close()
+		it := c.GetWorkflowHistory(ctx, workflows.SweepID(name), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		if it.HasNext() {
+			if ev, err := it.Next(); err == nil {
+				if a := ev.GetWorkflowExecutionStartedEventAttributes(); a != nil && len(a.GetInput().GetPayloads()) == 1 {
+					var in workflows.SweepInput
+					if json.Unmarshal(a.GetInput().GetPayloads()[0].GetData(), &in) == nil && len(in.Spec) > 0 {
+						return in.File, in.Spec, nil
+					}
+				}
+			}
+		}
+	}
+	st, err := store.Open(ctx, g.blob)
+	if err != nil {
+		return "", nil, err
+	}
+	defer st.Close()
+	sk, err := store.SweepKeys(name)
+	if err != nil {
+		return "", nil, err
+	}
+	var ss engine.StoredSweep
+	if err := st.GetJSON(ctx, sk.Spec(), &ss); err != nil {
+		return "", nil, fmt.Errorf("sweep %s: no workflow history and no stored spec (%w); start it with `starter sweep start -f SPEC.yaml`", name, err)
+	}
+	return ss.File, []byte(ss.YAML), nil
+}
+
+func uiLink(g *globals, workflowID string) string {
+	return fmt.Sprintf("%s/namespaces/%s/workflows/%s", g.ui, url.PathEscape(g.namespace), url.PathEscape(workflowID))
+}

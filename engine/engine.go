@@ -1,0 +1,152 @@
+// Package engine runs sweeps: it is the single implementation of every step
+// of a round (select, train, aggregate, evaluate, commit) on top of blob
+// storage. Temporal activities call these steps one by one (package
+// activities); the in-process runner (RunPoint, RunSweep) calls the same
+// steps in a plain loop. Both therefore produce bit-identical models and
+// rows, which is the system's core test.
+//
+// The engine knows nothing of Temporal. Progress is reported through plain
+// callbacks, and errors are classified with IsBadInput and IsDiverged.
+package engine
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"path/filepath"
+	"runtime"
+	"sync"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/flsweep/flsweep/aggregate"
+	"github.com/flsweep/flsweep/dataset"
+	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/partition"
+	"github.com/flsweep/flsweep/sampling"
+	"github.com/flsweep/flsweep/store"
+	"github.com/flsweep/flsweep/sweep"
+	"github.com/flsweep/flsweep/trainer"
+)
+
+// Engine holds what every step needs. It is safe for concurrent use; create
+// one per process.
+type Engine struct {
+	Store   *store.Store
+	Data    *dataset.Cache
+	DataDir string // default location of datasets: DataDir/<name> when a spec gives no root
+	Reg     *fl.Registry
+	Trainer *trainer.Trainer
+	// Workers bounds the clients trained at once by the in-process runner
+	// (0: GOMAXPROCS). Temporal workers bound concurrency with task slots.
+	Workers int
+
+	envs envCache
+}
+
+// Options configure New.
+type Options struct {
+	DataDir string
+	Workers int
+}
+
+// New returns an engine over st with the built-in methods.
+func New(st *store.Store, opts *Options) *Engine {
+	if opts == nil {
+		opts = &Options{}
+	}
+	return &Engine{
+		Store:   st,
+		Data:    dataset.NewCache(),
+		DataDir: opts.DataDir,
+		Reg:     Registry(),
+		Trainer: trainer.New(nil),
+		Workers: opts.Workers,
+		envs:    envCache{max: 32},
+	}
+}
+
+// Registry returns a registry with every built-in sampler and aggregator.
+func Registry() *fl.Registry {
+	r := fl.NewRegistry()
+	sampling.Register(r)
+	aggregate.Register(r)
+	return r
+}
+
+func (e *Engine) workers() int {
+	if e.Workers > 0 {
+		return e.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+func (e *Engine) dataRoot(c sweep.Config) string {
+	if c.Dataset.Root != "" || c.Dataset.Name == "synthetic" {
+		return c.Dataset.Root
+	}
+	return filepath.Join(e.DataDir, c.Dataset.Name)
+}
+
+// IsBadInput reports whether err comes from input that can never work: a bad
+// spec, unknown method, missing dataset, corrupt checkpoint. Such errors must
+// not be retried.
+func IsBadInput(err error) bool {
+	for _, s := range []error{fl.ErrInvalid, dataset.ErrInvalid, dataset.ErrNotFound, partition.ErrInvalid,
+		trainer.ErrInvalid, store.ErrInvalid, store.ErrCorrupt, errMissing} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsDiverged reports whether err is a numerical blow-up (NaN or Inf): an
+// outcome of the point, not a failure to retry.
+func IsDiverged(err error) bool {
+	return errors.Is(err, fl.ErrDiverged) || errors.Is(err, trainer.ErrDiverged)
+}
+
+// errMissing marks a blob the protocol guarantees but that is absent (a
+// committed round without its model): the store was damaged.
+var errMissing = errors.New("missing")
+
+// envCache keeps recently used point environments (data, partition, model
+// description) so consecutive activities of a point do not rebuild them.
+type envCache struct {
+	max   int
+	mu    sync.Mutex
+	order *list.List // of *pointEnv, most recent first
+	byKey map[string]*list.Element
+	group singleflight.Group
+}
+
+func (c *envCache) get(ctx context.Context, key string, build func() (*pointEnv, error)) (*pointEnv, error) {
+	c.mu.Lock()
+	if c.byKey == nil {
+		c.byKey = map[string]*list.Element{}
+		c.order = list.New()
+	}
+	if el, ok := c.byKey[key]; ok {
+		c.order.MoveToFront(el)
+		c.mu.Unlock()
+		return el.Value.(*pointEnv), nil
+	}
+	c.mu.Unlock()
+	v, err, _ := c.group.Do(key, func() (any, error) { return build() })
+	if err != nil {
+		return nil, err
+	}
+	env := v.(*pointEnv)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.byKey[key]; !ok {
+		c.byKey[key] = c.order.PushFront(env)
+		for c.order.Len() > c.max {
+			last := c.order.Back()
+			c.order.Remove(last)
+			delete(c.byKey, last.Value.(*pointEnv).cacheKey)
+		}
+	}
+	return env, nil
+}

@@ -1,0 +1,228 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/steps"
+	"github.com/flsweep/flsweep/store"
+)
+
+// doneManifest is a point's DONE.json.
+type doneManifest = steps.PointResult
+
+// PreparePoint readies a point to run: it checks the configuration and the
+// data, records the partition, and on a fresh start creates, evaluates and
+// commits round 0 (the initial model). It returns the highest committed
+// round, from which the point resumes.
+func (e *Engine) PreparePoint(ctx context.Context, ref steps.PointRef) (steps.PrepareOutput, error) {
+	env, err := e.env(ctx, ref)
+	if err != nil {
+		return steps.PrepareOutput{}, err
+	}
+	out := steps.PrepareOutput{Rounds: env.cfg.Rounds, EvalEvery: env.cfg.EvalEvery, NumParams: env.net.NumParams(), DataDigest: env.data.Digest}
+	var done doneManifest
+	switch err := e.Store.GetJSON(ctx, env.keys.Done(), &done); {
+	case err == nil:
+		out.Done, out.Status, out.LastCommitted, out.TestAcc = true, done.Status, done.RoundsDone, done.TestAcc
+		return out, nil
+	case !errors.Is(err, store.ErrNotFound):
+		return out, err
+	}
+	if err := e.writePartitionRows(ctx, env); err != nil {
+		return out, err
+	}
+	last, c, err := e.Store.LastCommitted(ctx, env.keys)
+	if err != nil {
+		return out, err
+	}
+	if last < 0 {
+		if c, err = e.initPoint(ctx, env); err != nil {
+			return out, err
+		}
+		last = 0
+	} else {
+		if c.DataDigest != env.data.Digest {
+			return out, fmt.Errorf("point %s started on %s data with digest %.12s, but this worker's data has digest %.12s; point --data-dir at the same files: %w",
+				ref.Point, env.data.Name, c.DataDigest, env.data.Digest, fl.ErrInvalid)
+		}
+		w, err := e.loadGlobal(ctx, env, last)
+		if err != nil {
+			return out, fmt.Errorf("resume point %s from round %d: %w", ref.Point, last, err)
+		}
+		if sum := store.Checksum(w); sum != c.GlobalSHA256 {
+			return out, fmt.Errorf("resume point %s: the model of round %d (%s) has checksum %.12s but its manifest says %.12s: %w",
+				ref.Point, last, env.keys.Global(last), sum, c.GlobalSHA256, store.ErrCorrupt)
+		}
+	}
+	out.LastCommitted, out.TestAcc = last, c.TestAcc
+	return out, e.writePointRow(ctx, env, steps.StatusRunning, last, nil, c.GlobalSHA256)
+}
+
+// initPoint creates the initial model from the init stream shared by all
+// points of the seed, evaluates it and commits it as round 0.
+func (e *Engine) initPoint(ctx context.Context, env *pointEnv) (*store.Commit, error) {
+	w := make([]float32, env.net.NumParams())
+	if err := env.net.Init(w, fl.Stream(fl.Key{Seed: env.cfg.Seed, Round: 0, Client: fl.Server, Purpose: fl.PurposeInit})); err != nil {
+		return nil, err
+	}
+	sha, err := e.saveGlobal(ctx, env, 0, w)
+	if err != nil {
+		return nil, err
+	}
+	ev, per, err := e.evaluate(ctx, env, w)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := e.commit(ctx, env, 0, fl.Selection{}, nil, sha, &ev, &per, false); err != nil {
+		return nil, err
+	}
+	_, c, err := e.Store.LastCommitted(ctx, env.keys)
+	return c, err
+}
+
+// FinishPoint closes a point: it compacts its metric tables, drops what is
+// not retained, records the final status and writes DONE.json last.
+func (e *Engine) FinishPoint(ctx context.Context, in steps.FinishInput) (steps.PointResult, error) {
+	env, err := e.env(ctx, in.PointRef)
+	if err != nil {
+		return steps.PointResult{}, err
+	}
+	var done doneManifest
+	switch err := e.Store.GetJSON(ctx, env.keys.Done(), &done); {
+	case err == nil:
+		return done, nil
+	case !errors.Is(err, store.ErrNotFound):
+		return steps.PointResult{}, err
+	}
+	status := cmp.Or(in.Status, steps.StatusDone)
+	last, c, err := e.Store.LastCommitted(ctx, env.keys)
+	if err != nil {
+		return steps.PointResult{}, err
+	}
+	if c == nil {
+		return steps.PointResult{}, fmt.Errorf("finish point %s: no committed round: %w", in.Point, errMissing)
+	}
+	if status == steps.StatusDone && last != env.cfg.Rounds {
+		return steps.PointResult{}, fmt.Errorf("finish point %s: %d of %d rounds committed: %w", in.Point, last, env.cfg.Rounds, fl.ErrInvalid)
+	}
+	if err := store.Compact(ctx, e.Store, env.keys, store.TableRounds, roundOf, lessRound); err != nil {
+		return steps.PointResult{}, err
+	}
+	if err := store.Compact(ctx, e.Store, env.keys, store.TableClients, clientRound, lessClient); err != nil {
+		return steps.PointResult{}, err
+	}
+	if err := e.prune(ctx, env, last); err != nil {
+		return steps.PointResult{}, err
+	}
+	rounds, err := store.ReadTable(ctx, e.Store, env.keys, store.TableRounds, roundOf, lessRound)
+	if err != nil {
+		return steps.PointResult{}, err
+	}
+	res := steps.PointResult{Point: in.Point, Status: status, RoundsDone: last, ModelSHA256: c.GlobalSHA256}
+	var final *store.RoundRow
+	for i := range rounds {
+		if rounds[i].Evaluated && int(rounds[i].Round) <= last {
+			final = &rounds[i]
+		}
+	}
+	if final != nil {
+		res.TestAcc, res.TestLoss = *final.TestAcc, *final.TestLoss
+	}
+	if err := e.writePointRow(ctx, env, status, last, final, c.GlobalSHA256); err != nil {
+		return steps.PointResult{}, err
+	}
+	return res, e.Store.PutJSON(ctx, env.keys.Done(), res)
+}
+
+// prune removes every checkpoint that is not retained and every transient
+// file, whatever crashes left behind.
+func (e *Engine) prune(ctx context.Context, env *pointEnv, last int) error {
+	rounds, err := e.Store.CommittedRounds(ctx, env.keys)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, q := range rounds {
+		if q != last && !env.retained(q) {
+			errs = append(errs, e.Store.Delete(ctx, env.keys.Global(q)), e.Store.Delete(ctx, env.keys.State(q)))
+		}
+	}
+	dirs, err := e.Store.Dirs(ctx, env.keys.Rounds())
+	if err != nil {
+		return err
+	}
+	for _, d := range dirs {
+		var q int
+		if _, err := fmt.Sscanf(d, "%d", &q); err == nil {
+			errs = append(errs, e.Store.Delete(ctx, env.keys.Eval(q)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (e *Engine) writePartitionRows(ctx context.Context, env *pointEnv) error {
+	rows := make([]store.PartitionRow, len(env.stats))
+	for k, s := range env.stats {
+		rows[k] = store.PartitionRow{
+			Sweep: env.sweep, Point: env.point.ID, Seed: int64(env.cfg.Seed), Client: int32(k),
+			Train: int32(s.Train), Test: int32(s.Test), Importance: env.pop.P[k],
+			LabelCounts: int32s(s.LabelCounts), TestLabelCounts: int32s(testLabelCounts(env, k)), Entropy: s.Entropy,
+		}
+	}
+	return store.WriteRows(ctx, e.Store, env.keys.Compacted(store.TablePartitions), rows)
+}
+
+func testLabelCounts(env *pointEnv, k int) []int {
+	counts := make([]int, env.data.Classes)
+	if k < len(env.part.Test) {
+		y := env.testSplit().Y
+		for _, i := range env.part.Test[k] {
+			counts[y[i]]++
+		}
+	}
+	return counts
+}
+
+func (e *Engine) writePointRow(ctx context.Context, env *pointEnv, status string, last int, final *store.RoundRow, sha string) error {
+	c := env.cfg
+	cfg, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	row := store.PointRow{
+		Sweep: env.sweep, Point: env.point.ID, Index: int32(env.point.Index), Label: env.point.Label, Seed: int64(c.Seed),
+		Dataset: c.Dataset.Name, DataDigest: env.data.Digest, Partition: c.Partition.Scheme, NumClients: int32(c.Partition.Clients),
+		Model: env.net.Key(), NumParams: int64(env.net.NumParams()), Optimizer: c.Train.Optimizer, LR: c.Train.LR,
+		BatchSize: int32(c.Train.BatchSize), LocalSteps: int32(c.Train.LocalSteps), LocalEpochs: int32(c.Train.LocalEpochs),
+		Rounds: int32(c.Rounds), ClientsPerRound: int32(c.ClientsPerRound), Importance: c.Importance,
+		Sampler: c.Sampler.Name, Aggregator: c.Aggregator.Name, Config: string(cfg), Status: status, RoundsDone: int32(last),
+		FinalModelSHA256: sha,
+	}
+	if c.Partition.Scheme == "dirichlet" {
+		row.Alpha = ptr(c.Partition.Alpha)
+	}
+	if final != nil {
+		row.FinalTestAcc, row.FinalTestLoss = final.TestAcc, final.TestLoss
+	}
+	return store.WriteRows(ctx, e.Store, env.keys.Compacted(store.TablePoints), []store.PointRow{row})
+}
+
+func int32s(v []int) []int32 {
+	out := make([]int32, len(v))
+	for i, x := range v {
+		out[i] = int32(x)
+	}
+	return out
+}
+
+func roundOf(r store.RoundRow) int32      { return r.Round }
+func clientRound(r store.ClientRow) int32 { return r.Round }
+func lessRound(a, b store.RoundRow) int   { return cmp.Compare(a.Round, b.Round) }
+func lessClient(a, b store.ClientRow) int {
+	return cmp.Or(cmp.Compare(a.Round, b.Round), cmp.Compare(a.Client, b.Client))
+}

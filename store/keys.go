@@ -1,0 +1,98 @@
+package store
+
+import (
+	"fmt"
+	"regexp"
+)
+
+// Keys builds the blob keys of one sweep (DESIGN.md §5). Every key is built
+// from validated identifiers only; nothing user-supplied reaches a key
+// unchecked.
+//
+//	sweeps/<sweep>/spec.json
+//	sweeps/<sweep>/<point>/config.json
+//	sweeps/<sweep>/<point>/rounds/<000042>/global.bin        model after round 42
+//	sweeps/<sweep>/<point>/rounds/<000042>/state.bin         server state after round 42
+//	sweeps/<sweep>/<point>/rounds/<000042>/updates/<000017>.bin  transient client update
+//	sweeps/<sweep>/<point>/rounds/<000042>/eval.json         transient evaluation
+//	sweeps/<sweep>/<point>/rounds/<000042>/COMMITTED.json    written last: round 42 is done
+//	sweeps/<sweep>/<point>/metrics/<table>/r000042.parquet   per-round part file
+//	sweeps/<sweep>/<point>/metrics/<table>/all.parquet       compacted when the point ends
+//	sweeps/<sweep>/<point>/DONE.json                         written last: the point is done
+type Keys struct {
+	sweep string
+}
+
+var (
+	sweepRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+	pointRE = regexp.MustCompile(`^p[0-9a-f]{10}$`)
+)
+
+// SweepKeys returns the keys of the named sweep.
+func SweepKeys(sweep string) (Keys, error) {
+	if !sweepRE.MatchString(sweep) {
+		return Keys{}, fmt.Errorf("store: sweep name %q is not a valid name: %w", sweep, ErrInvalid)
+	}
+	return Keys{sweep: sweep}, nil
+}
+
+// Prefix is the prefix of every key of the sweep.
+func (k Keys) Prefix() string { return "sweeps/" + k.sweep + "/" }
+
+// Spec is the key of the sweep's spec.
+func (k Keys) Spec() string { return k.Prefix() + "spec.json" }
+
+// Point returns the keys of one point.
+func (k Keys) Point(point string) (PointKeys, error) {
+	if !pointRE.MatchString(point) {
+		return PointKeys{}, fmt.Errorf("store: point id %q is not valid: %w", point, ErrInvalid)
+	}
+	return PointKeys{prefix: k.Prefix() + point + "/"}, nil
+}
+
+// PointKeys builds the keys of one point.
+type PointKeys struct {
+	prefix string
+}
+
+// Prefix is the prefix of every key of the point.
+func (p PointKeys) Prefix() string { return p.prefix }
+
+// Config is the key of the point's resolved configuration.
+func (p PointKeys) Config() string { return p.prefix + "config.json" }
+
+// Done is the key of the marker written when the point has finished.
+func (p PointKeys) Done() string { return p.prefix + "DONE.json" }
+
+// Rounds is the prefix of all round directories.
+func (p PointKeys) Rounds() string { return p.prefix + "rounds/" }
+
+// Round is the directory of round r.
+func (p PointKeys) Round(r int) string { return fmt.Sprintf("%s%06d/", p.Rounds(), r) }
+
+// Global is the global model after round r (round 0: the initial model).
+func (p PointKeys) Global(r int) string { return p.Round(r) + "global.bin" }
+
+// State is the server state after round r.
+func (p PointKeys) State(r int) string { return p.Round(r) + "state.bin" }
+
+// Updates is the prefix of round r's client updates.
+func (p PointKeys) Updates(r int) string { return p.Round(r) + "updates/" }
+
+// Update is client c's update in round r.
+func (p PointKeys) Update(r, c int) string { return fmt.Sprintf("%s%06d.bin", p.Updates(r), c) }
+
+// Eval is round r's transient evaluation result.
+func (p PointKeys) Eval(r int) string { return p.Round(r) + "eval.json" }
+
+// Committed is round r's commit manifest, written last.
+func (p PointKeys) Committed(r int) string { return p.Round(r) + "COMMITTED.json" }
+
+// Table is the prefix of a metrics table's files.
+func (p PointKeys) Table(t Table) string { return p.prefix + "metrics/" + string(t) + "/" }
+
+// Part is round r's part file of table t.
+func (p PointKeys) Part(t Table, r int) string { return fmt.Sprintf("%sr%06d.parquet", p.Table(t), r) }
+
+// Compacted is table t's compacted file.
+func (p PointKeys) Compacted(t Table) string { return p.Table(t) + "all.parquet" }

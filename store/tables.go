@@ -1,0 +1,202 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// Table names a Parquet metrics table. The schemas are the row types below;
+// README.md documents every column.
+type Table string
+
+const (
+	TableRounds     Table = "rounds"
+	TableClients    Table = "clients"
+	TablePartitions Table = "partitions"
+	TablePoints     Table = "points"
+)
+
+// RoundRow is one row per point × round.
+type RoundRow struct {
+	Sweep          string   `parquet:"sweep"`
+	Point          string   `parquet:"point"`
+	Seed           int64    `parquet:"seed"`
+	Round          int32    `parquet:"round"`
+	Clients        int32    `parquet:"clients"`             // distinct clients trained
+	Draws          int32    `parquet:"draws"`               // sampler draws (> clients when sampling with replacement)
+	WeightSum      float64  `parquet:"weight_sum"`          // Σ ω_k(S_t)
+	TrainLoss      *float64 `parquet:"train_loss,optional"` // mean over trained clients of their mean minibatch loss
+	TrainSamples   int64    `parquet:"train_samples"`       // samples processed by all clients
+	Evaluated      bool     `parquet:"evaluated"`
+	TestLoss       *float64 `parquet:"test_loss,optional"` // global model on the whole test split
+	TestAcc        *float64 `parquet:"test_acc,optional"`
+	ClientAccMean  *float64 `parquet:"client_acc_mean,optional"`   // mean over all clients of local test accuracy
+	ClientAccVar   *float64 `parquet:"client_acc_var,optional"`    // population variance of those accuracies
+	ClientAccWorst *float64 `parquet:"client_acc_worst5,optional"` // mean of the worst 5% of clients
+	ClientAccBest  *float64 `parquet:"client_acc_best5,optional"`  // mean of the best 5% of clients
+	ModelSHA256    string   `parquet:"model_sha256"`               // the global model after the round
+}
+
+// ClientRow is one row per point × round × client, for clients trained in
+// the round and, on evaluation rounds, for every client.
+type ClientRow struct {
+	Sweep        string   `parquet:"sweep"`
+	Point        string   `parquet:"point"`
+	Seed         int64    `parquet:"seed"`
+	Round        int32    `parquet:"round"`
+	Client       int32    `parquet:"client"`
+	Selected     bool     `parquet:"selected"`
+	Draws        int32    `parquet:"draws"`
+	Weight       float64  `parquet:"weight"` // ω_k(S_t); 0 when not selected
+	TrainLoss    *float64 `parquet:"train_loss,optional"`
+	TrainSamples *int32   `parquet:"train_samples,optional"`
+	Steps        *int32   `parquet:"steps,optional"`
+	TestN        *int32   `parquet:"test_n,optional"`
+	TestLoss     *float64 `parquet:"test_loss,optional"`
+	TestAcc      *float64 `parquet:"test_acc,optional"`
+}
+
+// PartitionRow is one row per point × client.
+type PartitionRow struct {
+	Sweep           string  `parquet:"sweep"`
+	Point           string  `parquet:"point"`
+	Seed            int64   `parquet:"seed"`
+	Client          int32   `parquet:"client"`
+	Train           int32   `parquet:"train"`
+	Test            int32   `parquet:"test"`
+	Importance      float64 `parquet:"importance"` // p_k
+	LabelCounts     []int32 `parquet:"label_counts,list"`
+	TestLabelCounts []int32 `parquet:"test_label_counts,list"`
+	Entropy         float64 `parquet:"entropy"` // of the train label distribution, nats
+}
+
+// PointRow is one row per point: its configuration, flattened, and status.
+type PointRow struct {
+	Sweep            string   `parquet:"sweep"`
+	Point            string   `parquet:"point"`
+	Index            int32    `parquet:"index"`
+	Label            string   `parquet:"label"`
+	Seed             int64    `parquet:"seed"`
+	Dataset          string   `parquet:"dataset"`
+	DataDigest       string   `parquet:"data_digest"`
+	Partition        string   `parquet:"partition"`
+	Alpha            *float64 `parquet:"alpha,optional"`
+	NumClients       int32    `parquet:"num_clients"`
+	Model            string   `parquet:"model"`
+	NumParams        int64    `parquet:"num_params"`
+	Optimizer        string   `parquet:"optimizer"`
+	LR               float64  `parquet:"lr"`
+	BatchSize        int32    `parquet:"batch_size"`
+	LocalSteps       int32    `parquet:"local_steps"`
+	LocalEpochs      int32    `parquet:"local_epochs"`
+	Rounds           int32    `parquet:"rounds"`
+	ClientsPerRound  int32    `parquet:"clients_per_round"`
+	Importance       string   `parquet:"importance"`
+	Sampler          string   `parquet:"sampler"`
+	Aggregator       string   `parquet:"aggregator"`
+	Config           string   `parquet:"config_json"` // the full resolved configuration
+	Status           string   `parquet:"status"`      // running, done, diverged
+	RoundsDone       int32    `parquet:"rounds_done"`
+	FinalTestAcc     *float64 `parquet:"final_test_acc,optional"`
+	FinalTestLoss    *float64 `parquet:"final_test_loss,optional"`
+	FinalModelSHA256 string   `parquet:"final_model_sha256"`
+}
+
+// WriteRows writes rows as one Parquet file at key, replacing any earlier file.
+func WriteRows[T any](ctx context.Context, s *Store, key string, rows []T) error {
+	var buf bytes.Buffer
+	if err := parquet.Write(&buf, rows, parquet.Compression(&parquet.Zstd)); err != nil {
+		return fmt.Errorf("store: encode %s: %w", key, err)
+	}
+	return s.Put(ctx, key, buf.Bytes())
+}
+
+// ReadRows reads the Parquet file at key.
+func ReadRows[T any](ctx context.Context, s *Store, key string) ([]T, error) {
+	b, err := s.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := parquet.Read[T](bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %v: %w", key, err, ErrCorrupt)
+	}
+	return rows, nil
+}
+
+// ReadTable reads all rows of a point's table: the compacted file and any
+// part files, part rows replacing compacted rows of the same round (a part
+// file is only newer than the compacted file when a crash interrupted a
+// compaction). less orders the result.
+func ReadTable[T any](ctx context.Context, s *Store, pk PointKeys, t Table, round func(T) int32, less func(a, b T) int) ([]T, error) {
+	keys, err := s.List(ctx, pk.Table(t))
+	if err != nil {
+		return nil, err
+	}
+	var compacted []T
+	parts := map[int32][]T{}
+	for _, k := range keys {
+		if !strings.HasSuffix(k, ".parquet") {
+			continue
+		}
+		rows, err := ReadRows[T](ctx, s, k)
+		if err != nil {
+			return nil, err
+		}
+		if k == pk.Compacted(t) {
+			compacted = rows
+			continue
+		}
+		for _, r := range rows {
+			parts[round(r)] = append(parts[round(r)], r)
+		}
+	}
+	var out []T
+	for _, r := range compacted {
+		if _, replaced := parts[round(r)]; !replaced {
+			out = append(out, r)
+		}
+	}
+	for _, rows := range parts {
+		out = append(out, rows...)
+	}
+	slices.SortStableFunc(out, less)
+	return out, nil
+}
+
+// Compact merges a point's part files of table t into one compacted file and
+// then deletes the parts. It is idempotent: a crash at any step leaves the
+// rows readable through ReadTable, and running it again completes it.
+func Compact[T any](ctx context.Context, s *Store, pk PointKeys, t Table, round func(T) int32, less func(a, b T) int) error {
+	rows, err := ReadTable(ctx, s, pk, t, round, less)
+	if err != nil {
+		return err
+	}
+	keys, err := s.List(ctx, pk.Table(t))
+	if err != nil {
+		return err
+	}
+	var parts []string
+	for _, k := range keys {
+		if k != pk.Compacted(t) {
+			parts = append(parts, k)
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	if err := WriteRows(ctx, s, pk.Compacted(t), rows); err != nil {
+		return err
+	}
+	var errs []error
+	for _, k := range parts {
+		errs = append(errs, s.Delete(ctx, k))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,190 @@
+package sweep
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/flsweep/flsweep/fl"
+)
+
+// Config is everything that defines one sweep point: the experiment, fully
+// resolved (defaults applied, grid values substituted, one seed). Its
+// canonical JSON is the point's identity. New fields must be added with
+// `omitempty` and a zero value that means "the old behaviour", so that the IDs
+// of stored points do not change.
+type Config struct {
+	Dataset         DatasetConfig   `json:"dataset" yaml:"dataset"`
+	Partition       PartitionConfig `json:"partition" yaml:"partition"`
+	Model           ModelConfig     `json:"model" yaml:"model"`
+	Train           TrainConfig     `json:"train" yaml:"train"`
+	Rounds          int             `json:"rounds" yaml:"rounds"`
+	ClientsPerRound int             `json:"clients_per_round" yaml:"clients_per_round"`
+	Importance      string          `json:"importance" yaml:"importance"`
+	Sampler         Method          `json:"sampler" yaml:"sampler"`
+	Aggregator      Method          `json:"aggregator" yaml:"aggregator"`
+	EvalEvery       int             `json:"eval_every" yaml:"eval_every"`
+	CheckpointEvery int             `json:"checkpoint_every" yaml:"checkpoint_every"`
+	Seed            uint64          `json:"seed" yaml:"seed"`
+}
+
+// DatasetConfig names the data.
+type DatasetConfig struct {
+	Name string `json:"name" yaml:"name"` // fmnist | mnist | synthetic
+	// Root is a directory or blob URL holding the IDX files. Empty means the
+	// worker's data directory (flag --data-dir) joined with Name. Root is
+	// where the data is, not what it is, so it is not part of the point's
+	// identity (Canonical leaves it out); the data's digest is recorded with
+	// the point instead.
+	Root string `json:"root,omitempty" yaml:"root"`
+}
+
+// PartitionConfig says how the training data is split into clients.
+type PartitionConfig struct {
+	Scheme          string  `json:"scheme" yaml:"scheme"` // iid | dirichlet | shards
+	Clients         int     `json:"clients" yaml:"clients"`
+	Alpha           float64 `json:"alpha,omitempty" yaml:"alpha"`                         // dirichlet concentration
+	MinSize         int     `json:"min_size,omitempty" yaml:"min_size"`                   // dirichlet minimum client size
+	ShardsPerClient int     `json:"shards_per_client,omitempty" yaml:"shards_per_client"` // shards
+	Test            string  `json:"test" yaml:"test"`                                     // split | holdout
+	TestFraction    float64 `json:"test_fraction" yaml:"test_fraction"`
+}
+
+// ModelConfig names the architecture.
+type ModelConfig struct {
+	Arch   string `json:"arch" yaml:"arch"`
+	Hidden []int  `json:"hidden,omitempty" yaml:"hidden"`
+}
+
+// TrainConfig is local training.
+type TrainConfig struct {
+	Optimizer   string  `json:"optimizer" yaml:"optimizer"`
+	LR          float64 `json:"lr" yaml:"lr"`
+	Momentum    float64 `json:"momentum,omitempty" yaml:"momentum"`
+	WeightDecay float64 `json:"weight_decay,omitempty" yaml:"weight_decay"`
+	BatchSize   int     `json:"batch_size" yaml:"batch_size"`
+	LocalSteps  int     `json:"local_steps,omitempty" yaml:"local_steps"`
+	LocalEpochs int     `json:"local_epochs,omitempty" yaml:"local_epochs"`
+}
+
+// Method is a sampler or aggregator: a registry name plus its own options.
+// In YAML it is either a bare name ("uniform") or a map with a "name" key and
+// the options beside it ({name: fedavg, server_lr: 1.0}).
+type Method struct {
+	Name    string
+	Options fl.Options
+}
+
+// MarshalJSON writes {"name": ..., options...} with sorted keys.
+func (m Method) MarshalJSON() ([]byte, error) {
+	o := map[string]any{}
+	for k, v := range m.Options {
+		o[k] = v
+	}
+	o["name"] = m.Name
+	return json.Marshal(o)
+}
+
+// UnmarshalJSON accepts a bare name or an object with a "name" key.
+func (m *Method) UnmarshalJSON(b []byte) error {
+	var name string
+	if err := json.Unmarshal(b, &name); err == nil {
+		*m = Method{Name: name}
+		return nil
+	}
+	var o map[string]any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&o); err != nil {
+		return fmt.Errorf("want a name or a map with a name key: %v", err)
+	}
+	n, ok := o["name"].(string)
+	if !ok {
+		return fmt.Errorf("a method map needs a string \"name\" key")
+	}
+	delete(o, "name")
+	*m = Method{Name: n}
+	if len(o) > 0 {
+		m.Options = fl.Options{}
+		for _, k := range sortedMapKeys(o) {
+			m.Options[k] = normalizeNumber(o[k])
+		}
+	}
+	return nil
+}
+
+// normalizeNumber turns json.Number into int64 or float64 so options compare
+// and re-encode canonically.
+func normalizeNumber(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = normalizeNumber(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = normalizeNumber(e)
+		}
+	}
+	return v
+}
+
+func sortedMapKeys(m map[string]any) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// Defaults returns the configuration a spec starts from; fields the spec
+// omits keep these values. Mutually exclusive fields (local_steps and
+// local_epochs) are defaulted after decoding instead.
+func Defaults() Config {
+	return Config{
+		Dataset:         DatasetConfig{Name: "fmnist"},
+		Partition:       PartitionConfig{Scheme: "iid", Clients: 100, Test: "split", TestFraction: 0.2},
+		Model:           ModelConfig{Arch: "mlp"},
+		Train:           TrainConfig{Optimizer: "sgd", LR: 0.05, BatchSize: 50},
+		Rounds:          30,
+		ClientsPerRound: 10,
+		Importance:      fl.ImportanceSize,
+		Sampler:         Method{Name: "uniform"},
+		Aggregator:      Method{Name: "fedavg"},
+		EvalEvery:       1,
+		CheckpointEvery: 10,
+	}
+}
+
+// finish applies the defaults that depend on what the spec set.
+func (c *Config) finish() {
+	if c.Train.LocalSteps == 0 && c.Train.LocalEpochs == 0 {
+		c.Train.LocalSteps = 10
+	}
+	if c.Partition.Scheme == "dirichlet" && c.Partition.MinSize == 0 {
+		c.Partition.MinSize = 10
+	}
+	if c.Partition.Scheme == "shards" && c.Partition.ShardsPerClient == 0 {
+		c.Partition.ShardsPerClient = 2
+	}
+}
+
+// Canonical returns the canonical JSON encoding of c: struct fields in
+// declaration order, map keys sorted, floats in shortest form.
+// Dataset.Root is left out: it says where the data is, not what it is.
+func (c Config) Canonical() []byte {
+	c.Dataset.Root = ""
+	b, err := json.Marshal(c)
+	if err != nil {
+		panic("sweep: canonical encoding: " + err.Error()) // only plain data inside
+	}
+	return b
+}

@@ -1,0 +1,391 @@
+// Package sweep parses and validates sweep specs and expands them into points.
+//
+// A spec is YAML: the fields of a point (dataset, partition, model, train,
+// rounds, clients_per_round, importance, sampler, aggregator, eval_every,
+// checkpoint_every), plus name, description, seeds, grid and run. The grid maps
+// dotted field paths to lists of values; the points are the cartesian product
+// of the grid axes (in the order written, the first axis outermost) times the
+// seeds (innermost). Every point gets an ID derived from its resolved
+// configuration, so the same experiment has the same ID in every sweep and
+// after every edit that leaves it unchanged.
+package sweep
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/flsweep/flsweep/fl"
+)
+
+// Sweep is a parsed spec.
+type Sweep struct {
+	Name        string    `json:"name"`
+	Description string    `json:"description,omitempty"`
+	Seeds       []uint64  `json:"seeds"`
+	Grid        []Axis    `json:"grid,omitempty"`
+	Run         RunConfig `json:"run"`
+	Points      []Point   `json:"points"`
+}
+
+// Axis is one grid dimension.
+type Axis struct {
+	Path   string `json:"path"`
+	Values []any  `json:"values"`
+}
+
+// Point is one experiment of the sweep.
+type Point struct {
+	Index  int    `json:"index"`
+	ID     string `json:"id"`    // "p" + 10 hex digits of SHA-256(Config.Canonical())
+	Label  string `json:"label"` // the grid values and seed that make this point, e.g. "partition.alpha=0.1 seed=1"
+	Config Config `json:"config"`
+}
+
+// RunConfig holds orchestration settings. They change how a sweep runs, not
+// what it computes, so they are not part of any point's identity and may
+// differ between a sweep's start and its resumption.
+type RunConfig struct {
+	// Concurrency is the number of points run at once (default 2).
+	Concurrency int `json:"concurrency" yaml:"concurrency"`
+	// ContinueAsNewEvery is the number of rounds after which a point's
+	// workflow continues as new (default 100); the server may ask sooner.
+	ContinueAsNewEvery int `json:"continue_as_new_every" yaml:"continue_as_new_every"`
+	// TrainQueue is the task queue of training activities; empty means the
+	// workflow worker's queue.
+	TrainQueue string `json:"train_queue,omitempty" yaml:"train_queue"`
+	// KeepUpdates keeps every round's client updates instead of deleting
+	// them once the round is committed.
+	KeepUpdates bool `json:"keep_updates,omitempty" yaml:"keep_updates"`
+}
+
+// Hash identifies the sweep's set of points: SHA-256 over the name and the
+// point IDs in order. Two specs with equal hashes compute the same results.
+func (s *Sweep) Hash() string {
+	h := sha256.New()
+	h.Write([]byte(s.Name))
+	for _, p := range s.Points {
+		h.Write([]byte{0})
+		h.Write([]byte(p.ID))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Point returns the point with the given ID.
+func (s *Sweep) Point(id string) (Point, bool) {
+	for _, p := range s.Points {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return Point{}, false
+}
+
+// ErrInvalid is fl.ErrInvalid: a spec error is bad input.
+var ErrInvalid = fl.ErrInvalid
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+
+// ValidName reports whether s can be a sweep name: 1 to 63 characters of
+// a-z, 0-9, '.', '_' and '-', starting with a letter or digit. Names become
+// blob keys and workflow IDs, so nothing else is accepted.
+func ValidName(s string) error {
+	if !nameRE.MatchString(s) {
+		return fmt.Errorf("name = %q: use 1-63 characters of a-z, 0-9, '.', '_', '-', starting with a letter or digit: %w", s, ErrInvalid)
+	}
+	return nil
+}
+
+var pointIDRE = regexp.MustCompile(`^p[0-9a-f]{10}$`)
+
+// ValidPointID reports whether s has the form of a point ID.
+func ValidPointID(s string) error {
+	if !pointIDRE.MatchString(s) {
+		return fmt.Errorf("point id %q is not of the form p + 10 hex digits: %w", s, ErrInvalid)
+	}
+	return nil
+}
+
+// top-level keys that are not point fields.
+var sweepKeys = map[string]bool{"name": true, "description": true, "seeds": true, "grid": true, "run": true}
+
+// Parse parses a spec. file names the source in error messages. It checks
+// the structure (unknown fields, types, grid paths) and expands the points;
+// Validate checks the values.
+func Parse(file string, data []byte) (*Sweep, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %v: %w", file, err, ErrInvalid)
+	}
+	if len(doc.Content) == 0 {
+		return nil, fmt.Errorf("%s: the spec is empty; see examples/demo.yaml: %w", file, ErrInvalid)
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s:%d: the spec must be a map of fields: %w", file, root.Line, ErrInvalid)
+	}
+	s := &Sweep{}
+	base := map[string]any{}
+	var gridNode, runNode *yaml.Node
+	for i := 0; i < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		switch k.Value {
+		case "name":
+			s.Name = v.Value
+		case "description":
+			s.Description = v.Value
+		case "seeds":
+			if err := v.Decode(&s.Seeds); err != nil {
+				return nil, fmt.Errorf("%s:%d: seeds: want a list of non-negative integers: %w", file, v.Line, ErrInvalid)
+			}
+		case "grid":
+			gridNode = v
+		case "run":
+			runNode = v
+		default:
+			if err := checkFields(file, k.Value, v, fieldType(reflect.TypeOf(Config{}), k.Value), k); err != nil {
+				return nil, err
+			}
+			var val any
+			if err := v.Decode(&val); err != nil {
+				return nil, fmt.Errorf("%s:%d: %s: %v: %w", file, v.Line, k.Value, err, ErrInvalid)
+			}
+			base[k.Value] = val
+		}
+	}
+	if err := ValidName(s.Name); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if len(s.Seeds) == 0 {
+		s.Seeds = []uint64{0}
+	}
+	s.Run = RunConfig{Concurrency: 2, ContinueAsNewEvery: 100}
+	if runNode != nil {
+		if err := checkFields(file, "run", runNode, reflect.TypeOf(RunConfig{}), runNode); err != nil {
+			return nil, err
+		}
+		if err := runNode.Decode(&s.Run); err != nil {
+			return nil, fmt.Errorf("%s:%d: run: %v: %w", file, runNode.Line, err, ErrInvalid)
+		}
+	}
+	if gridNode != nil {
+		if gridNode.Kind != yaml.MappingNode {
+			return nil, fmt.Errorf("%s:%d: grid must map field paths to lists of values, e.g. partition.alpha: [0.1, 0.5]: %w", file, gridNode.Line, ErrInvalid)
+		}
+		for i := 0; i < len(gridNode.Content); i += 2 {
+			k, v := gridNode.Content[i], gridNode.Content[i+1]
+			if err := checkPath(k.Value); err != nil {
+				return nil, fmt.Errorf("%s:%d: grid: %w", file, k.Line, err)
+			}
+			var vals []any
+			if v.Kind != yaml.SequenceNode || v.Decode(&vals) != nil || len(vals) == 0 {
+				return nil, fmt.Errorf("%s:%d: grid.%s must be a non-empty list of values: %w", file, v.Line, k.Value, ErrInvalid)
+			}
+			s.Grid = append(s.Grid, Axis{Path: k.Value, Values: vals})
+		}
+	}
+	if err := s.expand(file, base); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// expand builds the points: the cartesian product of the grid axes times the
+// seeds.
+func (s *Sweep) expand(file string, base map[string]any) error {
+	combos := [][]any{{}}
+	for _, ax := range s.Grid {
+		var next [][]any
+		for _, c := range combos {
+			for _, v := range ax.Values {
+				next = append(next, append(slices.Clone(c), v))
+			}
+		}
+		combos = next
+	}
+	seen := map[string]int{}
+	for _, combo := range combos {
+		for _, seed := range s.Seeds {
+			doc := deepCopy(base).(map[string]any)
+			var label []string
+			for i, ax := range s.Grid {
+				setPath(doc, ax.Path, deepCopy(combo[i]))
+				label = append(label, ax.Path+"="+formatValue(combo[i]))
+			}
+			label = append(label, "seed="+strconv.FormatUint(seed, 10))
+			doc["seed"] = seed
+			cfg, err := decodeConfig(doc)
+			if err != nil {
+				return fmt.Errorf("%s: point %s: %w", file, strings.Join(label, " "), err)
+			}
+			id := PointID(cfg)
+			if j, dup := seen[id]; dup {
+				return fmt.Errorf("%s: points %q and %q are the same experiment; remove the duplicate grid value: %w",
+					file, s.Points[j].Label, strings.Join(label, " "), ErrInvalid)
+			}
+			seen[id] = len(s.Points)
+			s.Points = append(s.Points, Point{Index: len(s.Points), ID: id, Label: strings.Join(label, " "), Config: cfg})
+		}
+	}
+	return nil
+}
+
+// PointID derives a point's ID from its configuration.
+func PointID(c Config) string {
+	sum := sha256.Sum256(c.Canonical())
+	return "p" + hex.EncodeToString(sum[:])[:10]
+}
+
+func decodeConfig(doc map[string]any) (Config, error) {
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return Config{}, fmt.Errorf("%v: %w", err, ErrInvalid)
+	}
+	cfg := Defaults()
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return Config{}, fmt.Errorf("%s: got a %s, want a %s: %w", te.Field, te.Value, te.Type, ErrInvalid)
+		}
+		return Config{}, fmt.Errorf("%v: %w", err, ErrInvalid)
+	}
+	cfg.finish()
+	return cfg, nil
+}
+
+// checkFields reports the first key under node that t (a struct type) does
+// not have, with its line, and the known keys. Method values are free-form
+// and checked by the registry.
+func checkFields(file, path string, node *yaml.Node, t reflect.Type, key *yaml.Node) error {
+	if t == nil {
+		known := knownKeys(reflect.TypeOf(Config{}))
+		for k := range sweepKeys {
+			known = append(known, k)
+		}
+		slices.Sort(known)
+		return fmt.Errorf("%s:%d: %q is not a spec field; known fields: %s: %w", file, key.Line, path, strings.Join(known, ", "), ErrInvalid)
+	}
+	if t == reflect.TypeOf(Method{}) || t.Kind() != reflect.Struct || node.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i < len(node.Content); i += 2 {
+		k, v := node.Content[i], node.Content[i+1]
+		ft := fieldType(t, k.Value)
+		if ft == nil {
+			return fmt.Errorf("%s:%d: %s.%s is not a known field; known: %s: %w", file, k.Line, path, k.Value, strings.Join(knownKeys(t), ", "), ErrInvalid)
+		}
+		if err := checkFields(file, path+"."+k.Value, v, ft, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkPath checks that a dotted grid path names a point field (or lies
+// inside a method's free-form options).
+func checkPath(path string) error {
+	t := reflect.TypeOf(Config{})
+	parts := strings.Split(path, ".")
+	for i, p := range parts {
+		if t == reflect.TypeOf(Method{}) {
+			return nil // sampler.temperature etc.: checked by the method
+		}
+		ft := fieldType(t, p)
+		if ft == nil || (p == "seed" && i == 0) {
+			return fmt.Errorf("%q is not a point field (use seeds: for seeds); known at this level: %s: %w", path, strings.Join(knownKeys(t), ", "), ErrInvalid)
+		}
+		t = ft
+	}
+	return nil
+}
+
+func fieldType(t reflect.Type, key string) reflect.Type {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if tag := strings.Split(f.Tag.Get("yaml"), ",")[0]; tag == key {
+			return f.Type
+		}
+	}
+	return nil
+}
+
+func knownKeys(t reflect.Type) []string {
+	var ks []string
+	for i := 0; i < t.NumField(); i++ {
+		if tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]; tag != "" && tag != "seed" {
+			ks = append(ks, tag)
+		}
+	}
+	return ks
+}
+
+func setPath(doc map[string]any, path string, v any) {
+	parts := strings.Split(path, ".")
+	m := doc
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			if name, isName := m[p].(string); isName && name != "" {
+				next["name"] = name // sampler: md  +  grid sampler.x → {name: md, x: ...}
+			}
+			m[p] = next
+		}
+		m = next
+	}
+	m[parts[len(parts)-1]] = v
+}
+
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		c := make(map[string]any, len(x))
+		for k, e := range x {
+			c[k] = deepCopy(e)
+		}
+		return c
+	case []any:
+		c := make([]any, len(x))
+		for i, e := range x {
+			c[i] = deepCopy(e)
+		}
+		return c
+	}
+	return v
+}
+
+func formatValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case map[string]any:
+		if n, ok := x["name"].(string); ok && len(x) == 1 {
+			return n
+		}
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// checkFinite rejects NaN and ±Inf, which YAML accepts (.nan, .inf).
+func checkFinite(field string, v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("%s = %v; it must be a finite number: %w", field, v, ErrInvalid)
+	}
+	return nil
+}

@@ -1,0 +1,175 @@
+package sweep
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/trainer"
+)
+
+// Datasets are the dataset names a spec may use.
+var Datasets = []string{"fmnist", "mnist", "synthetic"}
+
+// Schemes are the partition schemes a spec may use.
+var Schemes = []string{"iid", "dirichlet", "shards"}
+
+var queueRE = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,200}$`)
+
+// Validate checks every value of the sweep against what the methods accept,
+// before anything starts. Each error names the field, the point when the value
+// came from the grid, and the fix; all distinct errors are reported.
+func (s *Sweep) Validate(reg *fl.Registry) error {
+	var errs []error
+	seen := map[string]bool{}
+	add := func(err error) {
+		if err != nil && !seen[err.Error()] {
+			seen[err.Error()] = true
+			errs = append(errs, err)
+		}
+	}
+	if err := ValidName(s.Name); err != nil {
+		add(err)
+	}
+	if s.Run.Concurrency < 1 {
+		add(fmt.Errorf("run.concurrency = %d; run at least 1 point at a time: %w", s.Run.Concurrency, ErrInvalid))
+	}
+	if s.Run.ContinueAsNewEvery < 1 {
+		add(fmt.Errorf("run.continue_as_new_every = %d; it must be at least 1 round: %w", s.Run.ContinueAsNewEvery, ErrInvalid))
+	}
+	if s.Run.TrainQueue != "" && !queueRE.MatchString(s.Run.TrainQueue) {
+		add(fmt.Errorf("run.train_queue = %q: use letters, digits and . _ @ -: %w", s.Run.TrainQueue, ErrInvalid))
+	}
+	for _, p := range s.Points {
+		if err := p.Config.Validate(reg); err != nil {
+			if len(s.Points) > 1 {
+				err = fmt.Errorf("point %s: %w", p.Label, err)
+			}
+			add(err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Validate checks one point's configuration.
+func (c Config) Validate(reg *fl.Registry) error {
+	var errs []error
+	bad := func(format string, a ...any) {
+		errs = append(errs, fmt.Errorf(format+": %w", append(a, ErrInvalid)...))
+	}
+	if !contains(Datasets, c.Dataset.Name) {
+		bad("dataset.name = %q is unknown; use one of %s", c.Dataset.Name, strings.Join(Datasets, ", "))
+	}
+	p := c.Partition
+	if !contains(Schemes, p.Scheme) {
+		bad("partition.scheme = %q is unknown; use one of %s", p.Scheme, strings.Join(Schemes, ", "))
+	}
+	if p.Clients < 1 {
+		bad("partition.clients = %d; it must be at least 1", p.Clients)
+	}
+	switch p.Scheme {
+	case "dirichlet":
+		if err := checkFinite("partition.alpha", p.Alpha); err != nil {
+			errs = append(errs, err)
+		} else if p.Alpha <= 0 {
+			bad("partition.alpha = %v; the Dirichlet concentration must be > 0 (e.g. 0.1 for strong label skew, 0.5 moderate)", p.Alpha)
+		}
+		if p.MinSize < 0 {
+			bad("partition.min_size = %d; it must be >= 0", p.MinSize)
+		}
+	case "shards":
+		if p.ShardsPerClient < 1 {
+			bad("partition.shards_per_client = %d; it must be at least 1 (FedEBA+ uses 2)", p.ShardsPerClient)
+		}
+	}
+	if p.Scheme != "dirichlet" && (p.Alpha != 0 || p.MinSize != 0) {
+		bad("partition.alpha/min_size are set but partition.scheme = %q does not use them; remove them or use scheme dirichlet", p.Scheme)
+	}
+	if p.Scheme != "shards" && p.ShardsPerClient != 0 {
+		bad("partition.shards_per_client is set but partition.scheme = %q does not use it; remove it or use scheme shards", p.Scheme)
+	}
+	switch p.Test {
+	case "split", "holdout":
+	default:
+		bad("partition.test = %q is unknown; use split (client test sets drawn from the test split with the client's label proportions) or holdout (a fraction of the client's own data)", p.Test)
+	}
+	if err := checkFinite("partition.test_fraction", p.TestFraction); err != nil {
+		errs = append(errs, err)
+	} else if p.TestFraction <= 0 || (p.Test == "holdout" && p.TestFraction >= 1) {
+		bad("partition.test_fraction = %v; use a value in (0, 1), e.g. 0.2", p.TestFraction)
+	}
+	if err := c.TrainerSpec().Validate(); err != nil {
+		errs = append(errs, prefix("model", err))
+	}
+	if err := c.Hyper().Validate(); err != nil {
+		errs = append(errs, prefix("train", err))
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"train.lr", c.Train.LR}, {"train.momentum", c.Train.Momentum}, {"train.weight_decay", c.Train.WeightDecay}} {
+		if err := checkFinite(f.name, f.v); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.Rounds < 1 {
+		bad("rounds = %d; run at least 1 round", c.Rounds)
+	}
+	if c.ClientsPerRound < 1 {
+		bad("clients_per_round = %d; it must be at least 1", c.ClientsPerRound)
+	} else if p.Clients >= 1 && c.ClientsPerRound > p.Clients {
+		bad("clients_per_round = %d exceeds partition.clients = %d; lower clients_per_round or raise partition.clients", c.ClientsPerRound, p.Clients)
+	}
+	if c.Importance != fl.ImportanceSize && c.Importance != fl.ImportanceUniform {
+		bad("importance = %q is unknown; use %s (p_k = n_k/M) or %s (p_k = 1/n)", c.Importance, fl.ImportanceSize, fl.ImportanceUniform)
+	}
+	if c.EvalEvery < 1 {
+		bad("eval_every = %d; evaluate at least every 1 round", c.EvalEvery)
+	}
+	if c.CheckpointEvery < 1 {
+		bad("checkpoint_every = %d; keep at least every 1st round's model", c.CheckpointEvery)
+	}
+	if reg != nil {
+		if _, err := reg.Sampler(c.Sampler.Name, max(c.ClientsPerRound, 1), c.Sampler.Options); err != nil {
+			errs = append(errs, err)
+		}
+		if _, err := reg.Rule(c.Aggregator.Name, c.Aggregator.Options); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// TrainerSpec returns the model architecture for the trainer.
+func (c Config) TrainerSpec() trainer.Spec {
+	return trainer.Spec{Arch: c.Model.Arch, Hidden: c.Model.Hidden}
+}
+
+// Hyper returns the local-training hyperparameters for the trainer.
+func (c Config) Hyper() trainer.Hyper {
+	t := c.Train
+	return trainer.Hyper{
+		Optimizer: t.Optimizer, LR: t.LR, Momentum: t.Momentum, WeightDecay: t.WeightDecay,
+		BatchSize: t.BatchSize, LocalSteps: t.LocalSteps, LocalEpochs: t.LocalEpochs,
+	}
+}
+
+// prefix makes a trainer error name the spec block it came from, unless it
+// already does.
+func prefix(block string, err error) error {
+	if strings.HasPrefix(err.Error(), block+".") {
+		return err
+	}
+	return fmt.Errorf("%s.%w", block, err)
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,95 @@
+// Command worker serves a sweep's workflows and activities. Start one per
+// machine; several workers on several machines serve one sweep, each pulling
+// as much work as it has training slots.
+//
+//	worker [--address host:port] [--namespace ns] [--queue fl] [--train-queue q]
+//	       [--blob URL] [--data-dir DIR] [--slots N] [--workflows=false]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"runtime"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/flsweep/flsweep/activities"
+	"github.com/flsweep/flsweep/conf"
+	"github.com/flsweep/flsweep/engine"
+	"github.com/flsweep/flsweep/store"
+	"github.com/flsweep/flsweep/workflows"
+)
+
+func main() {
+	fs := flag.NewFlagSet("worker", flag.ExitOnError)
+	address := fs.String("address", conf.Address(), "Temporal frontend host:port (env "+conf.EnvAddress+")")
+	namespace := fs.String("namespace", conf.Namespace(), "Temporal namespace (env "+conf.EnvNamespace+")")
+	queue := fs.String("queue", conf.Queue(), "task queue for workflows and activities (env "+conf.EnvQueue+")")
+	trainQueue := fs.String("train-queue", "", "an extra activity-only task queue to serve, e.g. fl-train for a training fleet")
+	blobURL := fs.String("blob", conf.BlobURL(), "blob bucket URL: file:///dir, s3://bucket?region=..&endpoint=.. (env "+conf.EnvBlob+")")
+	dataDir := fs.String("data-dir", conf.DataDir(), "directory holding <dataset>/ IDX files (env "+conf.EnvDataDir+")")
+	slots := fs.Int("slots", runtime.NumCPU(), "activities run at once (training slots); one per core by default")
+	pollers := fs.Int("pollers", 8, "activity task pollers per queue")
+	serveWorkflows := fs.Bool("workflows", true, "serve workflows and local activities on --queue (false: activities only)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: worker [flags]\n\nServes sweep workflows and activities until interrupted.\n\n")
+		fs.PrintDefaults()
+	}
+	_ = fs.Parse(os.Args[1:])
+	if *slots < 1 || *pollers < 1 {
+		log.Fatalf("worker: --slots = %d and --pollers = %d must be at least 1", *slots, *pollers)
+	}
+
+	ctx := context.Background()
+	st, err := store.Open(ctx, *blobURL)
+	if err != nil {
+		log.Fatalln("worker:", err)
+	}
+	defer st.Close()
+	// Client and workers are heavyweight: one per process.
+	c, err := client.Dial(client.Options{HostPort: *address, Namespace: *namespace})
+	if err != nil {
+		log.Fatalf("worker: connect to Temporal at %s: %v (is the server running? `make up` starts a local one)", *address, err)
+	}
+	defer c.Close()
+
+	acts := &activities.Activities{Engine: engine.New(st, &engine.Options{DataDir: *dataDir})}
+	opts := worker.Options{
+		MaxConcurrentActivityExecutionSize:      *slots,
+		MaxConcurrentActivityTaskPollers:        *pollers,
+		MaxConcurrentLocalActivityExecutionSize: *slots,
+		WorkerStopTimeout:                       10 * time.Second,
+		DisableWorkflowWorker:                   !*serveWorkflows,
+		LocalActivityWorkerOnly:                 false,
+	}
+	var ws []worker.Worker
+	w := worker.New(c, *queue, opts)
+	if *serveWorkflows {
+		workflows.Register(w)
+	}
+	acts.Register(w)
+	ws = append(ws, w)
+	if *trainQueue != "" && *trainQueue != *queue {
+		topts := opts
+		topts.DisableWorkflowWorker = true
+		tw := worker.New(c, *trainQueue, topts)
+		acts.Register(tw)
+		ws = append(ws, tw)
+	}
+	for _, w := range ws {
+		if err := w.Start(); err != nil {
+			log.Fatalln("worker: start:", err)
+		}
+	}
+	log.Printf("worker: serving queue %q (workflows: %v) and %q on %s/%s with %d slots; blob %s; data %s",
+		*queue, *serveWorkflows, *trainQueue, *address, *namespace, *slots, *blobURL, *dataDir)
+	<-worker.InterruptCh()
+	for _, w := range ws {
+		w.Stop()
+	}
+}
