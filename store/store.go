@@ -29,6 +29,7 @@ import (
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/fileblob" // file:// URLs
 	_ "gocloud.dev/blob/memblob"  // mem:// URLs
+	_ "gocloud.dev/blob/s3blob"   // s3:// URLs (AWS, MinIO and other S3-compatible stores)
 	"gocloud.dev/gcerrors"
 )
 

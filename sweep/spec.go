@@ -215,9 +215,13 @@ func (s *Sweep) expand(file string, base map[string]any) error {
 		combos = next
 	}
 	seen := map[string]int{}
+	defaults, err := defaultsDoc()
+	if err != nil {
+		return err
+	}
 	for _, combo := range combos {
 		for _, seed := range s.Seeds {
-			doc := deepCopy(base).(map[string]any)
+			doc := merge(deepCopy(defaults).(map[string]any), deepCopy(base).(map[string]any))
 			var label []string
 			for i, ax := range s.Grid {
 				setPath(doc, ax.Path, deepCopy(combo[i]))
@@ -247,7 +251,60 @@ func PointID(c Config) string {
 	return "p" + hex.EncodeToString(sum[:])[:10]
 }
 
+// defaultsDoc returns Defaults() as a generic document, so that grid paths
+// into fields the spec leaves out (aggregator.server_lr) land in a complete
+// structure.
+func defaultsDoc() (map[string]any, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(Defaults().Canonical(), &doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// merge lays over onto base: maps merge key by key, anything else replaces.
+func merge(base, over map[string]any) map[string]any {
+	for k, v := range over {
+		bm, ok1 := base[k].(map[string]any)
+		om, ok2 := v.(map[string]any)
+		if ok1 && ok2 {
+			base[k] = merge(bm, om)
+			continue
+		}
+		base[k] = v
+	}
+	return base
+}
+
+// checkNumbers rejects NaN and ±Inf anywhere in a document, naming the field.
+func checkNumbers(path string, v any) error {
+	switch x := v.(type) {
+	case float64:
+		return checkFinite(path, x)
+	case map[string]any:
+		for _, k := range sortedMapKeys(x) {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			if err := checkNumbers(p, x[k]); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if err := checkNumbers(fmt.Sprintf("%s[%d]", path, i), e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func decodeConfig(doc map[string]any) (Config, error) {
+	if err := checkNumbers("", doc); err != nil {
+		return Config{}, err
+	}
 	b, err := json.Marshal(doc)
 	if err != nil {
 		return Config{}, fmt.Errorf("%v: %w", err, ErrInvalid)

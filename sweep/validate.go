@@ -156,14 +156,27 @@ func (c Config) Hyper() trainer.Hyper {
 	}
 }
 
-// prefix makes a trainer error name the spec block it came from, unless it
-// already does.
+// prefix turns a trainer error about its Spec or Hyper into one about the
+// spec block the user wrote (model, train), keeping both sentinels.
 func prefix(block string, err error) error {
-	if strings.HasPrefix(err.Error(), block+".") {
-		return err
+	msg := strings.TrimSuffix(err.Error(), ": "+trainer.ErrInvalid.Error())
+	for _, p := range []string{"spec.", "hyper."} {
+		msg = strings.ReplaceAll(msg, p, block+".")
 	}
-	return fmt.Errorf("%s.%w", block, err)
+	if !strings.HasPrefix(msg, block+".") {
+		msg = block + ": " + msg
+	}
+	return &blockError{msg: msg + ": " + ErrInvalid.Error(), errs: []error{ErrInvalid, err}}
 }
+
+// blockError has prefix's message and both sentinels in its chain.
+type blockError struct {
+	msg  string
+	errs []error
+}
+
+func (e *blockError) Error() string   { return e.msg }
+func (e *blockError) Unwrap() []error { return e.errs }
 
 func contains(list []string, s string) bool {
 	for _, v := range list {

@@ -17,6 +17,7 @@ import (
 	_ "gocloud.dev/blob"
 	_ "gocloud.dev/blob/fileblob"
 	_ "gocloud.dev/blob/memblob"
+	_ "gocloud.dev/blob/s3blob"
 	_ "gocloud.dev/gcerrors"
 	_ "golang.org/x/sync/errgroup"
 	_ "golang.org/x/sync/singleflight"
