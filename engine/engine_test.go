@@ -1,0 +1,392 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"gocloud.dev/blob/memblob"
+
+	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/steps"
+	"github.com/flsweep/flsweep/store"
+)
+
+// spec is a small sweep on the synthetic dataset: 2 points, 5 rounds.
+const spec = `
+name: t
+dataset: {name: synthetic}
+partition: {scheme: dirichlet, clients: 12, alpha: 0.5}
+model: {arch: mlp, hidden: [16]}
+train: {lr: 0.1, batch_size: 16, local_steps: 4}
+rounds: 5
+clients_per_round: 4
+eval_every: 2
+checkpoint_every: 2
+seeds: [3]
+grid:
+  sampler: [uniform, md]
+`
+
+func newEngine(t *testing.T) *Engine {
+	t.Helper()
+	b := memblob.OpenBucket(nil)
+	t.Cleanup(func() { b.Close() })
+	return New(store.New(b), &Options{Workers: 3})
+}
+
+// snapshot is everything a run leaves that must be reproducible.
+type snapshot struct {
+	Results    []steps.PointResult
+	Rounds     []store.RoundRow
+	Clients    []store.ClientRow
+	Partitions []store.PartitionRow
+	Points     []store.PointRow
+}
+
+func take(t *testing.T, e *Engine, plan steps.PlanSweepOutput) snapshot {
+	t.Helper()
+	ctx := context.Background()
+	var s snapshot
+	sk, _ := store.SweepKeys(plan.Name)
+	for _, p := range plan.Points {
+		pk, _ := sk.Point(p.ID)
+		var done steps.PointResult
+		if err := e.Store.GetJSON(ctx, pk.Done(), &done); err != nil {
+			t.Fatalf("point %s: %v", p.ID, err)
+		}
+		s.Results = append(s.Results, done)
+		rounds, err := store.ReadTable(ctx, e.Store, pk, store.TableRounds, roundOf, lessRound)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients, err := store.ReadTable(ctx, e.Store, pk, store.TableClients, clientRound, lessClient)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts, err := store.ReadRows[store.PartitionRow](ctx, e.Store, pk.Compacted(store.TablePartitions))
+		if err != nil {
+			t.Fatal(err)
+		}
+		points, err := store.ReadRows[store.PointRow](ctx, e.Store, pk.Compacted(store.TablePoints))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Rounds = append(s.Rounds, rounds...)
+		s.Clients = append(s.Clients, clients...)
+		s.Partitions = append(s.Partitions, parts...)
+		s.Points = append(s.Points, points...)
+	}
+	return s
+}
+
+func runLocal(t *testing.T, e *Engine) (steps.PlanSweepOutput, snapshot) {
+	t.Helper()
+	in := steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)}
+	if _, err := e.RunSweep(context.Background(), in, nil); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := e.PlanSweep(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan, take(t, e, plan)
+}
+
+func compare(t *testing.T, what string, got, want snapshot) {
+	t.Helper()
+	v1, v2 := reflect.ValueOf(got), reflect.ValueOf(want)
+	for i := 0; i < v1.NumField(); i++ {
+		if !reflect.DeepEqual(v1.Field(i).Interface(), v2.Field(i).Interface()) {
+			t.Errorf("%s: %s differ:\n got %+v\nwant %+v", what, v1.Type().Field(i).Name, v1.Field(i).Interface(), v2.Field(i).Interface())
+		}
+	}
+}
+
+func TestLocalRunIsDeterministic(t *testing.T) {
+	_, a := runLocal(t, newEngine(t))
+	_, b := runLocal(t, newEngine(t))
+	compare(t, "two runs", b, a)
+	if a.Results[0].ModelSHA256 == a.Results[1].ModelSHA256 {
+		t.Error("the uniform and md points ended with the same model")
+	}
+}
+
+// TestRows checks the rows a run writes against the spec.
+func TestRows(t *testing.T) {
+	plan, s := runLocal(t, newEngine(t))
+	const rounds, clients, m = 5, 12, 4
+	if len(s.Rounds) != 2*(rounds+1) {
+		t.Fatalf("%d rounds rows; want %d (rounds 0..5 for 2 points)", len(s.Rounds), 2*(rounds+1))
+	}
+	for _, r := range s.Rounds {
+		wantEval := r.Round == 0 || r.Round%2 == 0 || r.Round == rounds
+		if r.Evaluated != wantEval || (r.TestAcc != nil) != wantEval {
+			t.Errorf("point %s round %d: evaluated %v; want %v", r.Point, r.Round, r.Evaluated, wantEval)
+		}
+		if r.Round > 0 && (r.Draws != m || r.TrainLoss == nil || r.ModelSHA256 == "") {
+			t.Errorf("round %d row = %+v; want %d draws, a train loss and a model checksum", r.Round, r, m)
+		}
+	}
+	perRound := map[string]int{}
+	for _, c := range s.Clients {
+		perRound[fmt.Sprintf("%s/%d", c.Point, c.Round)]++
+		if c.Selected != (c.TrainLoss != nil) || (c.Selected && c.Weight <= 0) {
+			t.Errorf("client row %+v: selected rows carry a weight and a train loss, others none", c)
+		}
+	}
+	for _, p := range plan.Points {
+		for r := 0; r <= rounds; r++ {
+			got := perRound[fmt.Sprintf("%s/%d", p.ID, r)]
+			if r%2 == 0 || r == rounds {
+				if got != clients {
+					t.Errorf("point %s round %d: %d client rows; want all %d on evaluation rounds", p.ID, r, got, clients)
+				}
+			} else if got < 1 || got > m {
+				t.Errorf("point %s round %d: %d client rows; want the 1..%d trained", p.ID, r, got, m)
+			}
+		}
+	}
+	if len(s.Partitions) != 2*clients {
+		t.Errorf("%d partition rows; want %d", len(s.Partitions), 2*clients)
+	}
+	total := 0
+	for _, p := range s.Partitions[:clients] {
+		total += int(p.Train)
+	}
+	if total != 2000 { // the synthetic dataset's train split (dataset.SyntheticOptions default)
+		t.Errorf("partition rows hold %d training samples; want 2000", total)
+	}
+	for _, p := range s.Points {
+		if p.Status != steps.StatusDone || p.RoundsDone != rounds || p.FinalTestAcc == nil || p.FinalModelSHA256 == "" {
+			t.Errorf("points row = %+v; want done after %d rounds with a final accuracy", p, rounds)
+		}
+	}
+	// The final rounds row and DONE.json agree.
+	for i, res := range s.Results {
+		last := s.Rounds[(i+1)*(rounds+1)-1]
+		if res.ModelSHA256 != last.ModelSHA256 || res.TestAcc != *last.TestAcc {
+			t.Errorf("DONE %+v disagrees with the last rounds row %+v", res, last)
+		}
+	}
+}
+
+// TestActivityStepsEqualLocal runs a point step by step as the Temporal
+// workflows do (separate select, train, aggregate, evaluate and commit steps
+// with blob storage between them) and compares with the in-process runner.
+func TestActivityStepsEqualLocal(t *testing.T) {
+	_, want := runLocal(t, newEngine(t))
+	e := newEngine(t)
+	ctx := context.Background()
+	plan, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range plan.Points {
+		runSteps(t, e, steps.PointRef{Sweep: plan.Name, Point: p.ID}, 1, 0)
+	}
+	compare(t, "activity steps vs local", take(t, e, plan), want)
+}
+
+// runSteps drives one point through the activity steps from round `from`;
+// with crashAt > 0 it stops in the middle of round crashAt, after training
+// only some clients, as a killed worker would.
+func runSteps(t *testing.T, e *Engine, ref steps.PointRef, from, crashAt int) {
+	t.Helper()
+	ctx := context.Background()
+	prep, err := e.PreparePoint(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if from <= prep.LastCommitted {
+		from = prep.LastCommitted + 1
+	}
+	for r := from; r <= prep.Rounds; r++ {
+		rr := steps.RoundRef{PointRef: ref, Round: r, DataDigest: prep.DataDigest}
+		sel, err := e.SelectClients(ctx, rr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sums []fl.ClientSummary
+		for i, k := range sel.Clients {
+			if r == crashAt && i == len(sel.Clients)/2 {
+				return
+			}
+			out, err := e.TrainClient(ctx, steps.TrainClientInput{RoundRef: rr, Client: k}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sums = append(sums, out.ClientSummary)
+		}
+		agg, err := e.Aggregate(ctx, steps.AggregateInput{RoundRef: rr, Selection: sel, Clients: sums})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ev *steps.EvalSummary
+		if steps.ShouldEval(r, prep.EvalEvery, prep.Rounds) {
+			s, err := e.Evaluate(ctx, rr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev = &s
+		}
+		in := steps.CommitInput{RoundRef: rr, Selection: sel, Clients: sums, Model: agg, Eval: ev}
+		if _, err := e.CommitRound(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+		if r == 2 { // a retried commit changes nothing
+			if _, err := e.CommitRound(ctx, in); err != nil {
+				t.Fatalf("second commit of round %d: %v", r, err)
+			}
+		}
+	}
+	if _, err := e.FinishPoint(ctx, steps.FinishInput{PointRef: ref, Status: steps.StatusDone}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCrashAndResume: a point interrupted in the middle of round 3 (some
+// updates written, nothing committed) and resumed by a fresh engine, as after
+// a worker is killed and restarted, ends exactly like an uninterrupted run.
+func TestCrashAndResume(t *testing.T) {
+	_, want := runLocal(t, newEngine(t))
+	e := newEngine(t)
+	ctx := context.Background()
+	plan, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range plan.Points {
+		runSteps(t, e, steps.PointRef{Sweep: plan.Name, Point: p.ID}, 1, 3)
+	}
+	restarted := &Engine{Store: e.Store, Data: e.Data, Reg: Registry(), Trainer: e.Trainer, Workers: 2, envs: envCache{max: 4}}
+	if _, err := restarted.RunSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	compare(t, "crashed and resumed", take(t, restarted, plan), want)
+}
+
+func TestRetention(t *testing.T) {
+	e := newEngine(t)
+	plan, _ := runLocal(t, e)
+	ctx := context.Background()
+	sk, _ := store.SweepKeys(plan.Name)
+	pk, _ := sk.Point(plan.Points[0].ID)
+	keys, err := e.Store.List(ctx, pk.Rounds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var globals []string
+	for _, k := range keys {
+		if strings.Contains(k, "/updates/") || strings.HasSuffix(k, "eval.json") {
+			t.Errorf("transient file %s left behind", k)
+		}
+		if strings.HasSuffix(k, "global.bin") {
+			globals = append(globals, strings.TrimPrefix(k, pk.Rounds()))
+		}
+	}
+	// checkpoint_every 2, 5 rounds: keep 0, 2, 4 and the last, 5.
+	want := []string{"000000/global.bin", "000002/global.bin", "000004/global.bin", "000005/global.bin"}
+	if !reflect.DeepEqual(globals, want) {
+		t.Errorf("retained models %v; want %v", globals, want)
+	}
+}
+
+func TestCorruptCheckpoint(t *testing.T) {
+	e := newEngine(t)
+	ctx := context.Background()
+	plan, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := steps.PointRef{Sweep: plan.Name, Point: plan.Points[0].ID}
+	runSteps(t, e, ref, 1, 3) // rounds 0..2 committed
+	sk, _ := store.SweepKeys(plan.Name)
+	pk, _ := sk.Point(ref.Point)
+	b, err := e.Store.Get(ctx, pk.Global(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 1
+	if err := e.Store.Put(ctx, pk.Global(2), b); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := e.Store.List(ctx, pk.Prefix())
+	_, err = e.PreparePoint(ctx, ref)
+	if !errors.Is(err, store.ErrCorrupt) || !IsBadInput(err) {
+		t.Fatalf("PreparePoint on a corrupt checkpoint: error = %v; want ErrCorrupt, bad input", err)
+	}
+	if !strings.Contains(err.Error(), pk.Global(2)) {
+		t.Errorf("error %q does not name the corrupt file %s", err, pk.Global(2))
+	}
+	after, _ := e.Store.List(ctx, pk.Prefix())
+	if !reflect.DeepEqual(before, after) {
+		t.Errorf("PreparePoint changed the store:\nbefore %v\nafter  %v", before, after)
+	}
+	if _, err := e.RunRound(ctx, steps.RoundRef{PointRef: ref, Round: 3}, false, false); !errors.Is(err, store.ErrCorrupt) {
+		t.Errorf("RunRound from a corrupt model: error = %v; want ErrCorrupt", err)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		give string
+		want string
+	}{
+		{"missing data files", strings.Replace(spec, "{name: synthetic}", "{name: fmnist, root: /nonexistent/fmnist}", 1), "starter data fetch fmnist"},
+		{"clients exceed samples", strings.Replace(spec, "clients: 12", "clients: 5000", 1), "clients"},
+		{"unknown sampler", strings.Replace(spec, "[uniform, md]", "[uniform, hics-typo]", 1), "hics-typo"},
+		{"malformed yaml", "name: t\nrounds: [", "t.yaml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEngine(t)
+			_, err := e.RunSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(tt.give)}, nil)
+			if !IsBadInput(err) {
+				t.Fatalf("RunSweep error = %v; want a bad-input error", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q; want it to mention %q", err, tt.want)
+			}
+			// Nothing is committed for a point that could not start.
+			keys, _ := e.Store.List(ctx, "sweeps/")
+			for _, k := range keys {
+				if strings.Contains(k, "COMMITTED") || strings.Contains(k, "DONE") {
+					t.Errorf("bad input left %s", k)
+				}
+			}
+		})
+	}
+}
+
+func TestSpecConflict(t *testing.T) {
+	e := newEngine(t)
+	ctx := context.Background()
+	if _, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)}); err != nil {
+		t.Fatal(err)
+	}
+	other := strings.Replace(spec, "rounds: 5", "rounds: 6", 1)
+	_, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(other)})
+	if !IsBadInput(err) || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("re-planning sweep t with other points: error = %v; want a bad-input error saying it exists", err)
+	}
+}
+
+func TestDiverged(t *testing.T) {
+	e := newEngine(t)
+	diverging := strings.Replace(spec, "lr: 0.1", "lr: 1e30", 1)
+	res, err := e.RunSweep(context.Background(), steps.PlanSweepInput{File: "t.yaml", Spec: []byte(diverging)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Status != steps.StatusDiverged || r.RoundsDone != 0 {
+			t.Errorf("result %+v; want diverged in round 1 (0 rounds done)", r)
+		}
+	}
+}
