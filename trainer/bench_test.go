@@ -1,0 +1,65 @@
+package trainer
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// benchmarkTrain measures Train on the real model sizes: each iteration is
+// one Train call of steps minibatches of size batch, reported as samples/s.
+// Graph compilation happens in a warm-up call before the timer starts.
+func benchmarkTrain(b *testing.B, spec Spec, batch, steps int) {
+	n := mustNet(b, spec, mnist, 10)
+	ex := uniformData(1, 1000, n.Dim(), 10)
+	w0 := initWeights(b, n, 1)
+	w := make([]float32, len(w0))
+	tr := New(nil)
+	hp := sgdSteps(0.01, batch, steps)
+	r := rand.New(rand.NewPCG(1, 1))
+	copy(w, w0)
+	if _, err := tr.Train(b.Context(), n, w, ex, hp, r, nil); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		copy(w, w0)
+		if _, err := tr.Train(b.Context(), n, w, ex, hp, r, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*batch*steps)/b.Elapsed().Seconds(), "samples/s")
+}
+
+// benchmarkPredict measures Predict over count samples per iteration
+// (EvalBatch 500).
+func benchmarkPredict(b *testing.B, spec Spec, count int) {
+	n := mustNet(b, spec, mnist, 10)
+	ex := uniformData(1, count, n.Dim(), 10)
+	w := initWeights(b, n, 1)
+	tr := New(nil)
+	loss, correct := make([]float32, count), make([]bool, count)
+	if err := tr.Predict(b.Context(), n, w, ex, loss, correct); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if err := tr.Predict(b.Context(), n, w, ex, loss, correct); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*count)/b.Elapsed().Seconds(), "samples/s")
+}
+
+// FedEBA+'s MLP 784-200-200-10 (specs/fedeba.md §3.1), batch 50, 20 steps.
+func BenchmarkTrainMLP(b *testing.B) { benchmarkTrain(b, Spec{Arch: ArchMLP}, 50, 20) }
+
+// HiCS-FL's CNN (specs/hicsfl.md §3.2), batch 50, 5 steps.
+func BenchmarkTrainCNNHiCS(b *testing.B) { benchmarkTrain(b, Spec{Arch: ArchCNNHiCS}, 50, 5) }
+
+func BenchmarkTrainLogReg(b *testing.B) { benchmarkTrain(b, Spec{Arch: ArchLogReg}, 50, 20) }
+
+func BenchmarkPredictMLP(b *testing.B) { benchmarkPredict(b, Spec{Arch: ArchMLP}, 2000) }
+
+func BenchmarkPredictCNNHiCS(b *testing.B) { benchmarkPredict(b, Spec{Arch: ArchCNNHiCS}, 1000) }

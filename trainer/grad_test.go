@@ -1,0 +1,234 @@
+package trainer
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// gradProbe evaluates the training loss of a float64 session at arbitrary
+// weights, with a fixed batch and fixed dropout masks.
+type gradProbe struct {
+	t *testing.T
+	s *session[float64]
+}
+
+func newGradProbe(t *testing.T, n *Net, ex Examples, seed uint64) *gradProbe {
+	t.Helper()
+	s, err := newSession[float64](n, len(ex.Idx), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.setBatch(ex, ex.Idx)
+	s.drawMasks(rand.New(rand.NewPCG(seed, 3)))
+	return &gradProbe{t: t, s: s}
+}
+
+func (g *gradProbe) loss(w []float64) float64 {
+	loadWeights(g.s, w)
+	if err := g.s.run(); err != nil {
+		g.t.Fatal(err)
+	}
+	return g.s.xent.mean
+}
+
+// lossGrad returns the loss and the flat gradient (zero for buffers).
+func (g *gradProbe) lossGrad(w []float64) (float64, []float64) {
+	l := g.loss(w)
+	grad := make([]float64, len(w))
+	for i, p := range g.s.net.params {
+		if !p.Trainable {
+			continue
+		}
+		d, err := g.s.grad(i)
+		if err != nil {
+			g.t.Fatal(err)
+		}
+		copy(grad[p.Offset:], d)
+	}
+	return l, grad
+}
+
+// TestGradientFiniteDifferences compares the graph's gradients with central
+// differences (gonum optimize/functions/validate.go does the same), in
+// float64 graphs built through the same generic code as the float32 ones.
+//
+// Step h = 1e-6: the truncation error is O(h²·|L”'|) ≈ 1e-12 and the
+// rounding error about ε64·|L|/h ≈ 1e-10, so a correct gradient agrees to
+// ~1e-9, far inside the tolerance 1e-6 + 1e-5·|g|, while a wrong term is off
+// by O(|g|). Ties at ReLU/PReLU/max-pool kinks have probability zero with
+// continuous random data, and the seeds are fixed.
+func TestGradientFiniteDifferences(t *testing.T) {
+	const h = 1e-6
+	tests := []struct {
+		name    string
+		spec    Spec
+		in      [3]int
+		classes int
+		batch   int
+		// every coordinate of tensors with at most this many values is
+		// checked; larger tensors get three random unit directions each.
+		maxCoords int
+	}{
+		{"mlp hidden [5] on 4x1x1", Spec{Arch: ArchMLP, Hidden: []int{5}}, [3]int{4, 1, 1}, 3, 6, 1 << 30},
+		{"mlp hidden [7 6] on 2x2x2", Spec{Arch: ArchMLP, Hidden: []int{7, 6}}, [3]int{2, 2, 2}, 4, 5, 1 << 30},
+		{"logreg on 1x3x3", Spec{Arch: ArchLogReg}, [3]int{1, 3, 3}, 4, 5, 1 << 30},
+		// The smallest input the CNN takes: 16 → 12 → 6 → 2 → 1.
+		{"cnn-hics on 1x16x16", Spec{Arch: ArchCNNHiCS}, [3]int{1, 16, 16}, 3, 3, 40},
+		{"cnn-hics on 1x28x28", Spec{Arch: ArchCNNHiCS}, mnist, 10, 2, 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := mustNet(t, tt.spec, tt.in, tt.classes)
+			ex := uniformData(11, tt.batch, n.Dim(), tt.classes)
+			probe := newGradProbe(t, n, ex, 5)
+			r := rand.New(rand.NewPCG(13, 0))
+			w := make([]float64, n.NumParams())
+			convertCopy(w, initWeights(t, n, 3))
+			// Move BatchNorm γ, β and the PReLU slopes off their initial
+			// values so that their gradients are generic.
+			for _, p := range n.Params() {
+				switch p.Name {
+				case "bn1.gamma", "bn2.gamma":
+					for j := range p.Len {
+						w[p.Offset+j] = 0.5 + r.Float64()
+					}
+				case "bn1.beta", "bn2.beta", "prelu1.a", "prelu2.a":
+					for j := range p.Len {
+						w[p.Offset+j] = 0.4 * (r.Float64() - 0.5)
+					}
+				}
+			}
+			_, grad := probe.lossGrad(w)
+			fd := func(dir []float64, off int) float64 {
+				wp := append([]float64(nil), w...)
+				wm := append([]float64(nil), w...)
+				for j, d := range dir {
+					wp[off+j] += h * d
+					wm[off+j] -= h * d
+				}
+				return (probe.loss(wp) - probe.loss(wm)) / (2 * h)
+			}
+			for _, p := range n.Params() {
+				if !p.Trainable {
+					continue
+				}
+				g := grad[p.Offset : p.Offset+p.Len]
+				if p.Len <= tt.maxCoords {
+					for j := range p.Len {
+						dir := make([]float64, p.Len)
+						dir[j] = 1
+						if got, want := g[j], fd(dir, p.Offset); math.Abs(got-want) > 1e-6+1e-5*math.Abs(want) {
+							t.Errorf("d loss/d %s[%d] = %.9g; central difference %.9g", p.Name, j, got, want)
+						}
+					}
+					continue
+				}
+				var norm float64
+				for _, v := range g {
+					norm += v * v
+				}
+				norm = math.Sqrt(norm)
+				for range 3 {
+					dir := make([]float64, p.Len)
+					var dn float64
+					for j := range dir {
+						dir[j] = r.NormFloat64()
+						dn += dir[j] * dir[j]
+					}
+					var got float64
+					for j := range dir {
+						dir[j] /= math.Sqrt(dn)
+						got += g[j] * dir[j]
+					}
+					if want := fd(dir, p.Offset); math.Abs(got-want) > 1e-6+1e-5*norm {
+						t.Errorf("directional derivative along %s = %.9g; central difference %.9g (|g| = %.3g)", p.Name, got, want, norm)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestBiasGradientSumsToZero checks specs/hicsfl.md pitfall 13: the
+// cross-entropy gradient with respect to the output bias is softmax − one-hot
+// per sample, whose entries sum to zero; hence HiCS-FL's Σ_j Δb_j = 0 under
+// plain SGD.
+func TestBiasGradientSumsToZero(t *testing.T) {
+	const eps32 = 0x1p-24 // unit roundoff of float32
+	tests := []struct {
+		name    string
+		spec    Spec
+		in      [3]int
+		classes int
+	}{
+		{"logreg", Spec{Arch: ArchLogReg}, [3]int{1, 8, 8}, 10},
+		{"mlp", Spec{Arch: ArchMLP, Hidden: []int{32, 16}}, [3]int{1, 8, 8}, 10},
+		{"cnn-hics", Spec{Arch: ArchCNNHiCS}, mnist, 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := mustNet(t, tt.spec, tt.in, tt.classes)
+			_, ob := n.Output()
+			ex := uniformData(21, 4, n.Dim(), tt.classes)
+			w := initWeights(t, n, 4)
+			// Per sample: a float32 graph with batch 1. Each entry of db is
+			// (p_j − [j = y])·1 computed in float64 and rounded once to
+			// float32, so |Σ_j db_j| ≤ ε32·Σ_j |db_j| (plus float64
+			// rounding of p, ~1e-15).
+			s, err := newSession[float32](n, 1, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			loadWeights(s, w)
+			for _, k := range ex.Idx {
+				s.setBatch(ex, []int{k})
+				s.drawMasks(rand.New(rand.NewPCG(uint64(k), 0)))
+				if err := s.run(); err != nil {
+					t.Fatal(err)
+				}
+				db, err := s.grad(len(n.params) - 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var sum, abs float64
+				for _, v := range db {
+					sum += float64(v)
+					abs += math.Abs(float64(v))
+				}
+				if math.Abs(sum) > eps32*abs+1e-12 || abs == 0 {
+					t.Errorf("sample %d: Σ_j d loss/d %s_j = %g; want 0 within %g (Σ|db| = %g)", k, ob.Name, sum, eps32*abs, abs)
+				}
+			}
+
+			// One plain-SGD local training (no weight decay): Σ_j Δb_j ≈ 0.
+			// In float32 each step b_j ← fl(b_j − fl(η·g_j)) rounds twice
+			// with error ≤ ε32·(|b_j| + |η·g_j|) ≤ ε32·2·max(|b|∞ over the
+			// run + |Δb|∞), and the gradient itself sums to ε32·Σ|g| ≈ 0; so
+			// over K steps and C classes |Σ_j Δb_j| ≤ K·C·ε32·4·(|b|∞ + |Δb|∞).
+			const steps = 20
+			train := uniformData(22, 64, n.Dim(), tt.classes)
+			w2 := append([]float32(nil), w...)
+			if _, err := New(nil).Train(t.Context(), n, w2, train, sgdSteps(0.1, 16, steps), rand.New(rand.NewPCG(1, 1)), nil); err != nil {
+				t.Fatal(err)
+			}
+			var sum, abs, maxB, maxD float64
+			for j := range ob.Len {
+				b0, b1 := float64(w[ob.Offset+j]), float64(w2[ob.Offset+j])
+				d := b1 - b0
+				sum += d
+				abs += math.Abs(d)
+				maxB = math.Max(maxB, math.Max(math.Abs(b0), math.Abs(b1)))
+				maxD = math.Max(maxD, math.Abs(d))
+			}
+			tol := steps * float64(ob.Len) * eps32 * 4 * (maxB + maxD)
+			if math.Abs(sum) > tol {
+				t.Errorf("Σ_j Δ%s_j = %g after %d SGD steps; want 0 within %g (|Δb|₁ = %g)", ob.Name, sum, steps, tol, abs)
+			}
+			// The bound must be tight enough to mean something.
+			if tol > 1e-3*abs {
+				t.Errorf("tolerance %g is not small against |Δb|₁ = %g; the test is vacuous", tol, abs)
+			}
+		})
+	}
+}

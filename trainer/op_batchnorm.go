@@ -1,0 +1,275 @@
+package trainer
+
+import (
+	"fmt"
+	"hash"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// bnOp is PyTorch's nn.BatchNorm2d(C) (Ioffe & Szegedy, ICML 2015,
+// arXiv:1502.03167, Algorithm 1) on x: [B, C, H, W] with per-channel γ, β:
+//
+//	training:  μ = mean_{n,h,w} x,  σ² = mean_{n,h,w} (x − μ)²   (biased)
+//	           y = γ·(x − μ)/√(σ² + ε) + β
+//	           running_mean ← (1 − m)·running_mean + m·μ
+//	           running_var  ← (1 − m)·running_var  + m·σ²·N/(N − 1)   (unbiased, N = B·H·W)
+//	eval:      y = γ·(x − running_mean)/√(running_var + ε) + β
+//
+// with m = 0.1 and ε = 1e-5, PyTorch's defaults. Statistics are summed in
+// float64.
+//
+// gorgonia's BatchNorm gets the momentum convention and the unbiased running
+// variance right, but it cannot be used as is: its default γ and β have the
+// full input shape instead of [C] (and are drawn from GlorotN), its
+// SetTraining(true) resets the running statistics to 0 and 1, which would
+// discard the buffers we load from the flat vector, and its float64 backward
+// pass reads the running variance where it means the running mean.
+//
+// The running statistics live in the op (runMean, runVar) between the
+// session loading them from the flat vector and storing them back.
+type bnOp[T float] struct {
+	opBase
+	name      string
+	c, h, w   int
+	hw        int // h·w
+	train     bool
+	runMean   []T
+	runVar    []T
+	mean, inv []float64 // batch mean and 1/√(σ² + ε) of the last forward pass, for backward
+	y         outBuf[T]
+}
+
+var _ G.SDOp = (*bnOp[float32])(nil)
+
+func newBNOp[T float](l layer, train bool) *bnOp[T] {
+	c := l.shape[0]
+	return &bnOp[T]{
+		name: l.name, c: c, h: l.shape[1], w: l.shape[2], hw: l.shape[1] * l.shape[2], train: train,
+		runMean: make([]T, c), runVar: make([]T, c),
+		mean: make([]float64, c), inv: make([]float64, c),
+	}
+}
+
+func (op *bnOp[T]) Arity() int { return 3 }
+func (op *bnOp[T]) Type() hm.Type {
+	return hm.NewFnType(tensorType(4), tensorType(1), tensorType(1), tensorType(4))
+}
+func (op *bnOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
+	s, ok := ds[0].(tensor.Shape)
+	if !ok || len(s) != 4 || s[1] != op.c {
+		return nil, fmt.Errorf("%v: input shape %v, want [B, %d, H, W]", op, ds[0], op.c)
+	}
+	return s.Clone(), nil
+}
+func (op *bnOp[T]) String() string {
+	if op.train {
+		return "batchnorm(" + op.name + ")"
+	}
+	return "batchnorm.eval(" + op.name + ")"
+}
+func (op *bnOp[T]) Hashcode() uint32      { return hashOf(op) }
+func (op *bnOp[T]) WriteHash(h hash.Hash) { writeHash(h, op) }
+func (op *bnOp[T]) DiffWRT(int) []bool    { return []bool{true, true, true} }
+
+func (op *bnOp[T]) Do(vs ...G.Value) (G.Value, error) {
+	x, err := dataOf[T](vs[0])
+	if err != nil {
+		return nil, fmt.Errorf("%v x: %w", op, err)
+	}
+	batch := len(x) / (op.c * op.hw)
+	if batch*op.c*op.hw != len(x) || batch == 0 {
+		return nil, fmt.Errorf("%v: x has %d values, not a positive multiple of %d", op, len(x), op.c*op.hw)
+	}
+	gamma, err := dataN[T](vs[1], op.c, op, "gamma")
+	if err != nil {
+		return nil, err
+	}
+	beta, err := dataN[T](vs[2], op.c, op, "beta")
+	if err != nil {
+		return nil, err
+	}
+	if op.train {
+		op.batchStats(x, batch)
+	} else {
+		for c := range op.c {
+			op.mean[c] = float64(op.runMean[c])
+			op.inv[c] = 1 / math.Sqrt(float64(op.runVar[c])+bnEps)
+		}
+	}
+	t, y := op.y.get(batch, op.c, op.h, op.w)
+	for c := range op.c {
+		scale := float64(gamma[c]) * op.inv[c]
+		shift := float64(beta[c]) - op.mean[c]*scale
+		s, b := T(scale), T(shift)
+		for n := 0; n < batch; n++ {
+			off := (n*op.c + c) * op.hw
+			xs, ys := x[off:off+op.hw], y[off:off+op.hw]
+			for i, v := range xs {
+				ys[i] = v*s + b
+			}
+		}
+	}
+	return t, nil
+}
+
+// batchStats computes the batch mean and inverse standard deviation per
+// channel (two passes, float64) and updates the running statistics.
+func (op *bnOp[T]) batchStats(x []T, batch int) {
+	N := float64(batch * op.hw)
+	for c := range op.c {
+		var sum float64
+		for n := 0; n < batch; n++ {
+			off := (n*op.c + c) * op.hw
+			for _, v := range x[off : off+op.hw] {
+				sum += float64(v)
+			}
+		}
+		mean := sum / N
+		var ss float64
+		for n := 0; n < batch; n++ {
+			off := (n*op.c + c) * op.hw
+			for _, v := range x[off : off+op.hw] {
+				d := float64(v) - mean
+				ss += d * d
+			}
+		}
+		variance := ss / N
+		op.mean[c] = mean
+		op.inv[c] = 1 / math.Sqrt(variance+bnEps)
+		unbiased := variance
+		if N > 1 {
+			unbiased = ss / (N - 1)
+		}
+		op.runMean[c] = T((1-bnMomentum)*float64(op.runMean[c]) + bnMomentum*mean)
+		op.runVar[c] = T((1-bnMomentum)*float64(op.runVar[c]) + bnMomentum*unbiased)
+	}
+}
+
+// SymDiff returns, with x̂ = (x − μ)/√(σ² + ε) and N = B·H·W per channel,
+//
+//	dx = γ/√(σ² + ε) · (dy − mean(dy) − x̂·mean(dy·x̂))
+//	dγ = Σ dy·x̂,   dβ = Σ dy
+//
+// (training mode; in eval mode μ and σ² are constants and dx = γ/√(var+ε)·dy).
+func (op *bnOp[T]) SymDiff(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
+	dx, err := G.ApplyOp(&bnDxOp[T]{fwd: op}, in[0], in[1], dy)
+	if err != nil {
+		return nil, err
+	}
+	dg, err := G.ApplyOp(&bnDGammaOp[T]{fwd: op}, in[0], dy)
+	if err != nil {
+		return nil, err
+	}
+	db, err := G.ApplyOp(&biasGradOp[T]{name: op.name, c: op.c, dims: 4, spatial: op.hw}, dy)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{dx, dg, db}, nil
+}
+
+// channelSums returns Σ dy and Σ dy·x̂ over channel c.
+func (op *bnOp[T]) channelSums(x, dy []T, batch, c int) (sdy, sdyx float64) {
+	mean, inv := op.mean[c], op.inv[c]
+	for n := 0; n < batch; n++ {
+		off := (n*op.c + c) * op.hw
+		ds := dy[off : off+op.hw]
+		for i, v := range x[off : off+op.hw] {
+			d := float64(ds[i])
+			sdy += d
+			sdyx += d * (float64(v) - mean) * inv
+		}
+	}
+	return sdy, sdyx
+}
+
+type bnDxOp[T float] struct {
+	gradOpBase
+	fwd *bnOp[T]
+	dx  outBuf[T]
+}
+
+func (op *bnDxOp[T]) Arity() int { return 3 }
+func (op *bnDxOp[T]) Type() hm.Type {
+	return hm.NewFnType(tensorType(4), tensorType(1), tensorType(4), tensorType(4))
+}
+func (op *bnDxOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
+	return op.fwd.InferShape(ds[0])
+}
+func (op *bnDxOp[T]) String() string        { return "batchnorm.dx(" + op.fwd.name + ")" }
+func (op *bnDxOp[T]) Hashcode() uint32      { return hashOf(op) }
+func (op *bnDxOp[T]) WriteHash(h hash.Hash) { writeHash(h, op) }
+func (op *bnDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
+	f := op.fwd
+	x, err := dataOf[T](vs[0])
+	if err != nil {
+		return nil, fmt.Errorf("%v x: %w", op, err)
+	}
+	batch := len(x) / (f.c * f.hw)
+	gamma, err := dataN[T](vs[1], f.c, op, "gamma")
+	if err != nil {
+		return nil, err
+	}
+	dy, err := dataN[T](vs[2], len(x), op, "dy")
+	if err != nil {
+		return nil, err
+	}
+	t, dx := op.dx.get(batch, f.c, f.h, f.w)
+	N := float64(batch * f.hw)
+	for c := range f.c {
+		mean, inv := f.mean[c], f.inv[c]
+		k := float64(gamma[c]) * inv
+		var mdy, mdyx float64
+		if f.train {
+			sdy, sdyx := f.channelSums(x, dy, batch, c)
+			mdy, mdyx = sdy/N, sdyx/N
+		}
+		for n := 0; n < batch; n++ {
+			off := (n*f.c + c) * f.hw
+			xs, ds, out := x[off:off+f.hw], dy[off:off+f.hw], dx[off:off+f.hw]
+			for i, v := range xs {
+				xhat := (float64(v) - mean) * inv
+				out[i] = T(k * (float64(ds[i]) - mdy - xhat*mdyx))
+			}
+		}
+	}
+	return t, nil
+}
+
+type bnDGammaOp[T float] struct {
+	gradOpBase
+	fwd *bnOp[T]
+	dg  outBuf[T]
+}
+
+func (op *bnDGammaOp[T]) Arity() int { return 2 }
+func (op *bnDGammaOp[T]) Type() hm.Type {
+	return hm.NewFnType(tensorType(4), tensorType(4), tensorType(1))
+}
+func (op *bnDGammaOp[T]) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{op.fwd.c}, nil
+}
+func (op *bnDGammaOp[T]) String() string        { return "batchnorm.dgamma(" + op.fwd.name + ")" }
+func (op *bnDGammaOp[T]) Hashcode() uint32      { return hashOf(op) }
+func (op *bnDGammaOp[T]) WriteHash(h hash.Hash) { writeHash(h, op) }
+func (op *bnDGammaOp[T]) Do(vs ...G.Value) (G.Value, error) {
+	f := op.fwd
+	x, err := dataOf[T](vs[0])
+	if err != nil {
+		return nil, fmt.Errorf("%v x: %w", op, err)
+	}
+	batch := len(x) / (f.c * f.hw)
+	dy, err := dataN[T](vs[1], len(x), op, "dy")
+	if err != nil {
+		return nil, err
+	}
+	t, dg := op.dg.get(f.c)
+	for c := range f.c {
+		_, sdyx := f.channelSums(x, dy, batch, c)
+		dg[c] = T(sdyx)
+	}
+	return t, nil
+}

@@ -1,0 +1,280 @@
+package trainer
+
+import (
+	"fmt"
+	"hash"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// convGeom is a valid 2-D convolution with stride 1 and no padding, PyTorch
+// nn.Conv2d(cin, cout, k) with bias:
+//
+//	y[n, o, i, j] = b[o] + Σ_{c, u, v} W[o, c, u, v] · x[n, c, i+u, j+v]
+//
+// It is computed as in Caffe, but over chunks of samples: im2col lays the
+// receptive fields of a chunk out as a [cin·k·k, chunk·ho·wo] matrix, and one
+// gemm with W viewed as [cout, cin·k·k] gives the chunk's outputs. Chunks
+// hold enough samples for ≥ minGemmCols columns (gonum's gemm kernels are
+// axpy and dot loops along that axis; one sample of the second HiCS
+// convolution has only 8·8 = 64) while bounding the scratch memory, which
+// all convolutions of a graph share.
+//
+// Stock gorgonia's Conv2d multiplies the other way round and then transposes
+// to NCHW (an extra node and copy per step), and it has no bias.
+type convGeom struct {
+	name      string
+	cin, cout int
+	k         int
+	h, w      int // input
+	ho, wo    int // output
+	needDx    bool
+}
+
+// minGemmCols is the fewest gemm columns a convolution chunk aims for.
+const minGemmCols = 512
+
+func newConvGeom(l layer) convGeom {
+	return convGeom{
+		name: l.name, cin: l.in, cout: l.out, k: l.k,
+		h: l.shape[1], w: l.shape[2], ho: l.shape[1] - l.k + 1, wo: l.shape[2] - l.k + 1,
+	}
+}
+
+func (g convGeom) inSize() int  { return g.cin * g.h * g.w }
+func (g convGeom) outSize() int { return g.cout * g.ho * g.wo }
+func (g convGeom) kdim() int    { return g.cin * g.k * g.k }
+func (g convGeom) hw() int      { return g.ho * g.wo }
+func (g convGeom) chunk() int   { return max(1, (minGemmCols+g.hw()-1)/g.hw()) }
+
+// scratch is memory shared by the ops of one graph. The tape machine runs
+// one op at a time, so ops may reuse it for temporaries.
+type scratch[T float] struct{ buf []T }
+
+// get returns two disjoint slices of lengths a and b, contents undefined.
+func (s *scratch[T]) get(a, b int) ([]T, []T) {
+	if len(s.buf) < a+b {
+		s.buf = make([]T, a+b)
+	}
+	return s.buf[:a], s.buf[a : a+b]
+}
+
+// im2col writes the receptive fields of one sample x ([cin, h, w]) into the
+// columns [off, off+ho·wo) of col, whose rows are ld apart: row (c·k+u)·k+v
+// holds x[c, i+u, j+v] at column off + i·wo + j.
+func im2col[T float](g convGeom, x, col []T, ld, off int) {
+	for c := 0; c < g.cin; c++ {
+		for u := 0; u < g.k; u++ {
+			for v := 0; v < g.k; v++ {
+				row := col[((c*g.k+u)*g.k+v)*ld+off:]
+				for i := 0; i < g.ho; i++ {
+					src := x[c*g.h*g.w+(i+u)*g.w+v:]
+					copy(row[i*g.wo:(i+1)*g.wo], src[:g.wo])
+				}
+			}
+		}
+	}
+}
+
+// col2im adds the columns [off, off+ho·wo) of col back into one sample's dx
+// ([cin, h, w]); the adjoint of im2col.
+func col2im[T float](g convGeom, col []T, ld, off int, dx []T) {
+	for c := 0; c < g.cin; c++ {
+		for u := 0; u < g.k; u++ {
+			for v := 0; v < g.k; v++ {
+				row := col[((c*g.k+u)*g.k+v)*ld+off:]
+				for i := 0; i < g.ho; i++ {
+					dst := dx[c*g.h*g.w+(i+u)*g.w+v:][:g.wo]
+					for j, s := range row[i*g.wo : (i+1)*g.wo] {
+						dst[j] += s
+					}
+				}
+			}
+		}
+	}
+}
+
+// toChannelMajor copies samples [n0, n1) of dy ([B, cout, ho·wo]) into dst
+// ([cout, (n1−n0)·ho·wo]), the layout of the chunk's gemm.
+func toChannelMajor[T float](g convGeom, dy []T, n0, n1 int, dst []T) {
+	hw, cols := g.hw(), (n1-n0)*g.hw()
+	for n := n0; n < n1; n++ {
+		for o := 0; o < g.cout; o++ {
+			copy(dst[o*cols+(n-n0)*hw:][:hw], dy[(n*g.cout+o)*hw:][:hw])
+		}
+	}
+}
+
+type convOp[T float] struct {
+	opBase
+	g   convGeom
+	tmp *scratch[T]
+	y   outBuf[T]
+}
+
+var _ G.SDOp = (*convOp[float32])(nil)
+
+func (op *convOp[T]) Arity() int { return 3 }
+func (op *convOp[T]) Type() hm.Type {
+	return hm.NewFnType(tensorType(4), tensorType(4), tensorType(1), tensorType(4))
+}
+func (op *convOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
+	s, ok := ds[0].(tensor.Shape)
+	if !ok || len(s) != 4 || s[1] != op.g.cin || s[2] != op.g.h || s[3] != op.g.w {
+		return nil, fmt.Errorf("%v: input shape %v, want [B, %d, %d, %d]", op, ds[0], op.g.cin, op.g.h, op.g.w)
+	}
+	return tensor.Shape{s[0], op.g.cout, op.g.ho, op.g.wo}, nil
+}
+func (op *convOp[T]) String() string        { return "conv(" + op.g.name + ")" }
+func (op *convOp[T]) Hashcode() uint32      { return hashOf(op) }
+func (op *convOp[T]) WriteHash(h hash.Hash) { writeHash(h, op) }
+func (op *convOp[T]) DiffWRT(int) []bool    { return []bool{op.g.needDx, true, true} }
+func (op *convOp[T]) Do(vs ...G.Value) (G.Value, error) {
+	g := op.g
+	x, err := dataOf[T](vs[0])
+	if err != nil {
+		return nil, fmt.Errorf("%v x: %w", op, err)
+	}
+	batch := len(x) / g.inSize()
+	w, err := dataN[T](vs[1], g.cout*g.kdim(), op, "W")
+	if err != nil {
+		return nil, err
+	}
+	b, err := dataN[T](vs[2], g.cout, op, "b")
+	if err != nil {
+		return nil, err
+	}
+	t, y := op.y.get(batch, g.cout, g.ho, g.wo)
+	hw := g.hw()
+	for n0 := 0; n0 < batch; n0 += g.chunk() {
+		n1 := min(n0+g.chunk(), batch)
+		cols := (n1 - n0) * hw
+		col, ycm := op.tmp.get(g.kdim()*cols, g.cout*cols)
+		for n := n0; n < n1; n++ {
+			im2col(g, x[n*g.inSize():], col, cols, (n-n0)*hw)
+		}
+		gemm(false, false, g.cout, cols, g.kdim(), 1, w, g.kdim(), col, cols, 0, ycm, cols)
+		for n := n0; n < n1; n++ {
+			for o := 0; o < g.cout; o++ {
+				src, dst := ycm[o*cols+(n-n0)*hw:][:hw], y[(n*g.cout+o)*hw:][:hw]
+				for j, v := range src {
+					dst[j] = v + b[o]
+				}
+			}
+		}
+	}
+	return t, nil
+}
+
+// SymDiff returns dx = col2im(Wᵀ·dy), dW = Σ_chunks dy·colᵀ and db = Σ dy.
+func (op *convOp[T]) SymDiff(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
+	grads := make(G.Nodes, 3)
+	var err error
+	if op.g.needDx {
+		if grads[0], err = G.ApplyOp(&convDxOp[T]{g: op.g, tmp: op.tmp}, dy, in[1]); err != nil {
+			return nil, err
+		}
+	}
+	if grads[1], err = G.ApplyOp(&convDwOp[T]{g: op.g, tmp: op.tmp}, dy, in[0]); err != nil {
+		return nil, err
+	}
+	bg := &biasGradOp[T]{name: op.g.name, c: op.g.cout, dims: 4, spatial: op.g.hw()}
+	if grads[2], err = G.ApplyOp(bg, dy); err != nil {
+		return nil, err
+	}
+	return grads, nil
+}
+
+type convDxOp[T float] struct {
+	gradOpBase
+	g   convGeom
+	tmp *scratch[T]
+	dx  outBuf[T]
+}
+
+func (op *convDxOp[T]) Arity() int { return 2 }
+func (op *convDxOp[T]) Type() hm.Type {
+	return hm.NewFnType(tensorType(4), tensorType(4), tensorType(4))
+}
+func (op *convDxOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
+	s, ok := ds[0].(tensor.Shape)
+	if !ok || len(s) != 4 {
+		return nil, fmt.Errorf("%v: dy shape %v", op, ds[0])
+	}
+	return tensor.Shape{s[0], op.g.cin, op.g.h, op.g.w}, nil
+}
+func (op *convDxOp[T]) String() string        { return "conv.dx(" + op.g.name + ")" }
+func (op *convDxOp[T]) Hashcode() uint32      { return hashOf(op) }
+func (op *convDxOp[T]) WriteHash(h hash.Hash) { writeHash(h, op) }
+func (op *convDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
+	g := op.g
+	dy, err := dataOf[T](vs[0])
+	if err != nil {
+		return nil, fmt.Errorf("%v dy: %w", op, err)
+	}
+	batch := len(dy) / g.outSize()
+	w, err := dataN[T](vs[1], g.cout*g.kdim(), op, "W")
+	if err != nil {
+		return nil, err
+	}
+	t, dx := op.dx.get(batch, g.cin, g.h, g.w)
+	clear(dx)
+	hw := g.hw()
+	for n0 := 0; n0 < batch; n0 += g.chunk() {
+		n1 := min(n0+g.chunk(), batch)
+		cols := (n1 - n0) * hw
+		col, dycm := op.tmp.get(g.kdim()*cols, g.cout*cols)
+		toChannelMajor(g, dy, n0, n1, dycm)
+		gemm(true, false, g.kdim(), cols, g.cout, 1, w, g.kdim(), dycm, cols, 0, col, cols)
+		for n := n0; n < n1; n++ {
+			col2im(g, col, cols, (n-n0)*hw, dx[n*g.inSize():])
+		}
+	}
+	return t, nil
+}
+
+type convDwOp[T float] struct {
+	gradOpBase
+	g   convGeom
+	tmp *scratch[T]
+	dw  outBuf[T]
+}
+
+func (op *convDwOp[T]) Arity() int { return 2 }
+func (op *convDwOp[T]) Type() hm.Type {
+	return hm.NewFnType(tensorType(4), tensorType(4), tensorType(4))
+}
+func (op *convDwOp[T]) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{op.g.cout, op.g.cin, op.g.k, op.g.k}, nil
+}
+func (op *convDwOp[T]) String() string        { return "conv.dw(" + op.g.name + ")" }
+func (op *convDwOp[T]) Hashcode() uint32      { return hashOf(op) }
+func (op *convDwOp[T]) WriteHash(h hash.Hash) { writeHash(h, op) }
+func (op *convDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
+	g := op.g
+	dy, err := dataOf[T](vs[0])
+	if err != nil {
+		return nil, fmt.Errorf("%v dy: %w", op, err)
+	}
+	batch := len(dy) / g.outSize()
+	x, err := dataN[T](vs[1], batch*g.inSize(), op, "x")
+	if err != nil {
+		return nil, err
+	}
+	t, dw := op.dw.get(g.cout, g.cin, g.k, g.k)
+	clear(dw)
+	hw := g.hw()
+	for n0 := 0; n0 < batch; n0 += g.chunk() {
+		n1 := min(n0+g.chunk(), batch)
+		cols := (n1 - n0) * hw
+		col, dycm := op.tmp.get(g.kdim()*cols, g.cout*cols)
+		for n := n0; n < n1; n++ {
+			im2col(g, x[n*g.inSize():], col, cols, (n-n0)*hw)
+		}
+		toChannelMajor(g, dy, n0, n1, dycm)
+		gemm(false, true, g.cout, g.kdim(), cols, 1, dycm, cols, col, cols, 1, dw, g.kdim())
+	}
+	return t, nil
+}

@@ -1,0 +1,205 @@
+package trainer
+
+import (
+	"fmt"
+	"hash"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// linearOp is PyTorch's nn.Linear with the weight stored as [out, in]:
+//
+//	y = x·Wᵀ + b,   x: [B, in], W: [out, in], b: [out], y: [B, out]
+//
+// Stock gorgonia would need Mul(x, Transpose(W)) followed by BroadcastAdd,
+// three nodes that allocate a transposed copy of W and the output every step.
+type linearOp[T float] struct {
+	opBase
+	name    string
+	in, out int
+	needDx  bool // false for the first layer: the input is data, its gradient unused
+	y       outBuf[T]
+}
+
+var _ G.SDOp = (*linearOp[float32])(nil)
+
+func (op *linearOp[T]) Arity() int { return 3 }
+func (op *linearOp[T]) Type() hm.Type {
+	return hm.NewFnType(tensorType(2), tensorType(2), tensorType(1), tensorType(2))
+}
+func (op *linearOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
+	s, ok := ds[0].(tensor.Shape)
+	if !ok || len(s) != 2 || s[1] != op.in {
+		return nil, fmt.Errorf("%v: input shape %v, want [B, %d]", op, ds[0], op.in)
+	}
+	return tensor.Shape{s[0], op.out}, nil
+}
+func (op *linearOp[T]) String() string        { return "linear(" + op.name + ")" }
+func (op *linearOp[T]) Hashcode() uint32      { return hashOf(op) }
+func (op *linearOp[T]) WriteHash(h hash.Hash) { writeHash(h, op) }
+func (op *linearOp[T]) DiffWRT(n int) []bool  { return []bool{op.needDx, true, true} }
+func (op *linearOp[T]) Do(vs ...G.Value) (G.Value, error) {
+	x, err := dataOf[T](vs[0])
+	if err != nil {
+		return nil, fmt.Errorf("%v x: %w", op, err)
+	}
+	batch := len(x) / op.in
+	w, err := dataN[T](vs[1], op.out*op.in, op, "W")
+	if err != nil {
+		return nil, err
+	}
+	b, err := dataN[T](vs[2], op.out, op, "b")
+	if err != nil {
+		return nil, err
+	}
+	t, y := op.y.get(batch, op.out)
+	for i := 0; i < batch; i++ {
+		copy(y[i*op.out:(i+1)*op.out], b)
+	}
+	gemm(false, true, batch, op.out, op.in, 1, x, op.in, w, op.in, 1, y, op.out)
+	return t, nil
+}
+
+// SymDiff returns dx = dy·W, dW = dyᵀ·x and db = Σ_rows dy.
+func (op *linearOp[T]) SymDiff(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
+	grads := make(G.Nodes, 3)
+	var err error
+	if op.needDx {
+		if grads[0], err = G.ApplyOp(&linearDxOp[T]{name: op.name, in: op.in, out: op.out}, dy, in[1]); err != nil {
+			return nil, err
+		}
+	}
+	if grads[1], err = G.ApplyOp(&linearDwOp[T]{name: op.name, in: op.in, out: op.out}, dy, in[0]); err != nil {
+		return nil, err
+	}
+	if grads[2], err = G.ApplyOp(&biasGradOp[T]{name: op.name, c: op.out, dims: 2, spatial: 1}, dy); err != nil {
+		return nil, err
+	}
+	return grads, nil
+}
+
+// linearDxOp computes dx = dy·W: [B, out]·[out, in] → [B, in].
+type linearDxOp[T float] struct {
+	gradOpBase
+	name    string
+	in, out int
+	dx      outBuf[T]
+}
+
+func (op *linearDxOp[T]) Arity() int { return 2 }
+func (op *linearDxOp[T]) Type() hm.Type {
+	return hm.NewFnType(tensorType(2), tensorType(2), tensorType(2))
+}
+func (op *linearDxOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
+	s, ok := ds[0].(tensor.Shape)
+	if !ok || len(s) != 2 {
+		return nil, fmt.Errorf("%v: dy shape %v, want [B, %d]", op, ds[0], op.out)
+	}
+	return tensor.Shape{s[0], op.in}, nil
+}
+func (op *linearDxOp[T]) String() string        { return "linear.dx(" + op.name + ")" }
+func (op *linearDxOp[T]) Hashcode() uint32      { return hashOf(op) }
+func (op *linearDxOp[T]) WriteHash(h hash.Hash) { writeHash(h, op) }
+func (op *linearDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
+	dy, err := dataOf[T](vs[0])
+	if err != nil {
+		return nil, fmt.Errorf("%v dy: %w", op, err)
+	}
+	batch := len(dy) / op.out
+	w, err := dataN[T](vs[1], op.out*op.in, op, "W")
+	if err != nil {
+		return nil, err
+	}
+	t, dx := op.dx.get(batch, op.in)
+	gemm(false, false, batch, op.in, op.out, 1, dy, op.out, w, op.in, 0, dx, op.in)
+	return t, nil
+}
+
+// linearDwOp computes dW = dyᵀ·x: [out, B]·[B, in] → [out, in].
+type linearDwOp[T float] struct {
+	gradOpBase
+	name    string
+	in, out int
+	dw      outBuf[T]
+}
+
+func (op *linearDwOp[T]) Arity() int { return 2 }
+func (op *linearDwOp[T]) Type() hm.Type {
+	return hm.NewFnType(tensorType(2), tensorType(2), tensorType(2))
+}
+func (op *linearDwOp[T]) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{op.out, op.in}, nil
+}
+func (op *linearDwOp[T]) String() string        { return "linear.dw(" + op.name + ")" }
+func (op *linearDwOp[T]) Hashcode() uint32      { return hashOf(op) }
+func (op *linearDwOp[T]) WriteHash(h hash.Hash) { writeHash(h, op) }
+func (op *linearDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
+	dy, err := dataOf[T](vs[0])
+	if err != nil {
+		return nil, fmt.Errorf("%v dy: %w", op, err)
+	}
+	batch := len(dy) / op.out
+	x, err := dataN[T](vs[1], batch*op.in, op, "x")
+	if err != nil {
+		return nil, err
+	}
+	t, dw := op.dw.get(op.out, op.in)
+	gemm(true, false, op.out, op.in, batch, 1, dy, op.out, x, op.in, 0, dw, op.in)
+	return t, nil
+}
+
+// biasGradOp sums dy over every axis except axis 1: [B, C, ...] → [C]. It is
+// the gradient of a per-channel bias (linear, convolution, BatchNorm β).
+// Sums run in float64, in index order.
+type biasGradOp[T float] struct {
+	gradOpBase
+	name    string
+	c       int
+	dims    int // of dy: 2 for linear, 4 for convolution and BatchNorm
+	spatial int // product of dy's axes after the first two
+	db      outBuf[T]
+	acc     []float64
+}
+
+func (op *biasGradOp[T]) Arity() int { return 1 }
+func (op *biasGradOp[T]) Type() hm.Type {
+	return hm.NewFnType(tensorType(op.dims), tensorType(1))
+}
+func (op *biasGradOp[T]) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{op.c}, nil
+}
+func (op *biasGradOp[T]) String() string        { return "bias.grad(" + op.name + ")" }
+func (op *biasGradOp[T]) Hashcode() uint32      { return hashOf(op) }
+func (op *biasGradOp[T]) WriteHash(h hash.Hash) { writeHash(h, op) }
+func (op *biasGradOp[T]) Do(vs ...G.Value) (G.Value, error) {
+	dy, err := dataOf[T](vs[0])
+	if err != nil {
+		return nil, fmt.Errorf("%v dy: %w", op, err)
+	}
+	spatial := op.spatial
+	batch := len(dy) / (op.c * spatial)
+	if batch*op.c*spatial != len(dy) {
+		return nil, fmt.Errorf("%v: dy has %d values, not a multiple of %d·%d", op, len(dy), op.c, spatial)
+	}
+	if op.acc == nil {
+		op.acc = make([]float64, op.c)
+	}
+	clear(op.acc)
+	for i := 0; i < batch; i++ {
+		for c := 0; c < op.c; c++ {
+			row := dy[(i*op.c+c)*spatial : (i*op.c+c+1)*spatial]
+			s := op.acc[c]
+			for _, v := range row {
+				s += float64(v)
+			}
+			op.acc[c] = s
+		}
+	}
+	t, db := op.db.get(op.c)
+	for c, s := range op.acc {
+		db[c] = T(s)
+	}
+	return t, nil
+}

@@ -1,0 +1,205 @@
+package trainer
+
+// This file holds what every op in this package shares: the element-type
+// constraint, gorgonia type and value plumbing, reusable output buffers and
+// the BLAS entry point.
+//
+// # How our ops live inside gorgonia
+//
+// Each op implements gorgonia.Op and, when it is differentiable,
+// gorgonia.SDOp, so gorgonia.Grad builds the backward graph from our
+// SymDiff methods and the TapeMachine runs forward and backward together.
+//
+// An op instance belongs to exactly one graph, and a graph to one session,
+// which one goroutine uses at a time. That lets an op keep state between its
+// forward and backward halves (BatchNorm's batch statistics, max-pool's
+// arg-max) and reuse its output tensor across steps instead of allocating one
+// per step. Ops do not implement UsePreallocDoer, so they never write into a
+// register that holds another node's value. Stock ops may write into a dead
+// value's buffer or reshape it in place (reshapeOp.UnsafeDo), which is why
+// outBuf restores the shape on every call and no op reads its own output.
+//
+// Ops never panic on data: NaN and ±Inf flow through (gorgonia runs the tape
+// in a goroutine of its own, where a panic would kill the process).
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"io"
+	"unsafe"
+
+	"github.com/chewxy/hm"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// float is the element type of a graph: float32 in production, float64 in
+// the finite-difference tests.
+type float interface{ ~float32 | ~float64 }
+
+func dtypeOf[T float]() tensor.Dtype {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return tensor.Float32
+	}
+	return tensor.Float64
+}
+
+// tensorType is the gorgonia type of a d-dimensional tensor of the graph's dtype.
+func tensorType(d int) hm.Type { return G.TensorType{Dims: d, Of: hm.TypeVariable('a')} }
+
+// opBase holds the methods that are the same for all our ops.
+type opBase struct{}
+
+func (opBase) ReturnsPtr() bool     { return true }
+func (opBase) CallsExtern() bool    { return false }
+func (opBase) OverwritesInput() int { return -1 }
+
+// gradOpBase marks backward ops: they are not differentiated again.
+type gradOpBase struct{ opBase }
+
+func (gradOpBase) DiffWRT(n int) []bool { return make([]bool, n) }
+func (gradOpBase) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
+	return nil, fmt.Errorf("second derivatives are not implemented")
+}
+
+// hashOf implements Op.Hashcode from the op's String, which names the layer;
+// gorgonia merges nodes with equal op hashes and equal children.
+func hashOf(s fmt.Stringer) uint32 {
+	h := fnv.New32a()
+	io.WriteString(h, s.String())
+	return h.Sum32()
+}
+
+func writeHash(h hash.Hash, s fmt.Stringer) { io.WriteString(h, s.String()) }
+
+// dataOf returns the backing slice of a dense tensor value of element type T.
+// It uses the typed accessors, which reinterpret the tensor's memory;
+// Dense.Data() would build the slice through reflect and allocate twice per
+// call.
+func dataOf[T float](v G.Value) ([]T, error) {
+	d, ok := v.(*tensor.Dense)
+	if !ok {
+		return nil, fmt.Errorf("want *tensor.Dense, got %T", v)
+	}
+	if d.Dtype() != dtypeOf[T]() {
+		return nil, fmt.Errorf("want %v data, got %v", dtypeOf[T](), d.Dtype())
+	}
+	if dtypeOf[T]() == tensor.Float32 {
+		s := d.Float32s()
+		return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(s))), len(s)), nil
+	}
+	s := d.Float64s()
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(s))), len(s)), nil
+}
+
+// dataN is dataOf plus a length check; op and what name the input in errors.
+func dataN[T float](v G.Value, n int, op fmt.Stringer, what string) ([]T, error) {
+	s, err := dataOf[T](v)
+	if err != nil {
+		return nil, fmt.Errorf("%v %s: %w", op, what, err)
+	}
+	if len(s) != n {
+		return nil, fmt.Errorf("%v %s: %d values, want %d", op, what, len(s), n)
+	}
+	return s, nil
+}
+
+// scalarOf reads a scalar value (the gradient seed of the cost).
+func scalarOf(v G.Value) (float64, error) {
+	switch s := v.(type) {
+	case *G.F32:
+		return float64(*s), nil
+	case *G.F64:
+		return float64(*s), nil
+	case *tensor.Dense:
+		if s.Shape().TotalSize() == 1 {
+			switch d := s.Data().(type) {
+			case []float32:
+				return float64(d[0]), nil
+			case []float64:
+				return d[0], nil
+			case float32:
+				return float64(d), nil
+			case float64:
+				return d, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("want a scalar, got %T", v)
+}
+
+// outBuf is an op's output tensor, allocated once and reused every step.
+type outBuf[T float] struct {
+	t    *tensor.Dense
+	data []T
+}
+
+// get returns the buffer with the given shape; a stock op downstream may
+// have reshaped it in place since the last call.
+func (o *outBuf[T]) get(shape ...int) (*tensor.Dense, []T) {
+	size := 1
+	for _, d := range shape {
+		size *= d
+	}
+	if o.t == nil || len(o.data) != size {
+		o.data = make([]T, size)
+		o.t = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(o.data))
+		return o.t, o.data
+	}
+	if !o.t.Shape().Eq(tensor.Shape(shape)) {
+		if err := o.t.Reshape(shape...); err != nil {
+			// Cannot happen: the size matches. Start afresh rather than panic.
+			o.t = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(o.data))
+		}
+	}
+	return o.t, o.data
+}
+
+// blasImpl is gonum's pure-Go BLAS. Its gemm splits C into blocks and
+// computes each block on one goroutine, summing along k in a fixed order, so
+// results do not depend on scheduling.
+var blasImpl gonum.Implementation
+
+func trans(t bool) blas.Transpose {
+	if t {
+		return blas.Trans
+	}
+	return blas.NoTrans
+}
+
+// gemm computes C = alpha·op(A)·op(B) + beta·C for row-major A, B, C, where
+// op(X) is X or Xᵀ; op(A) is m×k, op(B) is k×n and C is m×n.
+func gemm[T float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	switch a := any(a).(type) {
+	case []float32:
+		blasImpl.Sgemm(trans(tA), trans(tB), m, n, k, float32(alpha), a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+	case []float64:
+		blasImpl.Dgemm(trans(tA), trans(tB), m, n, k, float64(alpha), a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
+	}
+}
+
+// convertCopy copies src into dst, converting the element type.
+func convertCopy[D, S float](dst []D, src []S) {
+	if d, ok := any(dst).([]float32); ok {
+		if s, ok := any(src).([]float32); ok {
+			copy(d, s)
+			return
+		}
+	}
+	if d, ok := any(dst).([]float64); ok {
+		if s, ok := any(src).([]float64); ok {
+			copy(d, s)
+			return
+		}
+	}
+	for i := range dst {
+		dst[i] = D(src[i])
+	}
+}

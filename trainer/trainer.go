@@ -1,0 +1,349 @@
+package trainer
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"sync"
+)
+
+// Options configures a Trainer. The zero value gives the defaults.
+type Options struct {
+	// EvalBatch is the largest batch size of Predict and Evaluate. If 0,
+	// it is 500. Nets with large activations use smaller batches, so that
+	// an evaluation graph holds at most about 32 MiB of activations (the
+	// HiCS CNN on 1×28×28 evaluates 125 samples at a time).
+	EvalBatch int
+	// MaxIdleSessions bounds the compiled graphs kept between calls; the
+	// least recently used are dropped first. If 0, it is 32.
+	MaxIdleSessions int
+}
+
+const (
+	defaultEvalBatch = 500
+	defaultMaxIdle   = 32
+	evalActBudget    = 8 << 20 // floats of activations per evaluation graph (32 MiB)
+)
+
+// Trainer trains and evaluates nets. It keeps a pool of compiled gorgonia
+// graphs, one per (net, batch size, mode), and lends them to calls, so a
+// graph is built once and reused. It is safe for concurrent use: each call
+// borrows its own sessions.
+type Trainer struct {
+	evalBatch int
+	maxIdle   int
+
+	mu    sync.Mutex
+	idle  []*session[float32] // least recently returned first
+	built int                 // sessions compiled so far (for tests)
+}
+
+// New returns a Trainer; nil opts means the defaults.
+func New(opts *Options) *Trainer {
+	t := &Trainer{evalBatch: defaultEvalBatch, maxIdle: defaultMaxIdle}
+	if opts != nil {
+		if opts.EvalBatch > 0 {
+			t.evalBatch = opts.EvalBatch
+		}
+		if opts.MaxIdleSessions > 0 {
+			t.maxIdle = opts.MaxIdleSessions
+		}
+	}
+	return t
+}
+
+// borrow lends a session for (n, batch, train), compiling one if none is idle.
+func (t *Trainer) borrow(n *Net, batch int, train bool) (*session[float32], error) {
+	key := sessionKey{net: n.key, batch: batch, train: train}
+	t.mu.Lock()
+	for i := len(t.idle) - 1; i >= 0; i-- {
+		if s := t.idle[i]; s.key == key {
+			t.idle = append(t.idle[:i], t.idle[i+1:]...)
+			t.mu.Unlock()
+			return s, nil
+		}
+	}
+	t.built++
+	t.mu.Unlock()
+	return newSession[float32](n, batch, train)
+}
+
+// giveBack returns a session to the pool, dropping the least recently used
+// idle session if the pool is full.
+func (t *Trainer) giveBack(s *session[float32]) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.idle = append(t.idle, s)
+	if over := len(t.idle) - t.maxIdle; over > 0 {
+		clear(t.idle[:over])
+		t.idle = append(t.idle[:0], t.idle[over:]...)
+	}
+}
+
+// lease holds the sessions one call borrowed: at most two, one for the full
+// batch size and one for a last partial batch.
+type lease struct {
+	t     *Trainer
+	n     *Net
+	train bool
+	held  []*session[float32]
+	cur   *session[float32]
+}
+
+// use makes the session for batch size b current. The first session is
+// loaded from w; a later one takes over the state of the current one.
+func (l *lease) use(b int, w []float32) (*session[float32], error) {
+	if l.cur != nil && l.cur.key.batch == b {
+		return l.cur, nil
+	}
+	var s *session[float32]
+	for _, h := range l.held {
+		if h.key.batch == b {
+			s = h
+		}
+	}
+	if s == nil {
+		var err error
+		if s, err = l.t.borrow(l.n, b, l.train); err != nil {
+			return nil, err
+		}
+		l.held = append(l.held, s)
+	}
+	if l.cur == nil {
+		loadWeights(s, w)
+	} else {
+		moveState(s, l.cur)
+	}
+	l.cur = s
+	return s, nil
+}
+
+func (l *lease) release() {
+	for _, s := range l.held {
+		l.t.giveBack(s)
+	}
+	l.held, l.cur = nil, nil
+}
+
+// Train runs local training of net n from the weights w on the examples ex
+// and leaves the trained weights, BatchNorm running statistics included, in
+// w. On error w is unchanged.
+//
+// The schedule, the minibatches and the dropout masks come from r alone (see
+// the package documentation); equal arguments and an equal r state give
+// bit-identical weights. progress, if not nil, is called after every step.
+// ctx is checked between steps.
+//
+// Errors: invalid arguments wrap ErrInvalid; a NaN or ±Inf loss or weight
+// wraps ErrDiverged and names the step (step 0 means the initial weights);
+// cancellation returns ctx.Err() wrapped.
+func (t *Trainer) Train(ctx context.Context, n *Net, w []float32, ex Examples, hp Hyper, r *rand.Rand, progress func(Progress)) (TrainResult, error) {
+	var res TrainResult
+	if err := checkModel(n, w); err != nil {
+		return res, fmt.Errorf("train: %w", err)
+	}
+	if err := hp.Validate(); err != nil {
+		return res, fmt.Errorf("train: %w", err)
+	}
+	if err := ex.check(n); err != nil {
+		return res, fmt.Errorf("train: %w", err)
+	}
+	if r == nil {
+		return res, fmt.Errorf("train: nil *rand.Rand; pass a seeded stream: %w", ErrInvalid)
+	}
+	for _, p := range n.params {
+		for j, v := range w[p.Offset : p.Offset+p.Len] {
+			if !finite(float64(v)) {
+				return res, fmt.Errorf("train: step 0: initial weight %s[%d] = %v (net %s): %w", p.Name, j, v, n.key, ErrDiverged)
+			}
+		}
+	}
+
+	total := numSteps(len(ex.Idx), hp)
+	l := &lease{t: t, n: n, train: true}
+	defer l.release()
+
+	var lossSum float64
+	step := func(batch []int) error {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("train: before step %d of %d: %w", res.Steps+1, total, err)
+		}
+		s, err := l.use(len(batch), w)
+		if err != nil {
+			return fmt.Errorf("train: %w", err)
+		}
+		if res.Steps == 0 {
+			s.resetVelocity(hp.Momentum > 0)
+		}
+		s.setBatch(ex, batch)
+		s.drawMasks(r)
+		if err := s.run(); err != nil {
+			return fmt.Errorf("train: step %d of %d: %w", res.Steps+1, total, err)
+		}
+		loss := s.xent.mean
+		if !finite(loss) {
+			return fmt.Errorf("train: step %d of %d: minibatch loss is %v: %w", res.Steps+1, total, loss, ErrDiverged)
+		}
+		bad, err := s.sgd(hp.LR, hp.WeightDecay, hp.Momentum)
+		if err != nil {
+			return fmt.Errorf("train: step %d of %d: %w", res.Steps+1, total, err)
+		}
+		if bad >= 0 {
+			return fmt.Errorf("train: step %d of %d: weight %s is NaN or ±Inf after the update: %w",
+				res.Steps+1, total, n.params[bad].Name, ErrDiverged)
+		}
+		res.Steps++
+		res.Samples += len(batch)
+		lossSum += loss
+		if progress != nil {
+			progress(Progress{Step: res.Steps, Steps: total, Loss: loss})
+		}
+		return nil
+	}
+
+	if err := forEachBatch(ex.Idx, hp, r, step); err != nil {
+		return TrainResult{}, err
+	}
+	if bad := l.cur.badBuffer(); bad >= 0 {
+		return TrainResult{}, fmt.Errorf("train: step %d of %d: buffer %s is NaN or ±Inf: %w", res.Steps, total, n.params[bad].Name, ErrDiverged)
+	}
+	storeWeights(l.cur, w)
+	res.MeanLoss = lossSum / float64(res.Steps)
+	return res, nil
+}
+
+// numSteps is the number of optimiser steps of a schedule over n samples.
+func numSteps(n int, hp Hyper) int {
+	if hp.LocalEpochs > 0 {
+		return hp.LocalEpochs * ((n + hp.BatchSize - 1) / hp.BatchSize)
+	}
+	return hp.LocalSteps
+}
+
+// forEachBatch calls fn with the minibatches of hp's schedule over idx (see
+// the package documentation), drawing from r; it stops at fn's first error.
+// The batch slice is only valid during the call.
+//
+//   - Steps: a partial Fisher–Yates shuffle of a running permutation makes
+//     its first B entries a uniform random B-subset; with len(idx) ≤ B every
+//     batch is idx itself and nothing is drawn.
+//   - Epochs: a full Fisher–Yates shuffle of the running permutation, then
+//     consecutive batches of B, the last one partial.
+func forEachBatch(idx []int, hp Hyper, r *rand.Rand, fn func(batch []int) error) error {
+	n := len(idx)
+	order := append([]int(nil), idx...)
+	if hp.LocalSteps > 0 {
+		b := min(hp.BatchSize, n)
+		for range hp.LocalSteps {
+			if n > b {
+				for i := 0; i < b; i++ {
+					j := i + r.IntN(n-i)
+					order[i], order[j] = order[j], order[i]
+				}
+			}
+			if err := fn(order[:b]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for range hp.LocalEpochs {
+		for i := n - 1; i > 0; i-- {
+			j := r.IntN(i + 1)
+			order[i], order[j] = order[j], order[i]
+		}
+		for lo := 0; lo < n; lo += hp.BatchSize {
+			if err := fn(order[lo:min(lo+hp.BatchSize, n)]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Predict writes, for each sample ex.Idx[i], the cross-entropy loss of the
+// model w into loss[i] and whether its arg-max prediction is the label into
+// correct[i]. It runs in eval mode: BatchNorm uses its running statistics
+// and there is no dropout. Either output may be nil; otherwise its length
+// must be len(ex.Idx). A model with NaN weights yields NaN losses, not an
+// error.
+func (t *Trainer) Predict(ctx context.Context, n *Net, w []float32, ex Examples, loss []float32, correct []bool) error {
+	if loss != nil && len(loss) != len(ex.Idx) {
+		return fmt.Errorf("predict: len(loss) = %d; want len(examples.idx) = %d: %w", len(loss), len(ex.Idx), ErrInvalid)
+	}
+	if correct != nil && len(correct) != len(ex.Idx) {
+		return fmt.Errorf("predict: len(correct) = %d; want len(examples.idx) = %d: %w", len(correct), len(ex.Idx), ErrInvalid)
+	}
+	return t.predict(ctx, n, w, ex, func(i int, l float64, ok bool) {
+		if loss != nil {
+			loss[i] = float32(l)
+		}
+		if correct != nil {
+			correct[i] = ok
+		}
+	})
+}
+
+// Evaluate sums Predict's per-sample results; LossSum is summed in float64
+// in the order of ex.Idx.
+func (t *Trainer) Evaluate(ctx context.Context, n *Net, w []float32, ex Examples) (EvalResult, error) {
+	var res EvalResult
+	err := t.predict(ctx, n, w, ex, func(_ int, l float64, ok bool) {
+		res.N++
+		res.LossSum += l
+		if ok {
+			res.Correct++
+		}
+	})
+	if err != nil {
+		return EvalResult{}, err
+	}
+	return res, nil
+}
+
+// evalBatchFor is the evaluation batch size for n: EvalBatch, lowered to fit
+// the activation budget.
+func (t *Trainer) evalBatchFor(n *Net) int {
+	return max(1, min(t.evalBatch, evalActBudget/max(1, n.act)))
+}
+
+// predict runs the eval graph over ex in batches of evalBatchFor(n) and emits
+// each sample's loss and correctness in order. A last partial batch of m
+// samples runs in a graph of the next power of two ≥ m (at most the batch size), padded
+// with zero rows whose outputs are ignored; samples do not interact in eval
+// mode, so padding changes nothing, and at most log2(EvalBatch) extra graphs
+// per net are ever built.
+func (t *Trainer) predict(ctx context.Context, n *Net, w []float32, ex Examples, emit func(i int, loss float64, correct bool)) error {
+	if err := checkModel(n, w); err != nil {
+		return fmt.Errorf("predict: %w", err)
+	}
+	if err := ex.check(n); err != nil {
+		return fmt.Errorf("predict: %w", err)
+	}
+	l := &lease{t: t, n: n, train: false}
+	defer l.release()
+	eb := t.evalBatchFor(n)
+	for lo := 0; lo < len(ex.Idx); lo += eb {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("predict: %w", err)
+		}
+		idx := ex.Idx[lo:min(lo+eb, len(ex.Idx))]
+		b := eb
+		if len(idx) < b {
+			b = min(b, 1<<bits.Len(uint(len(idx)-1)))
+		}
+		s, err := l.use(b, w)
+		if err != nil {
+			return fmt.Errorf("predict: %w", err)
+		}
+		s.setBatch(ex, idx)
+		if err := s.run(); err != nil {
+			return fmt.Errorf("predict: %w", err)
+		}
+		for i := range idx {
+			emit(lo+i, s.xent.loss[i], s.xent.correct[i])
+		}
+	}
+	return nil
+}
