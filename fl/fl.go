@@ -54,7 +54,8 @@ type Sampler interface {
 // model delta.
 type ClientSummary struct {
 	Client      int     `json:"client"`
-	NumExamples int     `json:"n"`
+	NumExamples int     `json:"n"`       // n_k, the client's training-set size
+	Samples     int     `json:"samples"` // samples processed in local training
 	Steps       int     `json:"steps"`
 	Loss        float64 `json:"loss"` // mean minibatch training loss
 }

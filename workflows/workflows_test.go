@@ -1,0 +1,198 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+	"gocloud.dev/blob/memblob"
+
+	"github.com/flsweep/flsweep/activities"
+	"github.com/flsweep/flsweep/engine"
+	"github.com/flsweep/flsweep/steps"
+	"github.com/flsweep/flsweep/store"
+	"github.com/flsweep/flsweep/workflows"
+)
+
+// spec is a small sweep on the synthetic dataset.
+const spec = `
+name: wf
+dataset: {name: synthetic}
+partition: {scheme: dirichlet, clients: 10, alpha: 0.5}
+model: {arch: mlp, hidden: [16]}
+train: {lr: 0.1, batch_size: 16, local_steps: 3}
+rounds: 5
+clients_per_round: 3
+eval_every: 2
+seeds: [5]
+grid:
+  sampler: [uniform, md]
+`
+
+// setup returns a test environment with the real workflows and the real
+// activities over an in-memory bucket, and the engine behind them.
+func setup(t *testing.T) (*testsuite.TestWorkflowEnvironment, *engine.Engine) {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	b := memblob.OpenBucket(nil)
+	t.Cleanup(func() { b.Close() })
+	eng := engine.New(store.New(b), &engine.Options{Workers: 2})
+	workflows.Register(env)
+	(&activities.Activities{Engine: eng}).Register(env)
+	return env, eng
+}
+
+// localResults runs the same spec in-process, for comparison.
+func localResults(t *testing.T, specText string) map[string]steps.PointResult {
+	t.Helper()
+	b := memblob.OpenBucket(nil)
+	defer b.Close()
+	res, err := engine.New(store.New(b), nil).RunSweep(context.Background(), steps.PlanSweepInput{File: "wf.yaml", Spec: []byte(specText)}, nil)
+	require.NoError(t, err)
+	out := map[string]steps.PointResult{}
+	for _, r := range res {
+		out[r.Point] = r
+	}
+	return out
+}
+
+func TestSweepWorkflowMatchesLocal(t *testing.T) {
+	env, _ := setup(t)
+	env.ExecuteWorkflow(workflows.SweepWorkflowName, workflows.SweepInput{File: "wf.yaml", Spec: []byte(spec)})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var res workflows.SweepResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+
+	want := localResults(t, spec)
+	require.Len(t, res.Points, 2)
+	for _, p := range res.Points {
+		require.Equal(t, steps.StatusDone, p.Status, p.Error)
+		require.NotNil(t, p.Result)
+		require.Equal(t, want[p.ID], *p.Result, "point %s through the workflows vs in-process", p.Label)
+		require.Equal(t, workflows.PointID("wf", p.ID), p.WorkflowID)
+	}
+	v, err := env.QueryWorkflow(workflows.StatusQuery)
+	require.NoError(t, err)
+	var queried workflows.SweepStatus
+	require.NoError(t, v.Get(&queried))
+	require.Equal(t, "wf", queried.Name)
+	require.True(t, queried.Done)
+	require.Len(t, queried.Points, 2)
+	require.Equal(t, steps.StatusDone, queried.Points[1].Status)
+}
+
+// TestPointContinuesAsNew runs a point whose workflow continues as new every
+// 2 rounds: each run must resume after the last committed round and the end
+// result must equal an uninterrupted run.
+func TestPointContinuesAsNew(t *testing.T) {
+	_, eng := setup(t)
+	plan, err := eng.PlanSweep(context.Background(), steps.PlanSweepInput{File: "wf.yaml", Spec: []byte(spec)})
+	require.NoError(t, err)
+	p := plan.Points[0]
+	in := workflows.PointInput{PointRef: steps.PointRef{Sweep: plan.Name, Point: p.ID}, Info: p, ContinueAsNewEvery: 2}
+	runs := 0
+	var res steps.PointResult
+	for {
+		runs++
+		require.Less(t, runs, 10, "the point never finished")
+		var s testsuite.WorkflowTestSuite
+		env := s.NewTestWorkflowEnvironment()
+		workflows.Register(env)
+		(&activities.Activities{Engine: eng}).Register(env)
+		env.ExecuteWorkflow(workflows.PointWorkflowName, in)
+		require.True(t, env.IsWorkflowCompleted())
+		err := env.GetWorkflowError()
+		var can *workflow.ContinueAsNewError
+		if errors.As(err, &can) {
+			require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &in))
+			continue
+		}
+		require.NoError(t, err)
+		require.NoError(t, env.GetWorkflowResult(&res))
+		break
+	}
+	// 5 rounds, 2 per run: rounds 1-2, 3-4, 5.
+	require.Equal(t, 3, runs)
+	require.Equal(t, localResults(t, spec)[p.ID], res)
+}
+
+// TestTrainRetry: a training activity that fails once with a transient error
+// is retried, and the result is unchanged.
+func TestTrainRetry(t *testing.T) {
+	env, eng := setup(t)
+	acts := &activities.Activities{Engine: eng}
+	var failures atomic.Int32
+	env.OnActivity(steps.TrainClient, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in steps.TrainClientInput) (steps.TrainClientOutput, error) {
+			if in.Round == 2 && failures.Add(1) == 1 {
+				return steps.TrainClientOutput{}, errors.New("connection reset by peer")
+			}
+			return acts.TrainClient(ctx, in)
+		})
+	env.ExecuteWorkflow(workflows.SweepWorkflowName, workflows.SweepInput{File: "wf.yaml", Spec: []byte(spec)})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	require.GreaterOrEqual(t, failures.Load(), int32(2), "the failed activity was not retried")
+	var res workflows.SweepResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	want := localResults(t, spec)
+	for _, p := range res.Points {
+		require.Equal(t, want[p.ID], *p.Result)
+	}
+}
+
+// TestBadInputIsNotRetried: a point whose data files are missing fails at
+// once with a non-retryable error that says how to fix it.
+func TestBadInputIsNotRetried(t *testing.T) {
+	env, _ := setup(t)
+	var prepares atomic.Int32
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if info.ActivityType.Name == steps.PreparePoint {
+			prepares.Add(1)
+		}
+	})
+	missing := strings.Replace(spec, "{name: synthetic}", "{name: fmnist, root: /nonexistent/fmnist}", 1)
+	env.ExecuteWorkflow(workflows.SweepWorkflowName, workflows.SweepInput{File: "wf.yaml", Spec: []byte(missing)})
+	require.True(t, env.IsWorkflowCompleted())
+	err := env.GetWorkflowError()
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "starter data fetch fmnist")
+	require.Equal(t, int32(2), prepares.Load(), "PreparePoint ran more than once per point")
+}
+
+// TestBadSpecFailsPlanning: an invalid spec fails the sweep in its first
+// activity, without retries.
+func TestBadSpecFailsPlanning(t *testing.T) {
+	env, _ := setup(t)
+	env.ExecuteWorkflow(workflows.SweepWorkflowName, workflows.SweepInput{File: "wf.yaml", Spec: []byte(strings.Replace(spec, "lr: 0.1", "lr: -0.1", 1))})
+	require.True(t, env.IsWorkflowCompleted())
+	var ae *temporal.ApplicationError
+	require.ErrorAs(t, env.GetWorkflowError(), &ae)
+	require.Equal(t, steps.ErrTypeInvalid, ae.Type())
+	require.Contains(t, ae.Error(), "train.lr = -0.1")
+}
+
+// TestDivergedPoint: a point whose training blows up is recorded as diverged
+// and the sweep completes.
+func TestDivergedPoint(t *testing.T) {
+	env, _ := setup(t)
+	env.ExecuteWorkflow(workflows.SweepWorkflowName, workflows.SweepInput{File: "wf.yaml", Spec: []byte(strings.Replace(spec, "lr: 0.1", "lr: 1e30", 1))})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var res workflows.SweepResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	for _, p := range res.Points {
+		require.Equal(t, steps.StatusDiverged, p.Status)
+	}
+}
