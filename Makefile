@@ -1,0 +1,58 @@
+# Two commands do everything on a fresh machine:
+#   make demo   set up (Temporal CLI, dev server, Fashion-MNIST, worker) and run the demo sweep
+#   make test   unit, workflow and integration tests (real dev server, real data)
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+GO ?= go
+TEMPORAL_VERSION := v1.5.1
+WORKFLOWCHECK_VERSION := v0.6.0
+export FLSWEEP_DATA_DIR ?= $(CURDIR)/.data/datasets
+export TEMPORAL_CLI ?= $(CURDIR)/bin/temporal
+
+.PHONY: demo test bench build data up down worker stop clean vet workflowcheck
+
+## demo: start a local Temporal dev server and a worker, then run examples/demo.yaml and show its progress
+demo: build bin/temporal data up
+	infra/dev/worker.sh up
+	bin/starter sweep start -f examples/demo.yaml --wait
+
+## test: every test, including integration tests against a real dev server
+test: bin/temporal data vet workflowcheck
+	FLSWEEP_INTEGRATION=1 $(GO) test -count=1 -timeout 75m ./...
+
+## bench: benchmarks (figures only; nothing is asserted)
+bench: build data
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./trainer/ ./aggregate/
+
+build:
+	$(GO) build -o bin/starter ./cmd/starter
+	$(GO) build -o bin/worker ./worker
+
+# The Temporal CLI (dev server + UI), built once through the Go module proxy.
+bin/temporal:
+	@echo "building the Temporal CLI $(TEMPORAL_VERSION) (a few minutes, once)"
+	GOBIN=$(CURDIR)/bin $(GO) install github.com/temporalio/cli/cmd/temporal@$(TEMPORAL_VERSION)
+
+data: build
+	bin/starter data fetch fmnist --dir $(FLSWEEP_DATA_DIR)/fmnist
+
+up: bin/temporal
+	infra/dev/temporal.sh up
+
+worker: build
+	infra/dev/worker.sh up
+
+## down: stop the local worker and dev server (data stays in .data/)
+down:
+	infra/dev/worker.sh down || true
+	infra/dev/temporal.sh down
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+
+workflowcheck:
+	$(GO) run go.temporal.io/sdk/contrib/tools/workflowcheck@$(WORKFLOWCHECK_VERSION) ./workflows/...
+
+clean: down
+	rm -rf bin .data

@@ -1,0 +1,422 @@
+// Package integration runs the real binaries (worker, starter) against a real
+// Temporal dev server (the pinned CLI in bin/temporal), a real blob bucket
+// (a local directory) and real Fashion-MNIST. `make test` provides the CLI
+// and the data and sets FLSWEEP_INTEGRATION=1; without it these tests skip.
+package integration
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/flsweep/flsweep/conf"
+	"github.com/flsweep/flsweep/store"
+	"github.com/flsweep/flsweep/workflows"
+)
+
+var (
+	binDir  string // built worker and starter
+	server  *testsuite.DevServer
+	dataDir string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	cli := os.Getenv("TEMPORAL_CLI")
+	dataDir = os.Getenv(conf.EnvDataDir)
+	required := os.Getenv("FLSWEEP_INTEGRATION") == "1"
+	if cli == "" || dataDir == "" {
+		if required {
+			fmt.Fprintln(os.Stderr, "integration: FLSWEEP_INTEGRATION=1 but TEMPORAL_CLI or FLSWEEP_DATA_DIR is unset; run `make test`")
+			return 1
+		}
+		fmt.Fprintln(os.Stderr, "integration: skipped (run `make test`, which builds bin/temporal, fetches the data and sets FLSWEEP_INTEGRATION=1)")
+		return 0
+	}
+	tmp, err := os.MkdirTemp("", "flsweep-integration-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	binDir = filepath.Join(tmp, "bin")
+	for _, pkg := range []string{"worker", "cmd/starter"} {
+		out, err := exec.Command("go", "build", "-o", binDir+"/", "../"+pkg).CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "integration: build %s: %v\n%s", pkg, err, out)
+			return 1
+		}
+	}
+	var attrs []temporal.SearchAttributeUpdate
+	for name, typ := range workflows.SearchAttributes {
+		switch typ {
+		case "Int":
+			attrs = append(attrs, temporal.NewSearchAttributeKeyInt64(name).ValueSet(0))
+		case "Double":
+			attrs = append(attrs, temporal.NewSearchAttributeKeyFloat64(name).ValueSet(0))
+		default:
+			attrs = append(attrs, temporal.NewSearchAttributeKeyKeyword(name).ValueSet(""))
+		}
+	}
+	server, err = testsuite.StartDevServer(context.Background(), testsuite.DevServerOptions{
+		ExistingPath:     cli,
+		DBFilename:       filepath.Join(tmp, "temporal.db"),
+		SearchAttributes: temporal.NewSearchAttributes(attrs...),
+		ExtraArgs:        []string{"--dynamic-config-value", "system.enableActivityEagerExecution=true"},
+		ClientOptions:    &client.Options{Logger: quiet{}},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration: start dev server:", err)
+		return 1
+	}
+	defer server.Stop()
+	return m.Run()
+}
+
+// env is one test's worker configuration: its own task queue and blob directory.
+type env struct {
+	t     *testing.T
+	queue string
+	blob  string // directory
+}
+
+func newEnv(t *testing.T) *env {
+	return &env{t: t, queue: "it-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")), blob: t.TempDir()}
+}
+
+func (e *env) flags() []string {
+	return []string{"--address", server.FrontendHostPort(), "--namespace", "default", "--queue", e.queue,
+		"--blob", conf.DirURL(e.blob), "--data-dir", dataDir}
+}
+
+// worker starts a worker process; stop it with the returned function
+// (SIGKILL when kill is true).
+func (e *env) worker() (stop func(kill bool)) {
+	e.t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "worker"), e.flags()...)
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	var once sync.Once
+	stop = func(kill bool) {
+		once.Do(func() {
+			if kill {
+				_ = cmd.Process.Kill()
+			} else {
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+			}
+			_ = cmd.Wait()
+			if e.t.Failed() {
+				e.t.Logf("worker log:\n%s", log.String())
+			}
+		})
+	}
+	e.t.Cleanup(func() { stop(false) })
+	return stop
+}
+
+// starter runs the starter CLI and returns its combined output and error.
+func (e *env) starter(args ...string) (string, error) {
+	cmd := exec.Command(filepath.Join(binDir, "starter"), append(args, e.flags()...)...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// spec writes testdata/fmnist2.yaml with the given sweep name.
+func (e *env) spec(name string) string {
+	b, err := os.ReadFile("testdata/fmnist2.yaml")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	p := filepath.Join(e.t.TempDir(), name+".yaml")
+	if err := os.WriteFile(p, bytes.ReplaceAll(b, []byte("SWEEPNAME"), []byte(name)), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+// results are what a run leaves in blob storage, per point, without the
+// sweep name (which differs between the runs compared).
+type results struct {
+	Models     map[string]string
+	Rounds     map[string][]store.RoundRow
+	Clients    map[string][]store.ClientRow
+	Partitions map[string][]store.PartitionRow
+	Points     map[string][]store.PointRow
+}
+
+func (e *env) results(sweep string) results {
+	e.t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, conf.DirURL(e.blob))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer st.Close()
+	sk, _ := store.SweepKeys(sweep)
+	dirs, err := st.Dirs(ctx, sk.Prefix())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	r := results{Models: map[string]string{}, Rounds: map[string][]store.RoundRow{}, Clients: map[string][]store.ClientRow{},
+		Partitions: map[string][]store.PartitionRow{}, Points: map[string][]store.PointRow{}}
+	for _, p := range dirs {
+		pk, err := sk.Point(p)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		_, c, err := st.LastCommitted(ctx, pk)
+		if err != nil || c == nil {
+			e.t.Fatalf("point %s: no committed round (%v)", p, err)
+		}
+		r.Models[p] = c.GlobalSHA256
+		rounds, err := store.ReadTable(ctx, st, pk, store.TableRounds, func(x store.RoundRow) int32 { return x.Round },
+			func(a, b store.RoundRow) int { return cmp.Compare(a.Round, b.Round) })
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		clients, err := store.ReadTable(ctx, st, pk, store.TableClients, func(x store.ClientRow) int32 { return x.Round },
+			func(a, b store.ClientRow) int { return cmp.Or(cmp.Compare(a.Round, b.Round), cmp.Compare(a.Client, b.Client)) })
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		parts, err := store.ReadRows[store.PartitionRow](ctx, st, pk.Compacted(store.TablePartitions))
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		points, err := store.ReadRows[store.PointRow](ctx, st, pk.Compacted(store.TablePoints))
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		for i := range rounds {
+			rounds[i].Sweep = ""
+		}
+		for i := range clients {
+			clients[i].Sweep = ""
+		}
+		for i := range parts {
+			parts[i].Sweep = ""
+		}
+		for i := range points {
+			points[i].Sweep = ""
+		}
+		r.Rounds[p], r.Clients[p], r.Partitions[p], r.Points[p] = rounds, clients, parts, points
+	}
+	return r
+}
+
+func sameResults(t *testing.T, what string, got, want results) {
+	t.Helper()
+	gv, wv := reflect.ValueOf(got), reflect.ValueOf(want)
+	for i := 0; i < gv.NumField(); i++ {
+		if !reflect.DeepEqual(gv.Field(i).Interface(), wv.Field(i).Interface()) {
+			t.Errorf("%s: %s differ:\n got %+v\nwant %+v", what, gv.Type().Field(i).Name, gv.Field(i).Interface(), wv.Field(i).Interface())
+		}
+	}
+}
+
+var (
+	straightOnce sync.Once
+	straight     results
+	straightErr  string
+)
+
+// straightRun runs the integration sweep once through Temporal, without
+// interruption; several tests compare against it.
+func straightRun(t *testing.T) results {
+	straightOnce.Do(func() {
+		e := newEnv(t)
+		e.worker()
+		out, err := e.starter("sweep", "start", "-f", e.spec("straight"), "--wait")
+		if err != nil {
+			straightErr = fmt.Sprintf("sweep start --wait: %v\n%s", err, out)
+			return
+		}
+		for _, want := range []string{"POINT", "sampler=uniform seed=7", "done", "5/5", "Parquet tables"} {
+			if !strings.Contains(out, want) {
+				straightErr = fmt.Sprintf("output lacks %q:\n%s", want, out)
+				return
+			}
+		}
+		straight = e.results("straight")
+	})
+	if straightErr != "" {
+		t.Fatal(straightErr)
+	}
+	return straight
+}
+
+// TestSweepThroughTemporal: a 2-point sweep completes through the real dev
+// server and writes the rows the spec implies.
+func TestSweepThroughTemporal(t *testing.T) {
+	r := straightRun(t)
+	if len(r.Models) != 2 {
+		t.Fatalf("%d points; want 2", len(r.Models))
+	}
+	for p, rounds := range r.Rounds {
+		if len(rounds) != 6 {
+			t.Errorf("point %s: %d rounds rows; want 6 (rounds 0..5)", p, len(rounds))
+		}
+		evals := 0
+		for _, row := range rounds {
+			if row.Evaluated {
+				evals++
+				if *row.TestAcc < 0 || *row.TestAcc > 1 {
+					t.Errorf("point %s round %d: test accuracy %v", p, row.Round, *row.TestAcc)
+				}
+			}
+		}
+		if evals != 4 { // rounds 0, 2, 4 and the last, 5
+			t.Errorf("point %s: %d evaluated rounds; want 4", p, evals)
+		}
+		if last := rounds[5]; *last.TestAcc <= *rounds[0].TestAcc {
+			t.Errorf("point %s: accuracy did not improve: %v → %v", p, *rounds[0].TestAcc, *last.TestAcc)
+		}
+		if len(r.Partitions[p]) != 20 || len(r.Points[p]) != 1 || r.Points[p][0].Status != "done" {
+			t.Errorf("point %s: %d partition rows, points rows %+v; want 20 and one done row", p, len(r.Partitions[p]), r.Points[p])
+		}
+		if r.Points[p][0].FinalModelSHA256 != r.Models[p] {
+			t.Errorf("point %s: points row model %s, last commit %s", p, r.Points[p][0].FinalModelSHA256, r.Models[p])
+		}
+	}
+}
+
+// TestLocalRunMatchesTemporal: `starter run --local` computes bit-identical
+// models and identical rows.
+func TestLocalRunMatchesTemporal(t *testing.T) {
+	want := straightRun(t)
+	e := newEnv(t)
+	out, err := e.starter("run", "-f", e.spec("straight"), "--local")
+	if err != nil {
+		t.Fatalf("run --local: %v\n%s", err, out)
+	}
+	sameResults(t, "run --local vs Temporal", e.results("straight"), want)
+}
+
+// TestKilledWorker: the worker is killed with SIGKILL in the middle of a
+// round and a new one started; the sweep completes with the same models and
+// rows as the uninterrupted run.
+func TestKilledWorker(t *testing.T) {
+	want := straightRun(t)
+	e := newEnv(t)
+	stop := e.worker()
+	spec := e.spec("killed")
+	if out, err := e.starter("sweep", "start", "-f", spec); err != nil {
+		t.Fatalf("sweep start: %v\n%s", err, out)
+	}
+	// Kill once some client of round 2 or later has stored its update while
+	// its round is not committed yet: the worker dies mid-round.
+	deadline := time.Now().Add(3 * time.Minute)
+	killedAt := ""
+	for killedAt == "" {
+		if time.Now().After(deadline) {
+			t.Fatal("never saw a round in progress")
+		}
+		matches, _ := filepath.Glob(filepath.Join(e.blob, "sweeps", "killed", "*", "rounds", "*", "updates", "*.bin"))
+		for _, m := range matches {
+			round := filepath.Dir(filepath.Dir(m))
+			if filepath.Base(round) >= "000002" {
+				if _, err := os.Stat(filepath.Join(round, "COMMITTED.json")); os.IsNotExist(err) {
+					stop(true)
+					killedAt = round
+					break
+				}
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Logf("killed the worker during %s", strings.TrimPrefix(killedAt, e.blob))
+	e.worker()
+	c, err := client.Dial(client.Options{HostPort: server.FrontendHostPort(), Logger: quiet{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var res workflows.SweepResult
+	if err := c.GetWorkflow(ctx, workflows.SweepID("killed"), "").Get(ctx, &res); err != nil {
+		t.Fatalf("sweep after the kill: %v", err)
+	}
+	sameResults(t, "killed and restarted vs straight", e.results("killed"), want)
+}
+
+// TestBadInputCLI: invalid specs are rejected before anything starts, naming
+// the field; nothing is written.
+func TestBadInputCLI(t *testing.T) {
+	e := newEnv(t)
+	tests := []struct {
+		name, give, want string
+	}{
+		{"unknown dataset", "name: bad1\ndataset: {name: imagenet}\n", "dataset.name"},
+		{"unknown model", "name: bad2\nmodel: {arch: vgg}\n", "model.arch"},
+		{"unknown sampler", "name: bad3\nsampler: hics-typo\n", "sampler.name"},
+		{"negative lr", "name: bad4\ntrain: {lr: -1}\n", "train.lr = -1"},
+		{"too many per round", "name: bad5\nclients_per_round: 500\n", "clients_per_round = 500"},
+		{"malformed yaml", "name: bad6\nrounds: [1,\n", "bad6.yaml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), strings.Fields(tt.give)[1]+".yaml")
+			if err := os.WriteFile(p, []byte(tt.give), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := e.starter("sweep", "start", "-f", p)
+			if err == nil || !strings.Contains(out, tt.want) {
+				t.Errorf("sweep start of a bad spec: err %v, output %q; want a failure naming %q", err, out, tt.want)
+			}
+		})
+	}
+	if entries, _ := os.ReadDir(e.blob); len(entries) != 0 {
+		t.Errorf("bad specs wrote %d entries to the blob store", len(entries))
+	}
+}
+
+// TestMissingData: a valid spec whose data is missing fails fast with the
+// fix in the message, and commits nothing.
+func TestMissingData(t *testing.T) {
+	e := newEnv(t)
+	e.worker()
+	spec := filepath.Join(t.TempDir(), "nodata.yaml")
+	if err := os.WriteFile(spec, []byte("name: nodata\ndataset: {name: mnist, root: /nonexistent/mnist}\nrounds: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	out, err := e.starter("sweep", "start", "-f", spec, "--wait")
+	if err == nil || !strings.Contains(out, "starter data fetch mnist") {
+		t.Errorf("missing data: err %v, output:\n%s\nwant a failure that says how to fetch the data", err, out)
+	}
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("missing data took %s to fail; bad input must not be retried", d)
+	}
+	committed, _ := filepath.Glob(filepath.Join(e.blob, "sweeps", "nodata", "*", "rounds", "*", "COMMITTED.json"))
+	if len(committed) != 0 {
+		t.Errorf("a point without data committed %v", committed)
+	}
+}
+
+type quiet struct{}
+
+func (quiet) Debug(string, ...any) {}
+func (quiet) Info(string, ...any)  {}
+func (quiet) Warn(string, ...any)  {}
+func (quiet) Error(string, ...any) {}
