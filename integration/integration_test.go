@@ -13,12 +13,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -258,6 +260,11 @@ func straightRun(t *testing.T) results {
 			}
 		}
 		straight = e.results("straight")
+		if dir := os.Getenv("FLSWEEP_RECORD_HISTORIES"); dir != "" {
+			if err := recordHistories(dir, "straight"); err != nil {
+				straightErr = err.Error()
+			}
+		}
 	})
 	if straightErr != "" {
 		t.Fatal(straightErr)
@@ -412,6 +419,66 @@ func TestMissingData(t *testing.T) {
 	if len(committed) != 0 {
 		t.Errorf("a point without data committed %v", committed)
 	}
+}
+
+// recordHistories exports the histories of a finished sweep's workflows
+// (the sweep, every run of its first point, and an evaluated round) as JSON
+// for the replay tests in package workflows:
+//
+//	FLSWEEP_RECORD_HISTORIES=$PWD/workflows/testdata/histories make test
+func recordHistories(dir, sweep string) error {
+	c, err := client.Dial(client.Options{HostPort: server.FrontendHostPort(), Logger: quiet{}})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx := context.Background()
+	st, err := c.QueryWorkflow(ctx, workflows.SweepID(sweep), "", workflows.StatusQuery)
+	if err != nil {
+		return err
+	}
+	var status workflows.SweepStatus
+	if err := st.Get(&status); err != nil {
+		return err
+	}
+	point := status.Points[0].WorkflowID
+	ids := []struct{ file, id, query string }{
+		{"sweep.json", workflows.SweepID(sweep), ""},
+		{"round-eval.json", workflows.RoundID(sweep, status.Points[0].ID, 2), ""},
+		{"point-run%d.json", point, fmt.Sprintf("WorkflowId = '%s'", point)},
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, h := range ids {
+		runs := []string{""}
+		if h.query != "" {
+			resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: h.query})
+			if err != nil {
+				return err
+			}
+			runs = nil
+			for _, ex := range resp.Executions {
+				runs = append(runs, ex.Execution.RunId)
+			}
+			slices.Reverse(runs) // oldest first
+		}
+		for i, run := range runs {
+			out, err := exec.Command(os.Getenv("TEMPORAL_CLI"), "workflow", "show", "--address", server.FrontendHostPort(),
+				"-w", h.id, "-r", run, "--output", "json").Output()
+			if err != nil {
+				return fmt.Errorf("export history of %s: %w", h.id, err)
+			}
+			name := h.file
+			if strings.Contains(name, "%d") {
+				name = fmt.Sprintf(name, i+1)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), out, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 type quiet struct{}
