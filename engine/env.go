@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -49,8 +50,13 @@ func (e *Engine) env(ctx context.Context, ref steps.PointRef) (*pointEnv, error)
 			return nil, err
 		}
 		var sp StoredPoint
-		if err := e.Store.GetJSON(ctx, pk.Config(), &sp); err != nil {
-			return nil, fmt.Errorf("point %s/%s: %w (was the sweep planned?)", ref.Sweep, ref.Point, err)
+		err = e.Store.GetJSON(ctx, pk.Config(), &sp)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("point %s/%s is not in this worker's blob store (%s missing); every worker of a task queue must use the same --blob: %w",
+				ref.Sweep, ref.Point, pk.Config(), errMissing)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("point %s/%s: %w", ref.Sweep, ref.Point, err)
 		}
 		if sweep.PointID(sp.Point.Config) != ref.Point {
 			return nil, fmt.Errorf("point %s/%s: stored configuration hashes to %s: %w", ref.Sweep, ref.Point, sweep.PointID(sp.Point.Config), store.ErrCorrupt)

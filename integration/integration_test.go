@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -92,20 +93,28 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// env is one test's worker configuration: its own task queue and blob directory.
+// env is one test's worker configuration: its own task queue and blob bucket.
 type env struct {
-	t     *testing.T
-	queue string
-	blob  string // directory
+	t       *testing.T
+	queue   string
+	blob    string // directory of the bucket, when it is a local one
+	blobURL string
+	environ []string // extra environment of the processes
 }
 
+// envs numbers the environments: each gets its own task queue, so that a
+// worker never takes another environment's tasks.
+var envs atomic.Int32
+
 func newEnv(t *testing.T) *env {
-	return &env{t: t, queue: "it-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")), blob: t.TempDir()}
+	dir := t.TempDir()
+	queue := fmt.Sprintf("it-%d-%s", envs.Add(1), strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")))
+	return &env{t: t, queue: queue, blob: dir, blobURL: conf.DirURL(dir)}
 }
 
 func (e *env) flags() []string {
 	return []string{"--address", server.FrontendHostPort(), "--namespace", "default", "--queue", e.queue,
-		"--blob", conf.DirURL(e.blob), "--data-dir", dataDir}
+		"--blob", e.blobURL, "--data-dir", dataDir}
 }
 
 // worker starts a worker process; stop it with the returned function
@@ -113,6 +122,7 @@ func (e *env) flags() []string {
 func (e *env) worker() (stop func(kill bool)) {
 	e.t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, "worker"), e.flags()...)
+	cmd.Env = append(os.Environ(), e.environ...)
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
@@ -139,6 +149,7 @@ func (e *env) worker() (stop func(kill bool)) {
 // starter runs the starter CLI and returns its combined output and error.
 func (e *env) starter(args ...string) (string, error) {
 	cmd := exec.Command(filepath.Join(binDir, "starter"), append(args, e.flags()...)...)
+	cmd.Env = append(os.Environ(), e.environ...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -169,7 +180,11 @@ type results struct {
 func (e *env) results(sweep string) results {
 	e.t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, conf.DirURL(e.blob))
+	for _, kv := range e.environ {
+		k, v, _ := strings.Cut(kv, "=")
+		e.t.Setenv(k, v)
+	}
+	st, err := store.Open(ctx, e.blobURL)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -62,7 +63,7 @@ func SweepWorkflow(ctx workflow.Context, in SweepInput) (SweepResult, error) {
 		workflow.Go(ctx, func(gctx workflow.Context) {
 			var res steps.PointResult
 			if err := f.Get(gctx, &res); err != nil {
-				p.Status, p.Error = steps.StatusFailed, err.Error()
+				p.Status, p.Error = steps.StatusFailed, rootCause(err)
 			} else {
 				p.Status, p.Result = res.Status, &res
 			}
@@ -86,4 +87,15 @@ func SweepWorkflow(ctx workflow.Context, in SweepInput) (SweepResult, error) {
 			len(failed), len(status.Points), plan.Name, failed), "PointsFailed")
 	}
 	return res, nil
+}
+
+// rootCause returns the message of the first application error in a chain
+// (child workflow → activity → application error): the part that says what
+// to fix, without the wrappers.
+func rootCause(err error) string {
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) {
+		return ae.Message()
+	}
+	return err.Error()
 }

@@ -178,7 +178,7 @@ func showStatus(ctx context.Context, g *globals, name string, asJSON bool) error
 		}
 	}
 	fmt.Fprintf(g.out, "(Temporal did not answer for sweep %s; showing what blob storage holds)\n", name)
-	return printResults(ctx, g, name, asJSON)
+	return printResults(ctx, g, name, asJSON, nil)
 }
 
 // quietLogger drops the SDK's client logs, which would garble the progress display.

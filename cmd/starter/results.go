@@ -12,6 +12,7 @@ import (
 	"github.com/flsweep/flsweep/engine"
 	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store"
+	"github.com/flsweep/flsweep/workflows"
 )
 
 // pointResult is a point's line in the results table.
@@ -24,11 +25,16 @@ type pointResult struct {
 	Of      int     `json:"rounds"`
 	TestAcc float64 `json:"test_acc"`
 	Model   string  `json:"model_sha256"`
+	Error   string  `json:"error,omitempty"`
 }
 
 // printResults reads a sweep's spec and each point's DONE.json or latest
 // commit from blob storage and prints a table.
-func printResults(ctx context.Context, g *globals, name string, asJSON bool) error {
+//
+// live, when not nil, holds the statuses the sweep workflow reported; a point
+// that failed there (and so left nothing in storage) shows as failed, with
+// its error.
+func printResults(ctx context.Context, g *globals, name string, asJSON bool, live map[string]workflows.PointStatus) error {
 	st, err := store.Open(ctx, g.blob)
 	if err != nil {
 		return err
@@ -64,6 +70,9 @@ func printResults(ctx context.Context, g *globals, name string, asJSON bool) err
 		default:
 			return err
 		}
+		if l, ok := live[p.ID]; ok && l.Status == steps.StatusFailed {
+			row.Status, row.Error = steps.StatusFailed, l.Error
+		}
 		rows = append(rows, row)
 	}
 	if asJSON {
@@ -80,6 +89,11 @@ func printResults(ctx context.Context, g *globals, name string, asJSON bool) err
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, r := range rows {
+		if r.Error != "" {
+			fmt.Fprintf(g.out, "\npoint %s (%s) failed: %s\n", r.ID, r.Label, r.Error)
+		}
 	}
 	if dir := conf.LocalDir(g.blob); dir != "" {
 		tables := filepath.Join(dir, "sweeps", name, "*", "metrics")

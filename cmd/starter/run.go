@@ -63,7 +63,7 @@ func runCommand() *command {
 				return err
 			}
 			fmt.Fprintf(g.out, "\nran %d points in %s\n\n", len(sw.Points), time.Since(start).Round(time.Millisecond))
-			return printResults(ctx, g, sw.Name, false)
+			return printResults(ctx, g, sw.Name, false, nil)
 		},
 	}
 }

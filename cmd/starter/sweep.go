@@ -95,7 +95,7 @@ func sweepCommand() *command {
 				if err := needArgs(args, 1, "NAME"); err != nil {
 					return err
 				}
-				return printResults(ctx, g, args[0], asJSON)
+				return printResults(ctx, g, args[0], asJSON, nil)
 			},
 		},
 	}}
@@ -140,7 +140,7 @@ func startSweep(ctx context.Context, g *globals, file string, data []byte, train
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		fmt.Fprintf(g.out, "sweep %s already completed (%s); its results:\n\n", sw.Name, uiLink(g, id))
-		return printResults(ctx, g, sw.Name, false)
+		return printResults(ctx, g, sw.Name, false, nil)
 	}
 	if err != nil {
 		return fmt.Errorf("start sweep %s: %w", sw.Name, err)
@@ -159,11 +159,20 @@ func startSweep(ctx context.Context, g *globals, file string, data []byte, train
 	}
 	var res workflows.SweepResult
 	werr := c.GetWorkflow(ctx, id, "").Get(ctx, &res)
+	live := map[string]workflows.PointStatus{}
+	if st, err := querySweep(ctx, c, id); err == nil {
+		for _, p := range st.Points {
+			live[p.ID] = p
+		}
+	}
 	fmt.Fprintln(g.out)
-	if perr := printResults(ctx, g, sw.Name, false); perr != nil {
+	if perr := printResults(ctx, g, sw.Name, false, live); perr != nil {
 		return perr
 	}
-	return werr
+	if werr != nil {
+		return fmt.Errorf("sweep %s did not finish cleanly; fix the cause above, then `starter sweep resume %s`", sw.Name, sw.Name)
+	}
+	return nil
 }
 
 // ensureSearchAttributes registers the project's search attributes in the
