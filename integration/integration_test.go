@@ -212,7 +212,9 @@ func (e *env) results(sweep string) results {
 			e.t.Fatal(err)
 		}
 		clients, err := store.ReadTable(ctx, st, pk, store.TableClients, func(x store.ClientRow) int32 { return x.Round },
-			func(a, b store.ClientRow) int { return cmp.Or(cmp.Compare(a.Round, b.Round), cmp.Compare(a.Client, b.Client)) })
+			func(a, b store.ClientRow) int {
+				return cmp.Or(cmp.Compare(a.Round, b.Round), cmp.Compare(a.Client, b.Client))
+			})
 		if err != nil {
 			e.t.Fatal(err)
 		}
