@@ -6,8 +6,10 @@ SHELL := /bin/bash
 GO ?= go
 TEMPORAL_VERSION := v1.5.1
 WORKFLOWCHECK_VERSION := v0.6.0
+MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 export FLSWEEP_DATA_DIR ?= $(CURDIR)/.data/datasets
 export TEMPORAL_CLI ?= $(CURDIR)/bin/temporal
+export MINIO_BIN ?= $(CURDIR)/bin/minio
 
 .PHONY: demo test bench build data up down worker stop clean vet workflowcheck
 
@@ -17,7 +19,7 @@ demo: build bin/temporal data up
 	bin/starter sweep start -f examples/demo.yaml --wait
 
 ## test: every test, including integration tests against a real dev server
-test: bin/temporal data vet workflowcheck
+test: bin/temporal bin/minio data vet workflowcheck
 	FLSWEEP_INTEGRATION=1 $(GO) test -count=1 -timeout 75m ./...
 
 ## bench: benchmarks (figures only; nothing is asserted)
@@ -32,6 +34,11 @@ build:
 bin/temporal:
 	@echo "building the Temporal CLI $(TEMPORAL_VERSION) (a few minutes, once)"
 	GOBIN=$(CURDIR)/bin $(GO) install github.com/temporalio/cli/cmd/temporal@$(TEMPORAL_VERSION)
+
+# MinIO, a real S3-compatible server, for the S3 blob-store integration test.
+bin/minio:
+	@echo "building MinIO (a few minutes, once)"
+	GOBIN=$(CURDIR)/bin $(GO) install github.com/minio/minio@$(MINIO_VERSION)
 
 data: build
 	bin/starter data fetch fmnist --dir $(FLSWEEP_DATA_DIR)/fmnist
