@@ -22,9 +22,10 @@ demo: build bin/temporal data up
 test: bin/temporal bin/minio data vet workflowcheck
 	FLSWEEP_INTEGRATION=1 $(GO) test -count=1 -timeout 75m ./...
 
-## bench: benchmarks (figures only; nothing is asserted)
-bench: build data
+## bench: benchmarks (figures only; nothing is asserted): training speed, then round time in-process vs Temporal
+bench: build bin/temporal data
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./trainer/ ./aggregate/
+	infra/bench/rounds.sh examples/demo.yaml
 
 build:
 	$(GO) build -o bin/starter ./cmd/starter

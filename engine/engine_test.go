@@ -390,3 +390,39 @@ func TestDiverged(t *testing.T) {
 		}
 	}
 }
+
+// TestKeepUpdates: with run.keep_updates every trained client's update stays
+// in storage, also in the in-process runner.
+func TestKeepUpdates(t *testing.T) {
+	e := newEngine(t)
+	ctx := context.Background()
+	keep := spec + "run: {keep_updates: true}\n"
+	if _, err := e.RunSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(keep)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	plan, _ := e.PlanSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(keep)})
+	sk, _ := store.SweepKeys(plan.Name)
+	pk, _ := sk.Point(plan.Points[0].ID)
+	rows, err := store.ReadTable(ctx, e.Store, pk, store.TableClients, clientRound, lessClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trained := 0
+	for _, row := range rows {
+		if !row.Selected {
+			continue
+		}
+		trained++
+		f, err := e.Store.GetFile(ctx, pk.Update(int(row.Round), int(row.Client)))
+		if err != nil {
+			t.Errorf("round %d client %d: %v", row.Round, row.Client, err)
+			continue
+		}
+		if f.Kind != "update" || f.Round != int(row.Round) || f.Client != int(row.Client) {
+			t.Errorf("update header %+v", f.Header)
+		}
+	}
+	if trained == 0 {
+		t.Error("no trained clients")
+	}
+}

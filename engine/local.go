@@ -57,7 +57,7 @@ func (e *Engine) RunPoint(ctx context.Context, ref steps.PointRef, keepUpdates b
 	}
 	if prep.Done {
 		report(prep.LastCommitted, prep.TestAcc, true, prep.Status)
-		return e.FinishPoint(ctx, steps.FinishInput{PointRef: ref, Status: prep.Status})
+		return e.FinishPoint(ctx, steps.FinishInput{PointRef: ref, Status: prep.Status, KeepUpdates: keepUpdates})
 	}
 	acc := prep.TestAcc
 	report(prep.LastCommitted, acc, false, steps.StatusRunning)
@@ -77,7 +77,7 @@ func (e *Engine) RunPoint(ctx context.Context, ref steps.PointRef, keepUpdates b
 		}
 		report(r, acc, false, steps.StatusRunning)
 	}
-	res, err := e.FinishPoint(ctx, steps.FinishInput{PointRef: ref, Status: status})
+	res, err := e.FinishPoint(ctx, steps.FinishInput{PointRef: ref, Status: status, KeepUpdates: keepUpdates})
 	if err == nil {
 		report(res.RoundsDone, res.TestAcc, true, res.Status)
 	}
@@ -111,6 +111,9 @@ func (e *Engine) RunRound(ctx context.Context, in steps.RoundRef, eval, keepUpda
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			deltas[i], sums[i], errs[i] = e.trainClient(ctx, env, global, in.Round, k, nil)
+			if errs[i] == nil && keepUpdates {
+				_, errs[i] = e.putUpdate(ctx, env, in.Round, k, deltas[i], sums[i])
+			}
 		}()
 	}
 	wg.Wait()

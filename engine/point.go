@@ -116,7 +116,7 @@ func (e *Engine) FinishPoint(ctx context.Context, in steps.FinishInput) (steps.P
 	if err := store.Compact(ctx, e.Store, env.keys, store.TableClients, clientRound, lessClient); err != nil {
 		return steps.PointResult{}, err
 	}
-	if err := e.prune(ctx, env, last); err != nil {
+	if err := e.prune(ctx, env, last, in.KeepUpdates); err != nil {
 		return steps.PointResult{}, err
 	}
 	rounds, err := store.ReadTable(ctx, e.Store, env.keys, store.TableRounds, roundOf, lessRound)
@@ -140,8 +140,8 @@ func (e *Engine) FinishPoint(ctx context.Context, in steps.FinishInput) (steps.P
 }
 
 // prune removes every checkpoint that is not retained and every transient
-// file, whatever crashes left behind.
-func (e *Engine) prune(ctx context.Context, env *pointEnv, last int) error {
+// file, whatever crashes or late duplicate attempts left behind.
+func (e *Engine) prune(ctx context.Context, env *pointEnv, last int, keepUpdates bool) error {
 	rounds, err := e.Store.CommittedRounds(ctx, env.keys)
 	if err != nil {
 		return err
@@ -160,6 +160,9 @@ func (e *Engine) prune(ctx context.Context, env *pointEnv, last int) error {
 		var q int
 		if _, err := fmt.Sscanf(d, "%d", &q); err == nil {
 			errs = append(errs, e.Store.Delete(ctx, env.keys.Eval(q)))
+			if !keepUpdates {
+				errs = append(errs, e.Store.DeletePrefix(ctx, env.keys.Updates(q)))
+			}
 		}
 	}
 	return errors.Join(errs...)

@@ -53,15 +53,19 @@ func (e *Engine) TrainClient(ctx context.Context, in steps.TrainClientInput, pro
 	if err != nil {
 		return steps.TrainClientOutput{}, err
 	}
-	f, err := store.NewFile("update", env.net.Key(), in.Round, in.Client).AddF32("delta", delta).AddJSON("summary", sum)
+	key, err := e.putUpdate(ctx, env, in.Round, in.Client, delta, sum)
+	return steps.TrainClientOutput{ClientSummary: sum, Key: key}, err
+}
+
+// putUpdate stores client k's update of round r and returns its key.
+func (e *Engine) putUpdate(ctx context.Context, env *pointEnv, r, k int, delta []float32, sum fl.ClientSummary) (string, error) {
+	f, err := store.NewFile("update", env.net.Key(), r, k).AddF32("delta", delta).AddJSON("summary", sum)
 	if err != nil {
-		return steps.TrainClientOutput{}, err
+		return "", err
 	}
-	key := env.keys.Update(in.Round, in.Client)
-	if _, err := e.Store.PutFile(ctx, key, f); err != nil {
-		return steps.TrainClientOutput{}, err
-	}
-	return steps.TrainClientOutput{ClientSummary: sum, Key: key}, nil
+	key := env.keys.Update(r, k)
+	_, err = e.Store.PutFile(ctx, key, f)
+	return key, err
 }
 
 // trainClient runs client k's local training in round r from global and

@@ -151,8 +151,8 @@ type RoundSummary struct {
 // FinishInput closes a point.
 type FinishInput struct {
 	PointRef
-	Status string `json:"status"` // done or diverged
-	Reason string `json:"reason,omitempty"`
+	Status      string `json:"status"` // done or diverged
+	KeepUpdates bool   `json:"keep_updates,omitempty"`
 }
 
 // PointResult is a finished point.

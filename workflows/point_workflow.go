@@ -17,18 +17,19 @@ import (
 // when the server suggests it, always between rounds.
 func PointWorkflow(ctx workflow.Context, in PointInput) (steps.PointResult, error) {
 	logger := workflow.GetLogger(ctx)
+	progress := PointProgress{Rounds: in.Info.Rounds, Status: steps.StatusRunning}
+	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (PointProgress, error) { return progress, nil }); err != nil {
+		return steps.PointResult{}, err
+	}
 	heavy := activityOptions(ctx, in.TrainQueue, 30*time.Minute, 5)
 	prep, err := run[steps.PrepareOutput](heavy, steps.PreparePoint, in.PointRef)
 	if err != nil {
 		return steps.PointResult{}, err
 	}
-	progress := PointProgress{Round: prep.LastCommitted, Rounds: prep.Rounds, TestAcc: prep.TestAcc, Status: steps.StatusRunning}
-	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (PointProgress, error) { return progress, nil }); err != nil {
-		return steps.PointResult{}, err
-	}
+	progress.Round, progress.Rounds, progress.TestAcc = prep.LastCommitted, prep.Rounds, prep.TestAcc
 	if prep.Done {
 		progress.Status = prep.Status
-		return run[steps.PointResult](heavy, steps.FinishPoint, steps.FinishInput{PointRef: in.PointRef, Status: prep.Status})
+		return run[steps.PointResult](heavy, steps.FinishPoint, steps.FinishInput{PointRef: in.PointRef, Status: prep.Status, KeepUpdates: in.KeepUpdates})
 	}
 
 	status := steps.StatusDone
@@ -68,7 +69,7 @@ func PointWorkflow(ctx workflow.Context, in PointInput) (steps.PointResult, erro
 			return steps.PointResult{}, err
 		}
 	}
-	res, err := run[steps.PointResult](heavy, steps.FinishPoint, steps.FinishInput{PointRef: in.PointRef, Status: status})
+	res, err := run[steps.PointResult](heavy, steps.FinishPoint, steps.FinishInput{PointRef: in.PointRef, Status: status, KeepUpdates: in.KeepUpdates})
 	if err != nil {
 		return steps.PointResult{}, err
 	}
