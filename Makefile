@@ -27,9 +27,12 @@ bench: build bin/temporal data
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./trainer/ ./aggregate/
 	infra/bench/rounds.sh examples/demo.yaml
 
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/flsweep/flsweep/conf.Version=$(VERSION)
+
 build:
-	$(GO) build -o bin/starter ./cmd/starter
-	$(GO) build -o bin/worker ./worker
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/starter ./cmd/starter
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/worker ./worker
 
 # The Temporal CLI (dev server + UI), built once through the Go module proxy.
 bin/temporal:

@@ -6,6 +6,7 @@ package activities
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -33,6 +34,7 @@ func (a *Activities) Register(r interface {
 		steps.PreparePoint:  a.PreparePoint,
 		steps.SelectClients: a.SelectClients,
 		steps.TrainClient:   a.TrainClient,
+		steps.TrainClients:  a.TrainClients,
 		steps.Aggregate:     a.Aggregate,
 		steps.Evaluate:      a.Evaluate,
 		steps.CommitRound:   a.CommitRound,
@@ -61,6 +63,18 @@ func (a *Activities) SelectClients(ctx context.Context, in steps.RoundRef) (fl.S
 // TrainClient trains one client; it heartbeats after every local step.
 func (a *Activities) TrainClient(ctx context.Context, in steps.TrainClientInput) (steps.TrainClientOutput, error) {
 	out, err := a.Engine.TrainClient(ctx, in, func(h steps.Heartbeat) { activity.RecordHeartbeat(ctx, h) })
+	return out, toTemporal(err)
+}
+
+// TrainClients trains a chunk of clients; it heartbeats with the progress of
+// the client that reported last.
+func (a *Activities) TrainClients(ctx context.Context, in steps.TrainClientsInput) ([]steps.TrainClientOutput, error) {
+	var mu sync.Mutex
+	out, err := a.Engine.TrainClients(ctx, in, func(h steps.Heartbeat) {
+		mu.Lock()
+		defer mu.Unlock()
+		activity.RecordHeartbeat(ctx, h)
+	})
 	return out, toTemporal(err)
 }
 

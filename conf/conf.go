@@ -27,6 +27,12 @@ const (
 	DataRoot         = ".data"
 )
 
+// Version identifies the build (git describe), set at link time by the
+// Makefile: -ldflags "-X github.com/flsweep/flsweep/conf.Version=...". Every
+// committed round records the version that computed it, because a different
+// build may compute different numbers (a resumed sweep shows where).
+var Version = "dev"
+
 // Address returns the Temporal address from the environment or the default.
 func Address() string { return or(os.Getenv(EnvAddress), DefaultAddress) }
 

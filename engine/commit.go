@@ -40,13 +40,14 @@ func (e *Engine) CommitRound(ctx context.Context, in steps.CommitInput) (steps.R
 // used by both engines.
 func (e *Engine) commit(ctx context.Context, env *pointEnv, r int, sel fl.Selection, sums []fl.ClientSummary, sha string, ev *steps.EvalSummary, per *ClientEvals, keep bool) (steps.RoundSummary, error) {
 	rounds, clients := env.rows(r, sel, sums, sha, ev, per)
+	rounds[0].CodeVersion = e.Version
 	if err := store.WriteRows(ctx, e.Store, env.keys.Part(store.TableRounds, r), rounds); err != nil {
 		return steps.RoundSummary{}, err
 	}
 	if err := store.WriteRows(ctx, e.Store, env.keys.Part(store.TableClients, r), clients); err != nil {
 		return steps.RoundSummary{}, err
 	}
-	c := store.Commit{Round: r, Global: env.keys.Global(r), GlobalSHA256: sha, Clients: sel.Clients, DataDigest: env.data.Digest}
+	c := store.Commit{Round: r, Global: env.keys.Global(r), GlobalSHA256: sha, Clients: sel.Clients, DataDigest: env.data.Digest, CodeVersion: e.Version}
 	if rounds[0].TrainLoss != nil {
 		c.TrainLoss = *rounds[0].TrainLoss
 	}

@@ -38,8 +38,11 @@ type Engine struct {
 	Reg     *fl.Registry
 	Trainer *trainer.Trainer
 	// Workers bounds the clients trained at once by the in-process runner
-	// (0: GOMAXPROCS). Temporal workers bound concurrency with task slots.
+	// and within a TrainClients activity (0: GOMAXPROCS). Temporal workers
+	// bound concurrency across activities with task slots.
 	Workers int
+	// Version identifies the build; every committed round records it.
+	Version string
 
 	envs envCache
 }
@@ -48,6 +51,7 @@ type Engine struct {
 type Options struct {
 	DataDir string
 	Workers int
+	Version string
 }
 
 // New returns an engine over st with the built-in methods.
@@ -62,6 +66,7 @@ func New(st *store.Store, opts *Options) *Engine {
 		Reg:     Registry(),
 		Trainer: trainer.New(nil),
 		Workers: opts.Workers,
+		Version: opts.Version,
 		envs:    envCache{max: 32},
 	}
 }

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/flsweep/flsweep/fl"
 	"github.com/flsweep/flsweep/steps"
@@ -102,25 +101,16 @@ func (e *Engine) RunRound(ctx context.Context, in steps.RoundRef, eval, keepUpda
 	}
 	deltas := make([][]float32, len(sel.Clients))
 	sums := make([]fl.ClientSummary, len(sel.Clients))
-	errs := make([]error, len(sel.Clients))
-	sem := make(chan struct{}, e.workers())
-	var wg sync.WaitGroup
-	for i, k := range sel.Clients {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			deltas[i], sums[i], errs[i] = e.trainClient(ctx, env, global, in.Round, k, nil)
-			if errs[i] == nil && keepUpdates {
-				_, errs[i] = e.putUpdate(ctx, env, in.Round, k, deltas[i], sums[i])
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return steps.RoundSummary{}, err
+	err = e.parallel(len(sel.Clients), func(i int) error {
+		var err error
+		deltas[i], sums[i], err = e.trainClient(ctx, env, global, in.Round, sel.Clients[i], nil)
+		if err == nil && keepUpdates {
+			_, err = e.putUpdate(ctx, env, in.Round, sel.Clients[i], deltas[i], sums[i])
 		}
+		return err
+	})
+	if err != nil {
+		return steps.RoundSummary{}, err
 	}
 	next, err := env.aggregate(global, sel, sums, func(i, _ int) ([]float32, error) { return deltas[i], nil })
 	if err != nil {

@@ -62,7 +62,7 @@ func PlanOutput(sw *sweep.Sweep) steps.PlanSweepOutput {
 	out := steps.PlanSweepOutput{
 		Name: sw.Name, Hash: sw.Hash(),
 		Concurrency: sw.Run.Concurrency, ContinueAsNewEvery: sw.Run.ContinueAsNewEvery,
-		TrainQueue: sw.Run.TrainQueue, KeepUpdates: sw.Run.KeepUpdates,
+		TrainQueue: sw.Run.TrainQueue, KeepUpdates: sw.Run.KeepUpdates, ClientsPerActivity: sw.Run.ClientsPerActivity,
 	}
 	for _, p := range sw.Points {
 		c := p.Config

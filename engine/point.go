@@ -204,7 +204,7 @@ func (e *Engine) writePointRow(ctx context.Context, env *pointEnv, status string
 		BatchSize: int32(c.Train.BatchSize), LocalSteps: int32(c.Train.LocalSteps), LocalEpochs: int32(c.Train.LocalEpochs),
 		Rounds: int32(c.Rounds), ClientsPerRound: int32(c.ClientsPerRound), Importance: c.Importance,
 		Sampler: c.Sampler.Name, Aggregator: c.Aggregator.Name, Config: string(cfg), Status: status, RoundsDone: int32(last),
-		FinalModelSHA256: sha,
+		FinalModelSHA256: sha, CodeVersion: e.Version,
 	}
 	if c.Partition.Scheme == "dirichlet" {
 		row.Alpha = ptr(c.Partition.Alpha)

@@ -57,6 +57,55 @@ func (e *Engine) TrainClient(ctx context.Context, in steps.TrainClientInput, pro
 	return steps.TrainClientOutput{ClientSummary: sum, Key: key}, err
 }
 
+// TrainClients trains several clients of one round, in parallel on the
+// engine's workers, and stores their updates; results are in input order.
+// progress, if not nil, may be called from several goroutines at once.
+func (e *Engine) TrainClients(ctx context.Context, in steps.TrainClientsInput, progress func(steps.Heartbeat)) ([]steps.TrainClientOutput, error) {
+	env, err := e.roundEnv(ctx, in.RoundRef)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range in.Clients {
+		if k < 0 || k >= env.pop.N() {
+			return nil, fmt.Errorf("client %d out of [0, %d): %w", k, env.pop.N(), fl.ErrInvalid)
+		}
+	}
+	global, err := e.loadGlobal(ctx, env, in.Round-1)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]steps.TrainClientOutput, len(in.Clients))
+	err = e.parallel(len(in.Clients), func(i int) error {
+		k := in.Clients[i]
+		delta, sum, err := e.trainClient(ctx, env, global, in.Round, k, progress)
+		if err != nil {
+			return err
+		}
+		key, err := e.putUpdate(ctx, env, in.Round, k, delta, sum)
+		out[i] = steps.TrainClientOutput{ClientSummary: sum, Key: key}
+		return err
+	})
+	return out, err
+}
+
+// parallel runs f(0..n-1) on at most the engine's workers at once and
+// returns the errors joined.
+func (e *Engine) parallel(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	sem := make(chan struct{}, e.workers())
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = f(i)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 // putUpdate stores client k's update of round r and returns its key.
 func (e *Engine) putUpdate(ctx context.Context, env *pointEnv, r, k int, delta []float32, sum fl.ClientSummary) (string, error) {
 	f, err := store.NewFile("update", env.net.Key(), r, k).AddF32("delta", delta).AddJSON("summary", sum)
@@ -281,22 +330,15 @@ func (e *Engine) predict(ctx context.Context, env *pointEnv, w []float32, x []fl
 	const minChunk = 1000
 	chunks := min(e.workers(), max(1, len(idx)/minChunk))
 	size := (len(idx) + chunks - 1) / chunks
-	var wg sync.WaitGroup
-	errs := make([]error, chunks)
-	for c := 0; c < chunks; c++ {
+	err := e.parallel(chunks, func(c int) error {
 		lo, hi := c*size, min((c+1)*size, len(idx))
 		if lo >= hi {
-			continue
+			return nil
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ex := trainer.Examples{X: x, Y: y, Dim: env.data.Dim(), Idx: idx[lo:hi]}
-			errs[c] = e.Trainer.Predict(ctx, env.net, w, ex, loss[lo:hi], correct[lo:hi])
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+		ex := trainer.Examples{X: x, Y: y, Dim: env.data.Dim(), Idx: idx[lo:hi]}
+		return e.Trainer.Predict(ctx, env.net, w, ex, loss[lo:hi], correct[lo:hi])
+	})
+	if err != nil {
 		return nil, nil, fmt.Errorf("evaluate: %w", err)
 	}
 	return loss, correct, nil

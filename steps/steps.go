@@ -16,6 +16,7 @@ const (
 	PreparePoint  = "PreparePoint"
 	SelectClients = "SelectClients"
 	TrainClient   = "TrainClient"
+	TrainClients  = "TrainClients"
 	Aggregate     = "Aggregate"
 	Evaluate      = "Evaluate"
 	CommitRound   = "CommitRound"
@@ -51,6 +52,7 @@ type PlanSweepOutput struct {
 	ContinueAsNewEvery int         `json:"continue_as_new_every"`
 	TrainQueue         string      `json:"train_queue,omitempty"`
 	KeepUpdates        bool        `json:"keep_updates,omitempty"`
+	ClientsPerActivity int         `json:"clients_per_activity,omitempty"`
 }
 
 // PointRef names a point.
@@ -96,6 +98,14 @@ type TrainClientInput struct {
 type TrainClientOutput struct {
 	fl.ClientSummary
 	Key string `json:"key"`
+}
+
+// TrainClientsInput asks several clients to train in one round, in one
+// activity (run.clients_per_activity > 1): fewer activities per round, less
+// orchestration overhead, less spread across workers.
+type TrainClientsInput struct {
+	RoundRef
+	Clients []int `json:"clients"`
 }
 
 // Heartbeat is the progress a training activity reports.

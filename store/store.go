@@ -201,6 +201,7 @@ type Commit struct {
 	GlobalSHA256 string  `json:"global_sha256"` // Checksum of the model's weights
 	FileSHA256   string  `json:"file_sha256"`   // checksum of the global.bin file
 	DataDigest   string  `json:"data_digest"`   // the data the point runs on
+	CodeVersion  string  `json:"code_version"`  // the build that computed the round
 	Clients      []int   `json:"clients,omitempty"`
 	TrainLoss    float64 `json:"train_loss,omitempty"`
 	Evaluated    bool    `json:"evaluated,omitempty"`

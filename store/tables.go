@@ -41,6 +41,7 @@ type RoundRow struct {
 	ClientAccWorst *float64 `parquet:"client_acc_worst5,optional"` // mean of the worst 5% of clients
 	ClientAccBest  *float64 `parquet:"client_acc_best5,optional"`  // mean of the best 5% of clients
 	ModelSHA256    string   `parquet:"model_sha256"`               // the global model after the round
+	CodeVersion    string   `parquet:"code_version"`               // the build that computed the round
 }
 
 // ClientRow is one row per point × round × client, for clients trained in
@@ -106,6 +107,7 @@ type PointRow struct {
 	FinalTestAcc     *float64 `parquet:"final_test_acc,optional"`
 	FinalTestLoss    *float64 `parquet:"final_test_loss,optional"`
 	FinalModelSHA256 string   `parquet:"final_model_sha256"`
+	CodeVersion      string   `parquet:"code_version"` // the build that last prepared or finished the point
 }
 
 // WriteRows writes rows as one Parquet file at key, replacing any earlier file.

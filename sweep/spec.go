@@ -68,6 +68,10 @@ type RunConfig struct {
 	// KeepUpdates keeps every round's client updates instead of deleting
 	// them once the round is committed.
 	KeepUpdates bool `json:"keep_updates,omitempty" yaml:"keep_updates"`
+	// ClientsPerActivity trains this many clients in one activity (default
+	// 1: one activity per client, spread over every worker). Larger chunks
+	// cost less orchestration per round and suit few, large workers.
+	ClientsPerActivity int `json:"clients_per_activity,omitempty" yaml:"clients_per_activity"`
 }
 
 // Hash identifies the sweep's set of points: SHA-256 over the name and the
@@ -170,7 +174,7 @@ func Parse(file string, data []byte) (*Sweep, error) {
 	if len(s.Seeds) == 0 {
 		s.Seeds = []uint64{0}
 	}
-	s.Run = RunConfig{Concurrency: 2, ContinueAsNewEvery: 100}
+	s.Run = RunConfig{Concurrency: 2, ContinueAsNewEvery: 100, ClientsPerActivity: 1}
 	if runNode != nil {
 		if err := checkFields(file, "run", runNode, reflect.TypeOf(RunConfig{}), runNode); err != nil {
 			return nil, err

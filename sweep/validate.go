@@ -39,6 +39,9 @@ func (s *Sweep) Validate(reg *fl.Registry) error {
 	if s.Run.ContinueAsNewEvery < 1 {
 		add(fmt.Errorf("run.continue_as_new_every = %d; it must be at least 1 round: %w", s.Run.ContinueAsNewEvery, ErrInvalid))
 	}
+	if s.Run.ClientsPerActivity < 1 {
+		add(fmt.Errorf("run.clients_per_activity = %d; train at least 1 client per activity: %w", s.Run.ClientsPerActivity, ErrInvalid))
+	}
 	if s.Run.TrainQueue != "" && !queueRE.MatchString(s.Run.TrainQueue) {
 		add(fmt.Errorf("run.train_queue = %q: use letters, digits and . _ @ -: %w", s.Run.TrainQueue, ErrInvalid))
 	}

@@ -58,7 +58,7 @@ func main() {
 	}
 	defer c.Close()
 
-	acts := &activities.Activities{Engine: engine.New(st, &engine.Options{DataDir: *dataDir})}
+	acts := &activities.Activities{Engine: engine.New(st, &engine.Options{DataDir: *dataDir, Version: conf.Version})}
 	opts := worker.Options{
 		MaxConcurrentActivityExecutionSize:      *slots,
 		MaxConcurrentActivityTaskPollers:        *pollers,
@@ -86,8 +86,8 @@ func main() {
 			log.Fatalln("worker: start:", err)
 		}
 	}
-	log.Printf("worker: serving queue %q (workflows: %v) and %q on %s/%s with %d slots; blob %s; data %s",
-		*queue, *serveWorkflows, *trainQueue, *address, *namespace, *slots, *blobURL, *dataDir)
+	log.Printf("worker %s: serving queue %q (workflows: %v) and %q on %s/%s with %d slots; blob %s; data %s",
+		conf.Version, *queue, *serveWorkflows, *trainQueue, *address, *namespace, *slots, *blobURL, *dataDir)
 	<-worker.InterruptCh()
 	for _, w := range ws {
 		w.Stop()

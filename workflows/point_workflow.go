@@ -46,10 +46,11 @@ func PointWorkflow(ctx workflow.Context, in PointInput) (steps.PointResult, erro
 		})
 		var sum steps.RoundSummary
 		err := workflow.ExecuteChildWorkflow(cctx, RoundWorkflowName, RoundInput{
-			RoundRef:    steps.RoundRef{PointRef: in.PointRef, Round: r, DataDigest: prep.DataDigest},
-			Eval:        steps.ShouldEval(r, prep.EvalEvery, prep.Rounds),
-			KeepUpdates: in.KeepUpdates,
-			TrainQueue:  in.TrainQueue,
+			RoundRef:           steps.RoundRef{PointRef: in.PointRef, Round: r, DataDigest: prep.DataDigest},
+			Eval:               steps.ShouldEval(r, prep.EvalEvery, prep.Rounds),
+			KeepUpdates:        in.KeepUpdates,
+			TrainQueue:         in.TrainQueue,
+			ClientsPerActivity: in.ClientsPerActivity,
 		}).Get(ctx, &sum)
 		if isType(err, steps.ErrTypeDiverged) {
 			logger.Warn("point diverged", "round", r, "error", err)

@@ -23,24 +23,9 @@ func RoundWorkflow(ctx workflow.Context, in RoundInput) (steps.RoundSummary, err
 	}
 
 	workflow.SetCurrentDetails(ctx, fmt.Sprintf("round %d: training %d clients %v", in.Round, len(sel.Clients), sel.Clients))
-	futures := make([]workflow.Future, len(sel.Clients))
-	for i, k := range sel.Clients {
-		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			TaskQueue:           in.TrainQueue,
-			StartToCloseTimeout: time.Hour,
-			HeartbeatTimeout:    HeartbeatTimeout,
-			RetryPolicy:         retry(5),
-			Summary:             fmt.Sprintf("client %d, round %d", k, in.Round),
-		})
-		futures[i] = workflow.ExecuteActivity(actx, steps.TrainClient, steps.TrainClientInput{RoundRef: in.RoundRef, Client: k})
-	}
-	sums := make([]fl.ClientSummary, len(sel.Clients))
-	for i, f := range futures {
-		var out steps.TrainClientOutput
-		if err := f.Get(ctx, &out); err != nil {
-			return steps.RoundSummary{}, err
-		}
-		sums[i] = out.ClientSummary
+	sums, err := trainClients(ctx, in, sel.Clients)
+	if err != nil {
+		return steps.RoundSummary{}, err
 	}
 
 	workflow.SetCurrentDetails(ctx, fmt.Sprintf("round %d: aggregating", in.Round))
@@ -68,6 +53,53 @@ func RoundWorkflow(ctx workflow.Context, in RoundInput) (steps.RoundSummary, err
 	}
 	workflow.SetCurrentDetails(ctx, roundDetails(sum))
 	return sum, nil
+}
+
+// trainClients fans out the training of a round's clients: one TrainClient
+// activity per client, or TrainClients activities over chunks of
+// ClientsPerActivity clients. Summaries come back in client order.
+func trainClients(ctx workflow.Context, in RoundInput, clients []int) ([]fl.ClientSummary, error) {
+	options := func(summary string) workflow.Context {
+		return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			TaskQueue:           in.TrainQueue,
+			StartToCloseTimeout: time.Hour,
+			HeartbeatTimeout:    HeartbeatTimeout,
+			RetryPolicy:         retry(5),
+			Summary:             summary,
+		})
+	}
+	sums := make([]fl.ClientSummary, 0, len(clients))
+	if in.ClientsPerActivity <= 1 {
+		futures := make([]workflow.Future, len(clients))
+		for i, k := range clients {
+			futures[i] = workflow.ExecuteActivity(options(fmt.Sprintf("client %d, round %d", k, in.Round)),
+				steps.TrainClient, steps.TrainClientInput{RoundRef: in.RoundRef, Client: k})
+		}
+		for _, f := range futures {
+			var out steps.TrainClientOutput
+			if err := f.Get(ctx, &out); err != nil {
+				return nil, err
+			}
+			sums = append(sums, out.ClientSummary)
+		}
+		return sums, nil
+	}
+	var futures []workflow.Future
+	for lo := 0; lo < len(clients); lo += in.ClientsPerActivity {
+		chunk := clients[lo:min(lo+in.ClientsPerActivity, len(clients))]
+		futures = append(futures, workflow.ExecuteActivity(options(fmt.Sprintf("clients %v, round %d", chunk, in.Round)),
+			steps.TrainClients, steps.TrainClientsInput{RoundRef: in.RoundRef, Clients: chunk}))
+	}
+	for _, f := range futures {
+		var out []steps.TrainClientOutput
+		if err := f.Get(ctx, &out); err != nil {
+			return nil, err
+		}
+		for _, o := range out {
+			sums = append(sums, o.ClientSummary)
+		}
+	}
+	return sums, nil
 }
 
 func roundDetails(s steps.RoundSummary) string {

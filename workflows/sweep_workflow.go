@@ -57,6 +57,7 @@ func SweepWorkflow(ctx workflow.Context, in SweepInput) (SweepResult, error) {
 			TrainQueue:         queue,
 			ContinueAsNewEvery: plan.ContinueAsNewEvery,
 			KeepUpdates:        plan.KeepUpdates,
+			ClientsPerActivity: plan.ClientsPerActivity,
 		})
 		p.Status = steps.StatusRunning
 		running++

@@ -98,6 +98,7 @@ type PointInput struct {
 	TrainQueue         string          `json:"train_queue,omitempty"`
 	ContinueAsNewEvery int             `json:"continue_as_new_every"`
 	KeepUpdates        bool            `json:"keep_updates,omitempty"`
+	ClientsPerActivity int             `json:"clients_per_activity,omitempty"`
 }
 
 // PointProgress is the answer to the progress query.
@@ -111,7 +112,8 @@ type PointProgress struct {
 // RoundInput runs one round.
 type RoundInput struct {
 	steps.RoundRef
-	Eval        bool   `json:"eval"`
-	KeepUpdates bool   `json:"keep_updates,omitempty"`
-	TrainQueue  string `json:"train_queue,omitempty"`
+	Eval               bool   `json:"eval"`
+	KeepUpdates        bool   `json:"keep_updates,omitempty"`
+	TrainQueue         string `json:"train_queue,omitempty"`
+	ClientsPerActivity int    `json:"clients_per_activity,omitempty"`
 }

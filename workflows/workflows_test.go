@@ -196,3 +196,28 @@ func TestDivergedPoint(t *testing.T) {
 		require.Equal(t, steps.StatusDiverged, p.Status)
 	}
 }
+
+// TestChunkedTrainingMatchesLocal: training clients in chunks
+// (run.clients_per_activity) changes how work is dispatched, not the result.
+func TestChunkedTrainingMatchesLocal(t *testing.T) {
+	env, _ := setup(t)
+	var chunks atomic.Int32
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if info.ActivityType.Name == steps.TrainClients {
+			chunks.Add(1)
+		}
+	})
+	chunked := spec + "run: {clients_per_activity: 2}\n"
+	env.ExecuteWorkflow(workflows.SweepWorkflowName, workflows.SweepInput{File: "wf.yaml", Spec: []byte(chunked)})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var res workflows.SweepResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	want := localResults(t, spec)
+	for _, p := range res.Points {
+		require.Equal(t, want[p.ID], *p.Result)
+	}
+	// 2 points x 5 rounds, 3 distinct clients (at most) in chunks of 2: 1-2 activities a round.
+	require.GreaterOrEqual(t, chunks.Load(), int32(10))
+	require.LessOrEqual(t, chunks.Load(), int32(20))
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/flsweep/flsweep/conf"
 	"github.com/flsweep/flsweep/engine"
 	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store"
@@ -44,7 +45,7 @@ func runCommand() *command {
 				return err
 			}
 			defer st.Close()
-			eng := engine.New(st, &engine.Options{DataDir: g.dataDir, Workers: workers})
+			eng := engine.New(st, &engine.Options{DataDir: g.dataDir, Workers: workers, Version: conf.Version})
 			lines := make([]pointLine, len(sw.Points))
 			index := map[string]int{}
 			for i, p := range sw.Points {
