@@ -139,8 +139,12 @@ func startSweep(ctx context.Context, g *globals, file string, data []byte, train
 	}, workflows.SweepWorkflowName, workflows.SweepInput{File: file, Spec: data, TrainQueue: trainQueue})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
-		fmt.Fprintf(g.out, "sweep %s already completed (%s); its results:\n\n", sw.Name, uiLink(g, id))
-		return printResults(ctx, g, sw.Name, false, nil)
+		fmt.Fprintf(g.out, "sweep %s already completed; its results:\n\n", sw.Name)
+		if err := printResults(ctx, g, sw.Name, false, nil); err != nil {
+			return err
+		}
+		fmt.Fprintf(g.out, "Temporal UI: %s\n", uiLink(g, id))
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("start sweep %s: %w", sw.Name, err)
@@ -169,6 +173,7 @@ func startSweep(ctx context.Context, g *globals, file string, data []byte, train
 	if perr := printResults(ctx, g, sw.Name, false, live); perr != nil {
 		return perr
 	}
+	fmt.Fprintf(g.out, "Temporal UI: %s\n", uiLink(g, id))
 	if werr != nil {
 		return fmt.Errorf("sweep %s did not finish cleanly; fix the cause above, then `starter sweep resume %s`", sw.Name, sw.Name)
 	}
