@@ -426,3 +426,45 @@ func TestKeepUpdates(t *testing.T) {
 		t.Error("no trained clients")
 	}
 }
+
+// TestRoundIsPure: Round depends only on its arguments: two calls agree, it
+// writes nothing, and it equals what the stored run committed.
+func TestRoundIsPure(t *testing.T) {
+	e := newEngine(t)
+	plan, _ := runLocal(t, e)
+	ctx := context.Background()
+	ref := steps.PointRef{Sweep: plan.Name, Point: plan.Points[0].ID}
+	sk, _ := store.SweepKeys(plan.Name)
+	pk, _ := sk.Point(ref.Point)
+	f, err := e.Store.GetFile(ctx, pk.Global(4)) // retained: checkpoint_every 2
+	if err != nil {
+		t.Fatal(err)
+	}
+	global, _ := f.Vector("weights", -1)
+	before, _ := e.Store.List(ctx, "")
+	a, err := e.Round(ctx, ref, global, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.Round(ctx, ref, global, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Error("two calls of Round with equal arguments differ")
+	}
+	after, _ := e.Store.List(ctx, "")
+	if !reflect.DeepEqual(before, after) {
+		t.Error("Round wrote to storage")
+	}
+	var c store.Commit
+	if err := e.Store.GetJSON(ctx, pk.Committed(5), &c); err != nil {
+		t.Fatal(err)
+	}
+	if got := store.Checksum(a.Global); got != c.GlobalSHA256 {
+		t.Errorf("Round(5) model %s; the run committed %s", got, c.GlobalSHA256)
+	}
+	if _, err := e.Round(ctx, ref, global[:10], 5); !IsBadInput(err) {
+		t.Errorf("Round with a short model: error = %v; want bad input", err)
+	}
+}
