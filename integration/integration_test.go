@@ -278,6 +278,10 @@ func straightRun(t *testing.T) results {
 			}
 		}
 		straight = e.results("straight")
+		if err := checkQuery(e, "straight"); err != nil {
+			straightErr = err.Error()
+			return
+		}
 		if dir := os.Getenv("FLSWEEP_RECORD_HISTORIES"); dir != "" {
 			if err := recordHistories(dir, "straight"); err != nil {
 				straightErr = err.Error()
@@ -437,6 +441,24 @@ func TestMissingData(t *testing.T) {
 	if len(committed) != 0 {
 		t.Errorf("a point without data committed %v", committed)
 	}
+}
+
+// checkQuery runs `starter sweep query` over a finished integration sweep
+// (2 points, 20 clients, rounds 0..5) and checks the SQL answers.
+func checkQuery(e *env, sweep string) error {
+	out, err := e.starter("sweep", "query", sweep, `SELECT (SELECT count(*) FROM rounds) AS r, (SELECT count(*) FROM partitions) AS p,
+		(SELECT count(*) FROM points WHERE status = 'done') AS d, (SELECT count(DISTINCT point) FROM clients) AS c`)
+	if err != nil {
+		return fmt.Errorf("sweep query: %v\n%s", err, out)
+	}
+	if f := strings.Fields(out); len(f) != 8 || strings.Join(f[4:], " ") != "12 40 2 2" {
+		return fmt.Errorf("sweep query answered %q; want rounds 12, partitions 40, done points 2, points with client rows 2", out)
+	}
+	out, err = e.starter("sweep", "query", sweep)
+	if err != nil || strings.Count(out, " done ") != 2 {
+		return fmt.Errorf("default sweep query: %v\n%s", err, out)
+	}
+	return nil
 }
 
 // recordHistories exports the histories of a finished sweep's workflows

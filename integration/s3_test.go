@@ -66,6 +66,9 @@ func TestS3BlobStore(t *testing.T) {
 		t.Fatalf("sweep on S3: %v\n%s", err, out)
 	}
 	sameResults(t, "S3 bucket vs local directory", e.results("on-s3"), want)
+	if err := checkQuery(e, "on-s3"); err != nil {
+		t.Error(err)
+	}
 }
 
 func freePort(t *testing.T) string {

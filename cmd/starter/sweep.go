@@ -88,6 +88,7 @@ func sweepCommand() *command {
 				return nil
 			},
 		},
+		queryCommand(),
 		{
 			name: "results", args: "NAME", summary: "print the final accuracy of each point, from blob storage",
 			flags: func(fs *flag.FlagSet) { fs.BoolVar(&asJSON, "json", false, "print JSON") },
