@@ -4,14 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/flsweep/flsweep/conf"
 	"github.com/flsweep/flsweep/engine"
 	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store"
-	"github.com/flsweep/flsweep/sweep"
 )
 
 func runCommand() *command {
@@ -29,16 +27,9 @@ func runCommand() *command {
 			if file == "" || !local || len(args) > 0 {
 				return fmt.Errorf("run needs -f SPEC.yaml --local: %w", errUsage)
 			}
-			data, err := os.ReadFile(file)
+			sw, data, err := loadSpec(file, nil)
 			if err != nil {
 				return err
-			}
-			sw, err := sweep.Parse(file, data)
-			if err != nil {
-				return err
-			}
-			if err := sw.Validate(engine.Registry()); err != nil {
-				return fmt.Errorf("%s:\n%w", file, err)
 			}
 			st, err := store.Open(ctx, g.blob)
 			if err != nil {
@@ -78,16 +69,9 @@ func validateCommand() *command {
 			if file == "" || len(args) > 0 {
 				return fmt.Errorf("validate needs -f SPEC.yaml: %w", errUsage)
 			}
-			data, err := os.ReadFile(file)
+			sw, _, err := loadSpec(file, nil)
 			if err != nil {
 				return err
-			}
-			sw, err := sweep.Parse(file, data)
-			if err != nil {
-				return err
-			}
-			if err := sw.Validate(engine.Registry()); err != nil {
-				return fmt.Errorf("%s:\n%w", file, err)
 			}
 			fmt.Fprintf(g.out, "%s: sweep %s, %d points\n", file, sw.Name, len(sw.Points))
 			for _, p := range sw.Points {

@@ -39,11 +39,7 @@ func sweepCommand() *command {
 				if file == "" || len(args) > 0 {
 					return fmt.Errorf("sweep start needs -f SPEC.yaml and no arguments: %w", errUsage)
 				}
-				data, err := os.ReadFile(file)
-				if err != nil {
-					return err
-				}
-				return startSweep(ctx, g, file, data, trainQueue, wait)
+				return startSweep(ctx, g, file, nil, trainQueue, wait)
 			},
 		},
 		{
@@ -102,6 +98,25 @@ func sweepCommand() *command {
 	}}
 }
 
+// loadSpec parses and validates a spec: data, or the file's contents when
+// data is nil. It returns the spec's bytes too.
+func loadSpec(file string, data []byte) (*sweep.Sweep, []byte, error) {
+	if data == nil {
+		var err error
+		if data, err = os.ReadFile(file); err != nil {
+			return nil, nil, err
+		}
+	}
+	sw, err := sweep.Parse(file, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := sw.Validate(engine.Registry()); err != nil {
+		return nil, nil, fmt.Errorf("%s:\n%w", file, err)
+	}
+	return sw, data, nil
+}
+
 func dial(g *globals) (client.Client, error) {
 	c, err := client.Dial(client.Options{HostPort: g.address, Namespace: g.namespace, Logger: quietLogger{}})
 	if err != nil {
@@ -110,16 +125,14 @@ func dial(g *globals) (client.Client, error) {
 	return c, nil
 }
 
-// startSweep validates a spec and starts its sweep workflow, or attaches to
-// the running one. The workflow ID is derived from the sweep name, so
-// starting twice never duplicates a sweep.
+// startSweep validates a spec (data, or the file's contents when data is
+// nil) and starts its sweep workflow, or attaches to the running one. The
+// workflow ID is derived from the sweep name, so starting twice never
+// duplicates a sweep.
 func startSweep(ctx context.Context, g *globals, file string, data []byte, trainQueue string, wait bool) error {
-	sw, err := sweep.Parse(file, data)
+	sw, data, err := loadSpec(file, data)
 	if err != nil {
 		return err
-	}
-	if err := sw.Validate(engine.Registry()); err != nil {
-		return fmt.Errorf("%s:\n%w", file, err)
 	}
 	c, err := dial(g)
 	if err != nil {
@@ -223,25 +236,23 @@ func keys[V any](m map[string]V) []string {
 }
 
 func querySweep(ctx context.Context, c client.Client, id string) (workflows.SweepStatus, error) {
-	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	var st workflows.SweepStatus
-	v, err := c.QueryWorkflow(qctx, id, "", workflows.StatusQuery)
-	if err != nil {
-		return st, err
-	}
-	return st, v.Get(&st)
+	return query[workflows.SweepStatus](ctx, c, id, workflows.StatusQuery, 10*time.Second)
 }
 
 func queryPoint(ctx context.Context, c client.Client, id string) (workflows.PointProgress, error) {
-	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	return query[workflows.PointProgress](ctx, c, id, workflows.ProgressQuery, 5*time.Second)
+}
+
+// query asks a workflow's latest run a query, within timeout.
+func query[T any](ctx context.Context, c client.Client, id, name string, timeout time.Duration) (T, error) {
+	qctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var p workflows.PointProgress
-	v, err := c.QueryWorkflow(qctx, id, "", workflows.ProgressQuery)
+	var out T
+	v, err := c.QueryWorkflow(qctx, id, "", name)
 	if err != nil {
-		return p, err
+		return out, err
 	}
-	return p, v.Get(&p)
+	return out, v.Get(&out)
 }
 
 // storedSpec finds the spec a sweep was started with: first in the input of
