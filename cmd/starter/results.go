@@ -98,9 +98,9 @@ func printResults(ctx context.Context, g *globals, name string, asJSON bool, liv
 	if dir := conf.LocalDir(g.blob); dir != "" {
 		tables := filepath.Join(dir, "sweeps", name, "*", "metrics")
 		fmt.Fprintf(g.out, "\nParquet tables: %s/{rounds,clients,partitions,points}/*.parquet\n", tables)
-		fmt.Fprintf(g.out, "  e.g. duckdb -c \"SELECT point, round, test_acc FROM '%s/rounds/*.parquet' WHERE evaluated ORDER BY point, round\"\n", tables)
 	} else {
 		fmt.Fprintf(g.out, "\nParquet tables: %s under sweeps/%s/<point>/metrics/<table>/\n", g.blob, name)
 	}
+	fmt.Fprintf(g.out, "SQL: starter sweep query %s \"SELECT round, avg(test_acc) FROM rounds WHERE evaluated GROUP BY 1 ORDER BY 1\"\n", name)
 	return nil
 }

@@ -73,7 +73,7 @@ func validateCommand() *command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(g.out, "%s: sweep %s, %d points\n", file, sw.Name, len(sw.Points))
+			fmt.Fprintf(g.out, "%s: sweep %s, %d point(s)\n", file, sw.Name, len(sw.Points))
 			for _, p := range sw.Points {
 				fmt.Fprintf(g.out, "  %s  %s\n", p.ID, p.Label)
 			}

@@ -15,7 +15,7 @@ infra/dev/temporal.sh up >/dev/null
 infra/dev/worker.sh up >/dev/null
 
 name=$(sed -n 's/^name: *//p' "$SPEC" | head -1)
-points=$(bin/starter validate -f "$SPEC" | sed -n 's/.*, \([0-9]*\) points$/\1/p')
+points=$(bin/starter validate -f "$SPEC" | sed -n 's/.*, \([0-9]*\) point(s)$/\1/p')
 rounds=$(sed -n 's/^rounds: *//p' "$SPEC" | head -1)
 total=$((points * rounds))
 
