@@ -14,6 +14,9 @@ const (
 	DefaultMinSize = 10
 	// DefaultMaxRedraws bounds the redraws when MaxRedraws is 0.
 	DefaultMaxRedraws = 1000
+	// NoMinSize, as a MinSize, asks for no minimum client size: one draw is
+	// accepted whatever it gives, including empty clients.
+	NoMinSize = -1
 	// MinAlpha is the smallest accepted concentration. Below it log(U)/alpha
 	// in the Gamma sampler can overflow to -Inf.
 	MinAlpha = 1e-300
@@ -28,7 +31,8 @@ type DirichletOptions struct {
 	Alpha float64
 	// MinSize is the smallest client size accepted: the whole partition is
 	// redrawn until every client holds at least MinSize samples. 0 means
-	// DefaultMinSize (10). HiCS-FL's code uses int(0.2·N/n).
+	// DefaultMinSize (10), NoMinSize (-1) no minimum. HiCS-FL's code uses
+	// int(0.2·N/n).
 	MinSize int
 	// MaxRedraws bounds the redraws after the first draw, so at most
 	// 1+MaxRedraws partitions are drawn. 0 means DefaultMaxRedraws (1000).
@@ -40,8 +44,8 @@ func (o DirichletOptions) Validate() error {
 	if math.IsNaN(o.Alpha) || math.IsInf(o.Alpha, 0) || o.Alpha < MinAlpha {
 		return fmt.Errorf("partition: dirichlet alpha = %g; use a finite value >= %g (e.g. 0.5): %w", o.Alpha, MinAlpha, ErrInvalid)
 	}
-	if o.MinSize < 0 {
-		return fmt.Errorf("partition: dirichlet min_size = %d; use 0 for the default %d, or a positive size: %w", o.MinSize, DefaultMinSize, ErrInvalid)
+	if o.MinSize < NoMinSize {
+		return fmt.Errorf("partition: dirichlet min_size = %d; use 0 for the default %d, %d for none, or a positive size: %w", o.MinSize, DefaultMinSize, NoMinSize, ErrInvalid)
 	}
 	if o.MaxRedraws < 0 {
 		return fmt.Errorf("partition: dirichlet max_redraws = %d; use 0 for the default %d, or a positive bound: %w", o.MaxRedraws, DefaultMaxRedraws, ErrInvalid)
@@ -49,10 +53,9 @@ func (o DirichletOptions) Validate() error {
 	return nil
 }
 
+// withDefaults resolves the zero values; NoMinSize becomes 0.
 func (o DirichletOptions) withDefaults() DirichletOptions {
-	if o.MinSize == 0 {
-		o.MinSize = DefaultMinSize
-	}
+	o.MinSize = minSizeOrDefault(o.MinSize)
 	if o.MaxRedraws == 0 {
 		o.MaxRedraws = DefaultMaxRedraws
 	}

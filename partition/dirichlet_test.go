@@ -187,7 +187,7 @@ func TestDirichletErrors(t *testing.T) {
 		{name: "alpha NaN", giveLabels: labels, giveClasses: 10, giveClients: 10, giveOpts: DirichletOptions{Alpha: math.NaN()}, wantField: "alpha = NaN"},
 		{name: "alpha Inf", giveLabels: labels, giveClasses: 10, giveClients: 10, giveOpts: DirichletOptions{Alpha: math.Inf(1)}, wantField: "alpha = +Inf"},
 		{name: "alpha below MinAlpha", giveLabels: labels, giveClasses: 10, giveClients: 10, giveOpts: DirichletOptions{Alpha: 1e-301}, wantField: "alpha"},
-		{name: "min size negative", giveLabels: labels, giveClasses: 10, giveClients: 10, giveOpts: DirichletOptions{Alpha: 1, MinSize: -1}, wantField: "min_size = -1"},
+		{name: "min size negative", giveLabels: labels, giveClasses: 10, giveClients: 10, giveOpts: DirichletOptions{Alpha: 1, MinSize: -2}, wantField: "min_size = -2"},
 		{name: "max redraws negative", giveLabels: labels, giveClasses: 10, giveClients: 10, giveOpts: DirichletOptions{Alpha: 1, MaxRedraws: -1}, wantField: "max_redraws = -1"},
 		{name: "no clients", giveLabels: labels, giveClasses: 10, giveClients: 0, giveOpts: DirichletOptions{Alpha: 1}, wantField: "clients = 0"},
 		{name: "more clients than samples", giveLabels: labels, giveClasses: 10, giveClients: 1001, giveOpts: DirichletOptions{Alpha: 1}, wantField: "lower clients"},
@@ -202,6 +202,30 @@ func TestDirichletErrors(t *testing.T) {
 			_, err := Dirichlet(tt.giveLabels, tt.giveClasses, tt.giveClients, tt.giveOpts, newRand(1))
 			checkInvalid(t, "Dirichlet", err, tt.wantField)
 		})
+	}
+}
+
+// TestDirichletNoMinSize checks that NoMinSize accepts the first draw
+// whatever it gives: 30 clients of 100 samples cannot all reach the default
+// minimum of 10 (Dirichlet refuses it), while NoMinSize returns partitions
+// in which, at alpha = 0.01, some client holds fewer than 10 samples.
+func TestDirichletNoMinSize(t *testing.T) {
+	labels := balancedLabels(10, 10)
+	small := 0
+	for seed := range uint64(20) {
+		parts, err := Dirichlet(labels, 10, 30, DirichletOptions{Alpha: 0.01, MinSize: NoMinSize}, newRand(seed))
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		for _, p := range parts {
+			if len(p) < DefaultMinSize {
+				small++
+				break
+			}
+		}
+	}
+	if small == 0 {
+		t.Error("NoMinSize never returned a client below the default minimum; it still redraws")
 	}
 }
 

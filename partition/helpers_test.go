@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"testing"
 )
 
 // newRand returns a generator for a fixed test seed.
@@ -70,4 +71,46 @@ func panics(f func()) (v any, ok bool) {
 	}()
 	f()
 	return nil, false
+}
+
+// checkRefStats compares Monte-Carlo samples with a reference computed over
+// refSeeds seeds (specs/fnrfl.md §7 reports 2,000-seed means and quantiles),
+// with the tolerances TestDirichletFNRFLAcceptance documents: a mean within
+// 5 combined standard errors plus the reference's rounding, a quantile
+// inside our empirical quantiles at p ± 5·sqrt(p(1-p)(1/seeds+1/refSeeds)).
+func checkRefStats(t *testing.T, samples map[string][]float64, refSeeds int, want []refStat) {
+	t.Helper()
+	for _, w := range want {
+		xs := samples[w.name]
+		if len(xs) < 2 {
+			t.Errorf("%s: %d samples; the test must collect at least 2", w.name, len(xs))
+			continue
+		}
+		seeds := float64(len(xs))
+		if !math.IsNaN(w.mean) {
+			mean, se := moments(xs)
+			tol := 5*se*math.Sqrt(1+seeds/float64(refSeeds)) + w.meanHalf
+			if math.Abs(mean-w.mean) > tol {
+				t.Errorf("mean %s = %.4g; want %g ± %.3g", w.name, mean, w.mean, tol)
+			}
+		}
+		for _, q := range w.quant {
+			d := 5 * math.Sqrt(q.p*(1-q.p)*(1/seeds+1/float64(refSeeds)))
+			lo, hi := quantile(xs, q.p-d)-q.half, quantile(xs, q.p+d)+q.half
+			if q.value < lo || q.value > hi {
+				t.Errorf("p%g %s = %g; want it in our band [%g, %g]", 100*q.p, w.name, q.value, lo, hi)
+			}
+		}
+	}
+}
+
+// distinctLabels returns the number of classes present in list.
+func distinctLabels(list []int, labels []uint8, classes int) int {
+	n := 0
+	for _, x := range labelCounts(list, labels, classes) {
+		if x > 0 {
+			n++
+		}
+	}
+	return n
 }

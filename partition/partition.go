@@ -3,6 +3,7 @@ package partition
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 )
 
@@ -32,6 +33,9 @@ type Partition struct {
 	Test [][]int
 	// TestFrom names the split Test indexes; empty when Test is nil.
 	TestFrom Source
+	// Group[k] is client k's group: HiCS-FL's α-group (see Groups). Group
+	// is nil when the scheme has no groups.
+	Group []int
 }
 
 // mustRand panics if r is nil: the stream is a required argument, and a nil
@@ -39,6 +43,69 @@ type Partition struct {
 func mustRand(r *rand.Rand) {
 	if r == nil {
 		panic("partition: nil rand")
+	}
+}
+
+// minSizeOrDefault resolves a MinSize option: 0 means DefaultMinSize and
+// NoMinSize means 0.
+func minSizeOrDefault(m int) int {
+	switch m {
+	case 0:
+		return DefaultMinSize
+	case NoMinSize:
+		return 0
+	}
+	return m
+}
+
+// checkMinSize validates a MinSize option; field names it in the message.
+func checkMinSize(field string, m int) error {
+	if m < NoMinSize {
+		return fmt.Errorf("partition: %s = %d; use 0 for the default %d, %d for none, or a positive size: %w", field, m, DefaultMinSize, NoMinSize, ErrInvalid)
+	}
+	return nil
+}
+
+// checkRedraws validates a MaxRedraws option and resolves 0 to
+// DefaultMaxRedraws.
+func checkRedraws(field string, m int) (int, error) {
+	if m < 0 {
+		return 0, fmt.Errorf("partition: %s = %d; use 0 for the default %d, or a positive bound: %w", field, m, DefaultMaxRedraws, ErrInvalid)
+	}
+	if m == 0 {
+		return DefaultMaxRedraws, nil
+	}
+	return m, nil
+}
+
+// checkAlpha validates a Dirichlet concentration; field names it.
+func checkAlpha(field string, a float64) error {
+	if math.IsNaN(a) || math.IsInf(a, 0) || a < MinAlpha {
+		return fmt.Errorf("partition: %s = %g; use a finite value >= %g (e.g. 0.5): %w", field, a, MinAlpha, ErrInvalid)
+	}
+	return nil
+}
+
+// cumCuts computes numpy's split points for proportions p (summing to 1) of
+// length items, the way NIID-Bench does:
+//
+//	cuts = (np.cumsum(p) · length).astype(int)[:-1]
+//
+// written to cuts[0:len(p)-1] with cuts[len(p)-1] = length (np.split's last
+// piece ends at the end). Piece j is [cuts[j-1], cuts[j]). Cuts are clamped
+// to be non-decreasing and at most length, which the float cumulative sum
+// already gives except for its last ulp.
+func cumCuts(cuts []int, p []float64, length int) {
+	var cum float64
+	prev := 0
+	for j, pj := range p {
+		e := length
+		if j < len(p)-1 {
+			cum += pj
+			e = min(max(int(cum*float64(length)), prev), length)
+		}
+		cuts[j] = e
+		prev = e
 	}
 }
 

@@ -21,6 +21,12 @@ func TestNilRandPanics(t *testing.T) {
 		{"Shards", func(r *rand.Rand) { Shards(labels, 2, 2, r) }},
 		{"HoldOut", func(r *rand.Rand) { HoldOut(train, labels, 0.2, r) }},
 		{"FromTestSet", func(r *rand.Rand) { FromTestSet(train, labels, labels, 2, []int{1, 1}, r) }},
+		{"KLabels", func(r *rand.Rand) { KLabels(labels, 2, 2, 1, r) }},
+		{"Quantity", func(r *rand.Rand) { Quantity(20, 2, QuantityOptions{Alpha: 1}, r) }},
+		{"DirichletSizes", func(r *rand.Rand) { DirichletSizes(20, 2, QuantityOptions{Alpha: 1}, r) }},
+		{"Mixed", func(r *rand.Rand) { Mixed(labels, 2, 2, MixedOptions{Alpha: 1}, r) }},
+		{"Groups", func(r *rand.Rand) { Groups(labels, 2, GroupOptions{Alphas: []float64{1}, Clients: 2}, r) }},
+		{"Unbalanced", func(r *rand.Rand) { Unbalanced(labels, 2, UnbalancedOptions{Sizes: []int{3}}, r) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
