@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"golang.org/x/sync/singleflight"
@@ -10,18 +11,16 @@ import (
 // Cache keeps loaded datasets in memory for the life of a process. It is safe for concurrent use.
 // Create one per process (in main) and share it: a worker's activities then load each dataset once.
 type Cache struct {
-	load  func(ctx context.Context, name, root string) (*Dataset, error) // Load; tests count calls
+	load  func(ctx context.Context, s Spec) (*Dataset, error) // LoadSpec; tests count calls
 	group singleflight.Group
 
 	mu   sync.Mutex
-	sets map[cacheKey]*Dataset
+	sets map[Spec]*Dataset
 }
 
-type cacheKey struct{ name, root string }
-
-// NewCache returns an empty Cache that loads with Load.
+// NewCache returns an empty Cache that loads with LoadSpec.
 func NewCache() *Cache {
-	return &Cache{load: Load, sets: map[cacheKey]*Dataset{}}
+	return &Cache{load: LoadSpec, sets: map[Spec]*Dataset{}}
 }
 
 // Get returns the dataset Load(ctx, name, root) returns, loading it at most once per (name, root)
@@ -31,7 +30,12 @@ func NewCache() *Cache {
 // cancellation, so a caller that gives up returns ctx.Err() without failing the others, and the
 // result is still cached.
 func (c *Cache) Get(ctx context.Context, name, root string) (*Dataset, error) {
-	key := cacheKey{name, root}
+	return c.GetSpec(ctx, Spec{Name: name, Root: root})
+}
+
+// GetSpec is Get for a Spec: it returns LoadSpec(ctx, s), loading it at most once per Spec.
+func (c *Cache) GetSpec(ctx context.Context, s Spec) (*Dataset, error) {
+	key := s
 	c.mu.Lock()
 	d, ok := c.sets[key]
 	c.mu.Unlock()
@@ -39,14 +43,14 @@ func (c *Cache) Get(ctx context.Context, name, root string) (*Dataset, error) {
 		return d, nil
 	}
 	loadCtx := context.WithoutCancel(ctx)
-	ch := c.group.DoChan(name+"\x00"+root, func() (any, error) {
+	ch := c.group.DoChan(fmt.Sprintf("%#v", key), func() (any, error) {
 		c.mu.Lock()
 		d, ok := c.sets[key]
 		c.mu.Unlock()
 		if ok {
 			return d, nil
 		}
-		d, err := c.load(loadCtx, name, root)
+		d, err := c.load(loadCtx, key)
 		if err != nil {
 			return nil, err
 		}

@@ -13,9 +13,9 @@ import (
 func countingCache(load func(ctx context.Context, name, root string) (*Dataset, error)) (*Cache, *atomic.Int64) {
 	c := NewCache()
 	var n atomic.Int64
-	c.load = func(ctx context.Context, name, root string) (*Dataset, error) {
+	c.load = func(ctx context.Context, s Spec) (*Dataset, error) {
 		n.Add(1)
-		return load(ctx, name, root)
+		return load(ctx, s.Name, s.Root)
 	}
 	return c, &n
 }

@@ -24,7 +24,7 @@ type Split struct {
 
 // Dataset is a train and a test split of one classification dataset. It is read-only once loaded.
 type Dataset struct {
-	Name    string // "fmnist", "mnist", "synthetic"
+	Name    string // "fmnist", "mnist", "cifar10", "synthetic", "fedprox-synthetic"
 	Classes int
 	Shape   [3]int // C, H, W of one sample (fmnist/mnist: 1,28,28); Dim() = C*H*W; sample layout is CHW
 	Train   Split
@@ -32,6 +32,9 @@ type Dataset struct {
 	// Digest is the hex SHA-256 identifying the exact data (see the package doc, "Files"), so a run can
 	// record which data it used and workers holding different data can be detected.
 	Digest string
+	// Natural is the dataset's own division into clients, for data generated per client
+	// (fedprox-synthetic); nil for the others.
+	Natural *NaturalSplit
 }
 
 // Dim returns the number of values in one sample, C·H·W.
@@ -52,7 +55,19 @@ func idxFiles() [4]string {
 }
 
 // knownNames lists the names Load accepts, for error messages.
-const knownNames = "fmnist, mnist, synthetic"
+const knownNames = "fmnist, mnist, cifar10, synthetic, fedprox-synthetic"
+
+// Names are the dataset names Load accepts.
+var Names = []string{"fmnist", "mnist", "cifar10", "synthetic", "fedprox-synthetic"}
+
+// Spec says which dataset to load and, for generated data, how to generate it. It is
+// comparable, so it keys Cache.
+type Spec struct {
+	Name string // one of Names
+	Root string // directory or blob URL of the files (fmnist, mnist, cifar10); see Load
+	// FedProx holds the options of fedprox-synthetic; it must be zero for other names.
+	FedProx FedProxOptions
+}
 
 // idxDataset describes a dataset stored as IDX files.
 type idxDataset struct {

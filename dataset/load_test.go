@@ -237,7 +237,7 @@ func TestLoadInvalid(t *testing.T) {
 		giveRawMan   string // raw MANIFEST.json content, if not ""
 		wantInError  string
 	}{
-		{"unknown name", "cifar", good, "", "", "known names are fmnist, mnist, synthetic"},
+		{"unknown name", "cifar", good, "", "", "known names are fmnist, mnist, cifar10, synthetic, fedprox-synthetic"},
 		{"label out of range", "mnist", with(fileTrainLabels, idxBytes(idxMagicLabels, []uint32{5}, []byte{0, 1, 10, 3, 4})), "", "", "label 10 at index 2"},
 		{"fewer labels than images", "mnist", with(fileTestLabels, idxBytes(idxMagicLabels, []uint32{2}, []byte{0, 1})), "", "", "holds 3 images but"},
 		{"test images of another size", "mnist", with(fileTestImages, idxBytes(idxMagicImages, []uint32{3, 2, 3}, seq(18))), "", "", "images are 2×2 but"},
