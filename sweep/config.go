@@ -31,24 +31,40 @@ type Config struct {
 
 // DatasetConfig names the data.
 type DatasetConfig struct {
-	Name string `json:"name" yaml:"name"` // fmnist | mnist | synthetic
-	// Root is a directory or blob URL holding the IDX files. Empty means the
-	// worker's data directory (flag --data-dir) joined with Name. Root is
-	// where the data is, not what it is, so it is not part of the point's
-	// identity (Canonical leaves it out); the data's digest is recorded with
-	// the point instead.
+	Name string `json:"name" yaml:"name"` // fmnist | mnist | cifar10 | synthetic | fedprox-synthetic
+	// Root is a directory or blob URL holding the data files (IDX, CIFAR-10
+	// batches). Empty means the worker's data directory (flag --data-dir)
+	// joined with Name. Root is where the data is, not what it is, so it is
+	// not part of the point's identity (Canonical leaves it out); the data's
+	// digest is recorded with the point instead.
 	Root string `json:"root,omitempty" yaml:"root"`
+	// The generator options of fedprox-synthetic, FedProx's Synthetic(α, β)
+	// (dataset.FedProxOptions); zero for the other datasets.
+	Alpha    float64 `json:"alpha,omitempty" yaml:"alpha"`         // α: spread of the clients' models
+	Beta     float64 `json:"beta,omitempty" yaml:"beta"`           // β: spread of the clients' inputs
+	Users    int     `json:"users,omitempty" yaml:"users"`         // clients generated (default 30)
+	IID      bool    `json:"iid,omitempty" yaml:"iid"`             // FedProx's synthetic_iid
+	DataSeed uint64  `json:"data_seed,omitempty" yaml:"data_seed"` // selects the generated data
 }
 
 // PartitionConfig says how the training data is split into clients.
+// Every scheme is a partitioner of package partition; sweep/partition.go
+// lists the schemes, their NIID-Bench aliases and presets, and which fields
+// each one uses.
 type PartitionConfig struct {
-	Scheme          string  `json:"scheme" yaml:"scheme"` // iid | dirichlet | shards
-	Clients         int     `json:"clients" yaml:"clients"`
-	Alpha           float64 `json:"alpha,omitempty" yaml:"alpha"`                         // dirichlet concentration
-	MinSize         int     `json:"min_size,omitempty" yaml:"min_size"`                   // dirichlet minimum client size
-	ShardsPerClient int     `json:"shards_per_client,omitempty" yaml:"shards_per_client"` // shards
-	Test            string  `json:"test" yaml:"test"`                                     // split | holdout
-	TestFraction    float64 `json:"test_fraction" yaml:"test_fraction"`
+	Scheme          string    `json:"scheme" yaml:"scheme"` // iid | dirichlet | shards | k-labels | quantity | mixed | hics | unbalanced | natural
+	Clients         int       `json:"clients" yaml:"clients"`
+	Alpha           float64   `json:"alpha,omitempty" yaml:"alpha"`                         // Dirichlet concentration: dirichlet, quantity, mixed; unbalanced label mixes
+	MinSize         int       `json:"min_size,omitempty" yaml:"min_size"`                   // minimum client size: dirichlet, quantity, hics, unbalanced
+	ShardsPerClient int       `json:"shards_per_client,omitempty" yaml:"shards_per_client"` // shards
+	LabelsPerClient int       `json:"labels_per_client,omitempty" yaml:"labels_per_client"` // k-labels: NIID-Bench's #C = k
+	Alphas          []float64 `json:"alphas,omitempty" yaml:"alphas"`                       // hics: one concentration per group
+	Sizes           []int     `json:"sizes,omitempty" yaml:"sizes"`                         // unbalanced: explicit client sizes
+	SizeExponent    float64   `json:"size_exponent,omitempty" yaml:"size_exponent"`         // unbalanced: power-law sizes
+	SizeAlpha       float64   `json:"size_alpha,omitempty" yaml:"size_alpha"`               // unbalanced: Dirichlet sizes
+	Noise           float64   `json:"noise,omitempty" yaml:"noise"`                         // feature noise σ (any scheme): client k gets σ·k/(n-1)
+	Test            string    `json:"test" yaml:"test"`                                     // split | holdout | cosplit (hics) | natural (natural)
+	TestFraction    float64   `json:"test_fraction" yaml:"test_fraction"`
 }
 
 // ModelConfig names the architecture.
@@ -169,12 +185,7 @@ func (c *Config) finish() {
 	if c.Train.LocalSteps == 0 && c.Train.LocalEpochs == 0 {
 		c.Train.LocalSteps = 10
 	}
-	if c.Partition.Scheme == "dirichlet" && c.Partition.MinSize == 0 {
-		c.Partition.MinSize = 10
-	}
-	if c.Partition.Scheme == "shards" && c.Partition.ShardsPerClient == 0 {
-		c.Partition.ShardsPerClient = 2
-	}
+	c.finishPartition()
 }
 
 // Canonical returns the canonical JSON encoding of c: struct fields in

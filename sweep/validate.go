@@ -11,10 +11,7 @@ import (
 )
 
 // Datasets are the dataset names a spec may use.
-var Datasets = []string{"fmnist", "mnist", "synthetic"}
-
-// Schemes are the partition schemes a spec may use.
-var Schemes = []string{"iid", "dirichlet", "shards"}
+var Datasets = []string{"fmnist", "mnist", "cifar10", "synthetic", "fedprox-synthetic"}
 
 var queueRE = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,200}$`)
 
@@ -62,47 +59,9 @@ func (c Config) Validate(reg *fl.Registry) error {
 	bad := func(format string, a ...any) {
 		errs = append(errs, fmt.Errorf(format+": %w", append(a, ErrInvalid)...))
 	}
-	if !contains(Datasets, c.Dataset.Name) {
-		bad("dataset.name = %q is unknown; use one of %s", c.Dataset.Name, strings.Join(Datasets, ", "))
-	}
+	errs = append(errs, c.validateData()...)
+	errs = append(errs, c.validatePartition()...)
 	p := c.Partition
-	if !contains(Schemes, p.Scheme) {
-		bad("partition.scheme = %q is unknown; use one of %s", p.Scheme, strings.Join(Schemes, ", "))
-	}
-	if p.Clients < 1 {
-		bad("partition.clients = %d; it must be at least 1", p.Clients)
-	}
-	switch p.Scheme {
-	case "dirichlet":
-		if err := checkFinite("partition.alpha", p.Alpha); err != nil {
-			errs = append(errs, err)
-		} else if p.Alpha <= 0 {
-			bad("partition.alpha = %v; the Dirichlet concentration must be > 0 (e.g. 0.1 for strong label skew, 0.5 moderate)", p.Alpha)
-		}
-		if p.MinSize < 0 {
-			bad("partition.min_size = %d; it must be >= 0", p.MinSize)
-		}
-	case "shards":
-		if p.ShardsPerClient < 1 {
-			bad("partition.shards_per_client = %d; it must be at least 1 (FedEBA+ uses 2)", p.ShardsPerClient)
-		}
-	}
-	if p.Scheme != "dirichlet" && (p.Alpha != 0 || p.MinSize != 0) {
-		bad("partition.alpha/min_size are set but partition.scheme = %q does not use them; remove them or use scheme dirichlet", p.Scheme)
-	}
-	if p.Scheme != "shards" && p.ShardsPerClient != 0 {
-		bad("partition.shards_per_client is set but partition.scheme = %q does not use it; remove it or use scheme shards", p.Scheme)
-	}
-	switch p.Test {
-	case "split", "holdout":
-	default:
-		bad("partition.test = %q is unknown; use split (client test sets drawn from the test split with the client's label proportions) or holdout (a fraction of the client's own data)", p.Test)
-	}
-	if err := checkFinite("partition.test_fraction", p.TestFraction); err != nil {
-		errs = append(errs, err)
-	} else if p.TestFraction <= 0 || (p.Test == "holdout" && p.TestFraction >= 1) {
-		bad("partition.test_fraction = %v; use a value in (0, 1), e.g. 0.2", p.TestFraction)
-	}
 	if err := c.TrainerSpec().Validate(); err != nil {
 		errs = append(errs, prefix("model", err))
 	}
