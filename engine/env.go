@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/flsweep/flsweep/dataset"
 	"github.com/flsweep/flsweep/fl"
@@ -25,6 +24,7 @@ type pointEnv struct {
 	keys     store.PointKeys
 	data     *dataset.Dataset
 	part     partition.Partition
+	noise    partition.Noise // feature noise of the clients' samples; zero: none
 	stats    []partition.ClientStats
 	pop      fl.Population
 	net      *trainer.Net
@@ -78,23 +78,12 @@ func (e *Engine) buildEnv(ctx context.Context, sweepName string, p sweep.Point) 
 	if err := c.Validate(e.Reg); err != nil {
 		return nil, err
 	}
-	ds, err := e.Data.Get(ctx, c.Dataset.Name, e.dataRoot(c))
+	sp, err := e.split(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	env := &pointEnv{sweep: sweepName, point: p, cfg: c, data: ds, hyper: c.Hyper()}
-	if env.net, err = trainer.NewNet(c.TrainerSpec(), ds.Shape, ds.Classes); err != nil {
-		return nil, err
-	}
-	if env.part, err = makePartition(c, ds); err != nil {
-		return nil, err
-	}
-	env.stats = partition.Stats(env.part, ds.Train.Y, ds.Test.Y, ds.Classes)
-	sizes := make([]int, len(env.part.Train))
-	for k, idx := range env.part.Train {
-		sizes[k] = len(idx)
-	}
-	if env.pop, err = fl.NewPopulation(sizes, c.Importance); err != nil {
+	env := &pointEnv{sweep: sweepName, point: p, cfg: c, data: sp.Data, part: sp.Part, noise: sp.Noise, stats: sp.Stats, pop: sp.Pop, hyper: c.Hyper()}
+	if env.net, err = trainer.NewNet(c.TrainerSpec(), sp.Data.Shape, sp.Data.Classes); err != nil {
 		return nil, err
 	}
 	if env.sampler, err = e.Reg.Sampler(c.Sampler.Name, c.ClientsPerRound, c.Sampler.Options); err != nil {
@@ -106,51 +95,28 @@ func (e *Engine) buildEnv(ctx context.Context, sweepName string, p sweep.Point) 
 	return env, nil
 }
 
-// makePartition splits the training data into clients and gives each a
-// local test set, from the stream that all points of a seed share.
-func makePartition(c sweep.Config, ds *dataset.Dataset) (partition.Partition, error) {
-	r := fl.Stream(fl.Key{Seed: c.Seed, Round: 0, Client: fl.Server, Purpose: fl.PurposePartition})
-	pc := c.Partition
-	labels := ds.Train.Y
-	var train [][]int
-	var err error
-	switch pc.Scheme {
-	case "iid":
-		train, err = partition.IID(len(labels), pc.Clients, r)
-	case "dirichlet":
-		train, err = partition.Dirichlet(labels, ds.Classes, pc.Clients, partition.DirichletOptions{Alpha: pc.Alpha, MinSize: pc.MinSize}, r)
-	case "shards":
-		train, err = partition.Shards(labels, pc.Clients, pc.ShardsPerClient, r)
-	default:
-		err = fmt.Errorf("partition.scheme = %q is unknown: %w", pc.Scheme, fl.ErrInvalid)
-	}
-	if err != nil {
-		return partition.Partition{}, fmt.Errorf("partition (%s, %d clients of %s): %w", pc.Scheme, pc.Clients, ds.Name, err)
-	}
-	switch pc.Test {
-	case "holdout":
-		keep, test, err := partition.HoldOut(train, labels, pc.TestFraction, r)
-		if err != nil {
-			return partition.Partition{}, fmt.Errorf("partition.test = holdout: %w", err)
-		}
-		return partition.Partition{Train: keep, Test: test, TestFrom: partition.SourceTrain}, nil
-	default: // "split"
-		sizes := make([]int, len(train))
-		for k, idx := range train {
-			sizes[k] = max(1, int(math.Round(pc.TestFraction*float64(len(idx)))))
-		}
-		test, err := partition.FromTestSet(train, labels, ds.Test.Y, ds.Classes, sizes, r)
-		if err != nil {
-			return partition.Partition{}, fmt.Errorf("partition.test = split: %w", err)
-		}
-		return partition.Partition{Train: train, Test: test, TestFrom: partition.SourceTest}, nil
-	}
-}
-
-// examples returns client k's training data as a trainer view.
+// examples returns client k's training data as a trainer view. With
+// feature noise it is client k's noisy copy of its samples, rebuilt on each
+// call (partition.Noise makes the copy a pure function of the seed, client
+// and sample, so nothing is cached): n_k·Dim float32 values while the
+// client trains, the same in every round.
 func (env *pointEnv) examples(k int) trainer.Examples {
 	s := env.data.Train
-	return trainer.Examples{X: s.X, Y: s.Y, Dim: env.data.Dim(), Idx: env.part.Train[k]}
+	if env.noise.Std(k) == 0 {
+		return trainer.Examples{X: s.X, Y: s.Y, Dim: env.data.Dim(), Idx: env.part.Train[k]}
+	}
+	return env.noisy(s, partition.SourceTrain, k, env.part.Train[k])
+}
+
+// noisy returns client k's noisy copy of the samples idx of split s (named
+// from) as a trainer view over the copy, in the order of idx.
+func (env *pointEnv) noisy(s dataset.Split, from partition.Source, k int, idx []int) trainer.Examples {
+	dim := env.data.Dim()
+	ex := trainer.Examples{X: env.noise.Copy(s.X, dim, idx, from, k), Y: make([]uint8, len(idx)), Dim: dim, Idx: make([]int, len(idx))}
+	for p, i := range idx {
+		ex.Y[p], ex.Idx[p] = s.Y[i], p
+	}
+	return ex
 }
 
 // testSplit returns the split the clients' local test sets index.

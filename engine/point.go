@@ -168,27 +168,10 @@ func (e *Engine) prune(ctx context.Context, env *pointEnv, last int, keepUpdates
 	return errors.Join(errs...)
 }
 
+// writePartitionRows records the point's partitions table (PartitionRows).
 func (e *Engine) writePartitionRows(ctx context.Context, env *pointEnv) error {
-	rows := make([]store.PartitionRow, len(env.stats))
-	for k, s := range env.stats {
-		rows[k] = store.PartitionRow{
-			Sweep: env.sweep, Point: env.point.ID, Seed: int64(env.cfg.Seed), Client: int32(k),
-			Train: int32(s.Train), Test: int32(s.Test), Importance: env.pop.P[k],
-			LabelCounts: int32s(s.LabelCounts), TestLabelCounts: int32s(testLabelCounts(env, k)), Entropy: s.Entropy,
-		}
-	}
-	return store.WriteRows(ctx, e.Store, env.keys.Compacted(store.TablePartitions), rows)
-}
-
-func testLabelCounts(env *pointEnv, k int) []int {
-	counts := make([]int, env.data.Classes)
-	if k < len(env.part.Test) {
-		y := env.testSplit().Y
-		for _, i := range env.part.Test[k] {
-			counts[y[i]]++
-		}
-	}
-	return counts
+	sp := &Split{Data: env.data, Part: env.part, Noise: env.noise, Stats: env.stats, Pop: env.pop}
+	return store.WriteRows(ctx, e.Store, env.keys.Compacted(store.TablePartitions), PartitionRows(env.sweep, env.point, sp))
 }
 
 func (e *Engine) writePointRow(ctx context.Context, env *pointEnv, status string, last int, final *store.RoundRow, sha string) error {

@@ -253,6 +253,22 @@ func (e *Engine) evaluate(ctx context.Context, env *pointEnv, w []float32) (step
 	sum.TestLoss = lossSum / float64(max(test.N, 1))
 	sum.TestAcc = float64(hits) / float64(max(test.N, 1))
 
+	// With feature noise every client is scored on its own noisy copy of its
+	// test set (partition.Noise); the test split above stays clean.
+	if env.noise.Active() {
+		per, err := e.evaluateNoisyClients(ctx, env, w)
+		if err != nil {
+			return steps.EvalSummary{}, ClientEvals{}, err
+		}
+		var accs []float64
+		for k, n := range per.N {
+			if n > 0 {
+				accs = append(accs, float64(per.Correct[k])/float64(n))
+			}
+		}
+		sum.ClientAccMean, sum.ClientAccVar, sum.ClientAccWorst, sum.ClientAccBest = accuracyStats(accs)
+		return sum, per, nil
+	}
 	// Per-client: reuse the test-split predictions, or predict the held-out
 	// training samples once.
 	pos := func(i int) int { return i }

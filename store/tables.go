@@ -75,6 +75,12 @@ type PartitionRow struct {
 	LabelCounts     []int32 `parquet:"label_counts,list"`
 	TestLabelCounts []int32 `parquet:"test_label_counts,list"`
 	Entropy         float64 `parquet:"entropy"` // of the train label distribution, nats
+	// Group is the client's group (HiCS-FL's α-group); null for schemes
+	// without groups.
+	Group *int32 `parquet:"group,optional"`
+	// NoiseSigma is the standard deviation σ_k of the client's feature
+	// noise; null without partition.noise.
+	NoiseSigma *float64 `parquet:"noise_sigma,optional"`
 }
 
 // PointRow is one row per point: its configuration, flattened, and status.
