@@ -6,14 +6,45 @@ import (
 )
 
 // Optimizer names accepted in Hyper.Optimizer.
-const OptimizerSGD = "sgd"
+const (
+	OptimizerSGD   = "sgd"   // torch.optim.SGD: momentum, Nesterov, L2 weight decay
+	OptimizerAdam  = "adam"  // torch.optim.Adam: L2 weight decay added to the gradient
+	OptimizerAdamW = "adamw" // torch.optim.AdamW: decoupled weight decay
+)
 
-// Hyper holds the local-training hyperparameters of one Train call.
+// Learning-rate schedules accepted in Hyper.Schedule, over the local steps
+// of one Train call.
+const (
+	ScheduleConstant = "constant" // η_k = η (also "")
+	ScheduleStep     = "step"     // η_k = η·γ^⌊k/StepSize⌋ (torch StepLR stepped every local step)
+	ScheduleCosine   = "cosine"   // η_k = η_min + (η − η_min)·(1 + cos(π·k/K))/2 (torch CosineAnnealingLR, T_max = K)
+)
+
+// PyTorch's Adam defaults.
+const (
+	defaultBeta1 = 0.9
+	defaultBeta2 = 0.999
+	defaultEps   = 1e-8
+)
+
+// Hyper holds the local-training hyperparameters of one Train call. Zero
+// values of the optional fields mean PyTorch's defaults.
 type Hyper struct {
-	Optimizer   string  // "sgd" (momentum/nesterov/adam come later)
-	LR          float64 // learning rate η, > 0
-	Momentum    float64 // heavy-ball β in [0, 1); the buffer starts at zero in every Train call
-	WeightDecay float64 // L2 coefficient λ ≥ 0, added to the gradient (PyTorch SGD semantics)
+	Optimizer string // "sgd", "adam" or "adamw"
+	// LR is the learning rate η of this call: the round's rate. A per-round
+	// schedule (e.g. FedEBA+'s η·d^(t−1)) is the caller's: the engine passes
+	// sweep.Config.RoundLR(t) for round t.
+	LR          float64
+	Momentum    float64 // sgd: heavy-ball β in [0, 1), PyTorch's (dampening 0)
+	Nesterov    bool    // sgd: Nesterov momentum (PyTorch's nesterov=True); needs Momentum > 0
+	WeightDecay float64 // λ ≥ 0: L2 added to the gradient (sgd, adam) or decoupled (adamw)
+	Beta1       float64 // adam, adamw: β1 in [0, 1); 0 means 0.9
+	Beta2       float64 // adam, adamw: β2 in [0, 1); 0 means 0.999
+	Eps         float64 // adam, adamw: ε > 0; 0 means 1e-8
+	Schedule    string  // within the call: "" or "constant", "step", "cosine"
+	StepSize    int     // step: multiply η by Gamma every StepSize local steps
+	Gamma       float64 // step: the factor γ in (0, 1]
+	MinLR       float64 // cosine: η_min in [0, LR]
 	BatchSize   int     // B > 0
 	LocalSteps  int     // K: exactly one of LocalSteps and LocalEpochs is > 0
 	LocalEpochs int     // E
@@ -24,15 +55,27 @@ func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 // Validate reports whether h is usable. Errors name the field and the fix
 // and wrap ErrInvalid.
 func (h Hyper) Validate() error {
+	adam := h.Optimizer == OptimizerAdam || h.Optimizer == OptimizerAdamW
 	switch {
-	case h.Optimizer != OptimizerSGD:
-		return fmt.Errorf("hyper.optimizer = %q is unknown; use %q: %w", h.Optimizer, OptimizerSGD, ErrInvalid)
+	case h.Optimizer != OptimizerSGD && !adam:
+		return fmt.Errorf("hyper.optimizer = %q is unknown; use %q, %q or %q: %w",
+			h.Optimizer, OptimizerSGD, OptimizerAdam, OptimizerAdamW, ErrInvalid)
 	case !(h.LR > 0) || !finite(h.LR):
 		return fmt.Errorf("hyper.lr = %v; the learning rate must be a finite number > 0: %w", h.LR, ErrInvalid)
 	case !(h.Momentum >= 0 && h.Momentum < 1):
 		return fmt.Errorf("hyper.momentum = %v; it must be in [0, 1): %w", h.Momentum, ErrInvalid)
+	case h.Momentum > 0 && adam:
+		return fmt.Errorf("hyper.momentum = %v is set with optimizer %q; Adam's momentum is beta1: %w", h.Momentum, h.Optimizer, ErrInvalid)
+	case h.Nesterov && (h.Momentum == 0 || adam):
+		return fmt.Errorf("hyper.nesterov needs optimizer %q with momentum > 0 (PyTorch's rule): %w", OptimizerSGD, ErrInvalid)
 	case !(h.WeightDecay >= 0) || !finite(h.WeightDecay):
 		return fmt.Errorf("hyper.weight_decay = %v; it must be a finite number ≥ 0: %w", h.WeightDecay, ErrInvalid)
+	case !(h.Beta1 >= 0 && h.Beta1 < 1) || !(h.Beta2 >= 0 && h.Beta2 < 1):
+		return fmt.Errorf("hyper.beta1, beta2 = %v, %v; each must be in [0, 1) (0 means PyTorch's 0.9, 0.999): %w", h.Beta1, h.Beta2, ErrInvalid)
+	case !(h.Eps >= 0) || !finite(h.Eps):
+		return fmt.Errorf("hyper.eps = %v; it must be a finite number ≥ 0 (0 means 1e-8): %w", h.Eps, ErrInvalid)
+	case !adam && (h.Beta1 != 0 || h.Beta2 != 0 || h.Eps != 0):
+		return fmt.Errorf("hyper.beta1/beta2/eps are Adam's; remove them for optimizer %q: %w", h.Optimizer, ErrInvalid)
 	case h.BatchSize <= 0:
 		return fmt.Errorf("hyper.batch_size = %d; it must be > 0: %w", h.BatchSize, ErrInvalid)
 	case h.LocalSteps < 0:
@@ -45,7 +88,53 @@ func (h Hyper) Validate() error {
 	case h.LocalSteps == 0 && h.LocalEpochs == 0:
 		return fmt.Errorf("hyper.local_steps and hyper.local_epochs are both 0; set exactly one of them > 0: %w", ErrInvalid)
 	}
+	switch h.Schedule {
+	case "", ScheduleConstant:
+		if h.StepSize != 0 || h.Gamma != 0 || h.MinLR != 0 {
+			return fmt.Errorf("hyper.step_size/gamma/min_lr are set without a schedule; set schedule %q or %q: %w",
+				ScheduleStep, ScheduleCosine, ErrInvalid)
+		}
+	case ScheduleStep:
+		if h.StepSize <= 0 || !(h.Gamma > 0 && h.Gamma <= 1) || h.MinLR != 0 {
+			return fmt.Errorf("hyper.schedule %q needs step_size > 0 and gamma in (0, 1] (have %d, %v) and no min_lr: %w",
+				ScheduleStep, h.StepSize, h.Gamma, ErrInvalid)
+		}
+	case ScheduleCosine:
+		if !(h.MinLR >= 0 && h.MinLR <= h.LR) || h.StepSize != 0 || h.Gamma != 0 {
+			return fmt.Errorf("hyper.schedule %q takes min_lr in [0, lr] (have %v) and no step_size or gamma: %w",
+				ScheduleCosine, h.MinLR, ErrInvalid)
+		}
+	default:
+		return fmt.Errorf("hyper.schedule = %q is unknown; use %q, %q or %q: %w",
+			h.Schedule, ScheduleConstant, ScheduleStep, ScheduleCosine, ErrInvalid)
+	}
 	return nil
+}
+
+// lrAt returns the learning rate of local step k (0-based) of total steps.
+func (h Hyper) lrAt(k, total int) float64 {
+	switch h.Schedule {
+	case ScheduleStep:
+		return h.LR * math.Pow(h.Gamma, float64(k/h.StepSize))
+	case ScheduleCosine:
+		return h.MinLR + (h.LR-h.MinLR)*(1+math.Cos(math.Pi*float64(k)/float64(total)))/2
+	}
+	return h.LR
+}
+
+// adam returns β1, β2 and ε with the defaults applied.
+func (h Hyper) adam() (b1, b2, eps float64) {
+	b1, b2, eps = h.Beta1, h.Beta2, h.Eps
+	if b1 == 0 {
+		b1 = defaultBeta1
+	}
+	if b2 == 0 {
+		b2 = defaultBeta2
+	}
+	if eps == 0 {
+		eps = defaultEps
+	}
+	return b1, b2, eps
 }
 
 // Examples is a read-only view of a client's data: the samples Idx of a
@@ -94,14 +183,14 @@ func checkModel(n *Net, w []float32) error {
 // Progress reports one finished local step.
 type Progress struct {
 	Step, Steps int     // 1-based step just finished, and the total
-	Loss        float64 // mean loss of its minibatch
+	Loss        float64 // mean cross-entropy of its minibatch
 }
 
 // TrainResult summarises a Train call.
 type TrainResult struct {
 	Steps    int     // optimiser steps taken
 	Samples  int     // sum of the minibatch sizes
-	MeanLoss float64 // mean of the per-step minibatch losses
+	MeanLoss float64 // mean of the per-step minibatch cross-entropies (without the Objective's extra terms)
 }
 
 // EvalResult summarises an Evaluate call.

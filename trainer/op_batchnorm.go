@@ -37,20 +37,31 @@ type bnOp[T float] struct {
 	c, h, w   int
 	hw        int // h·w
 	train     bool
-	runMean   []T
-	runVar    []T
+	runMean   []T       // views into the session's flat weights
+	runVar    []T       //
 	mean, inv []float64 // batch mean and 1/√(σ² + ε) of the last forward pass, for backward
+	gen       int       // forward passes so far
+	sums      bnSums    // Σ dy and Σ dy·x̂ per channel, shared by the three gradient ops
 	y         outBuf[T]
+}
+
+// bnSums caches the per-channel sums of a backward pass: the gradients of
+// x, γ and β all need them, and computing them once saves two passes over
+// the activations.
+type bnSums struct {
+	gen       int // the forward pass they belong to; −1: none
+	sdy, sdyx []float64
 }
 
 var _ G.SDOp = (*bnOp[float32])(nil)
 
 func newBNOp[T float](l layer, train bool) *bnOp[T] {
-	c := l.shape[0]
+	c := l.in[0]
 	return &bnOp[T]{
-		name: l.name, c: c, h: l.shape[1], w: l.shape[2], hw: l.shape[1] * l.shape[2], train: train,
+		name: l.name, c: c, h: l.in[1], w: l.in[2], hw: l.in[1] * l.in[2], train: train,
 		runMean: make([]T, c), runVar: make([]T, c),
 		mean: make([]float64, c), inv: make([]float64, c),
+		sums: bnSums{gen: -1, sdy: make([]float64, c), sdyx: make([]float64, c)},
 	}
 }
 
@@ -92,6 +103,7 @@ func (op *bnOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	op.gen++
 	if op.train {
 		op.batchStats(x, batch)
 	} else {
@@ -164,26 +176,36 @@ func (op *bnOp[T]) SymDiff(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := G.ApplyOp(&biasGradOp[T]{name: op.name, c: op.c, dims: 4, spatial: op.hw}, dy)
+	db, err := G.ApplyOp(&bnDBetaOp[T]{fwd: op}, in[0], dy)
 	if err != nil {
 		return nil, err
 	}
 	return G.Nodes{dx, dg, db}, nil
 }
 
-// channelSums returns Σ dy and Σ dy·x̂ over channel c.
-func (op *bnOp[T]) channelSums(x, dy []T, batch, c int) (sdy, sdyx float64) {
-	mean, inv := op.mean[c], op.inv[c]
-	for n := 0; n < batch; n++ {
-		off := (n*op.c + c) * op.hw
-		ds := dy[off : off+op.hw]
-		for i, v := range x[off : off+op.hw] {
-			d := float64(ds[i])
-			sdy += d
-			sdyx += d * (float64(v) - mean) * inv
-		}
+// channelSums returns, per channel, Σ dy and Σ dy·x̂ of the current
+// backward pass, computing them on the first call after a forward pass.
+func (op *bnOp[T]) channelSums(x, dy []T, batch int) *bnSums {
+	s := &op.sums
+	if s.gen == op.gen {
+		return s
 	}
-	return sdy, sdyx
+	for c := range op.c {
+		mean, inv := op.mean[c], op.inv[c]
+		var sdy, sdyx float64
+		for n := 0; n < batch; n++ {
+			off := (n*op.c + c) * op.hw
+			ds := dy[off : off+op.hw]
+			for i, v := range x[off : off+op.hw] {
+				d := float64(ds[i])
+				sdy += d
+				sdyx += d * (float64(v) - mean)
+			}
+		}
+		s.sdy[c], s.sdyx[c] = sdy, sdyx*inv
+	}
+	s.gen = op.gen
+	return s
 }
 
 type bnDxOp[T float] struct {
@@ -224,8 +246,8 @@ func (op *bnDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		k := float64(gamma[c]) * inv
 		var mdy, mdyx float64
 		if f.train {
-			sdy, sdyx := f.channelSums(x, dy, batch, c)
-			mdy, mdyx = sdy/N, sdyx/N
+			sums := f.channelSums(x, dy, batch)
+			mdy, mdyx = sums.sdy[c]/N, sums.sdyx[c]/N
 		}
 		for n := 0; n < batch; n++ {
 			off := (n*f.c + c) * f.hw
@@ -267,9 +289,46 @@ func (op *bnDGammaOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	t, dg := op.dg.get(f.c)
+	sums := f.channelSums(x, dy, batch)
 	for c := range f.c {
-		_, sdyx := f.channelSums(x, dy, batch, c)
-		dg[c] = T(sdyx)
+		dg[c] = T(sums.sdyx[c])
+	}
+	return t, nil
+}
+
+// bnDBetaOp is dβ = Σ dy per channel, from the shared channel sums. It
+// takes x only to share bnDGammaOp's signature.
+type bnDBetaOp[T float] struct {
+	gradOpBase
+	fwd *bnOp[T]
+	db  outBuf[T]
+}
+
+func (op *bnDBetaOp[T]) Arity() int { return 2 }
+func (op *bnDBetaOp[T]) Type() hm.Type {
+	return hm.NewFnType(tensorType(4), tensorType(4), tensorType(1))
+}
+func (op *bnDBetaOp[T]) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{op.fwd.c}, nil
+}
+func (op *bnDBetaOp[T]) String() string        { return "batchnorm.dbeta(" + op.fwd.name + ")" }
+func (op *bnDBetaOp[T]) Hashcode() uint32      { return hashOf(op) }
+func (op *bnDBetaOp[T]) WriteHash(h hash.Hash) { writeHash(h, op) }
+func (op *bnDBetaOp[T]) Do(vs ...G.Value) (G.Value, error) {
+	f := op.fwd
+	x, err := dataOf[T](vs[0])
+	if err != nil {
+		return nil, fmt.Errorf("%v x: %w", op, err)
+	}
+	batch := len(x) / (f.c * f.hw)
+	dy, err := dataN[T](vs[1], len(x), op, "dy")
+	if err != nil {
+		return nil, err
+	}
+	t, db := op.db.get(f.c)
+	sums := f.channelSums(x, dy, batch)
+	for c := range f.c {
+		db[c] = T(sums.sdy[c])
 	}
 	return t, nil
 }

@@ -9,37 +9,41 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// convGeom is a valid 2-D convolution with stride 1 and no padding, PyTorch
-// nn.Conv2d(cin, cout, k) with bias:
+// convGeom is a 2-D convolution with stride s and zero padding p, PyTorch's
+// nn.Conv2d(cin, cout, k, stride=s, padding=p, bias=...):
 //
-//	y[n, o, i, j] = b[o] + Σ_{c, u, v} W[o, c, u, v] · x[n, c, i+u, j+v]
+//	y[n, o, i, j] = b[o] + Σ_{c, u, v} W[o, c, u, v] · x[n, c, i·s+u−p, j·s+v−p]
 //
-// It is computed as in Caffe, but over chunks of samples: im2col lays the
-// receptive fields of a chunk out as a [cin·k·k, chunk·ho·wo] matrix, and one
-// gemm with W viewed as [cout, cin·k·k] gives the chunk's outputs. Chunks
-// hold enough samples for ≥ minGemmCols columns (gonum's gemm kernels are
-// axpy and dot loops along that axis; one sample of the second HiCS
-// convolution has only 8·8 = 64) while bounding the scratch memory, which
-// all convolutions of a graph share.
+// (x is 0 outside the image; b is 0 without bias). It is computed as in
+// Caffe, but over chunks of samples: im2col lays the receptive fields of a
+// chunk out as a [cin·k·k, chunk·ho·wo] matrix, and one gemm with W viewed
+// as [cout, cin·k·k] gives the chunk's outputs. Chunks hold enough samples
+// for ≥ minGemmCols columns (small products run far below the BLAS's peak;
+// one sample of the second HiCS convolution has only 8·8 = 64 columns)
+// while the column matrix stays below maxColFloats, in the graph's shared
+// workspace.
 //
 // Stock gorgonia's Conv2d multiplies the other way round and then transposes
 // to NCHW (an extra node and copy per step), and it has no bias.
 type convGeom struct {
 	name      string
 	cin, cout int
-	k         int
+	k, s, p   int
 	h, w      int // input
 	ho, wo    int // output
+	bias      bool
 	needDx    bool
 }
 
-// minGemmCols is the fewest gemm columns a convolution chunk aims for.
-const minGemmCols = 512
+const (
+	minGemmCols  = 1024    // fewest gemm columns a chunk aims for
+	maxColFloats = 1 << 21 // largest column matrix (8 MiB of float32)
+)
 
 func newConvGeom(l layer) convGeom {
 	return convGeom{
-		name: l.name, cin: l.in, cout: l.out, k: l.k,
-		h: l.shape[1], w: l.shape[2], ho: l.shape[1] - l.k + 1, wo: l.shape[2] - l.k + 1,
+		name: l.name, cin: l.in[0], cout: l.out[0], k: l.k, s: l.stride, p: l.pad,
+		h: l.in[1], w: l.in[2], ho: l.out[1], wo: l.out[2], bias: l.b >= 0,
 	}
 }
 
@@ -47,31 +51,45 @@ func (g convGeom) inSize() int  { return g.cin * g.h * g.w }
 func (g convGeom) outSize() int { return g.cout * g.ho * g.wo }
 func (g convGeom) kdim() int    { return g.cin * g.k * g.k }
 func (g convGeom) hw() int      { return g.ho * g.wo }
-func (g convGeom) chunk() int   { return max(1, (minGemmCols+g.hw()-1)/g.hw()) }
-
-// scratch is memory shared by the ops of one graph. The tape machine runs
-// one op at a time, so ops may reuse it for temporaries.
-type scratch[T float] struct{ buf []T }
-
-// get returns two disjoint slices of lengths a and b, contents undefined.
-func (s *scratch[T]) get(a, b int) ([]T, []T) {
-	if len(s.buf) < a+b {
-		s.buf = make([]T, a+b)
-	}
-	return s.buf[:a], s.buf[a : a+b]
+func (g convGeom) chunk() int {
+	c := (minGemmCols + g.hw() - 1) / g.hw()
+	return max(1, min(c, maxColFloats/(g.kdim()*g.hw())))
 }
+
+// plain reports whether the convolution reads every input pixel in place:
+// stride 1 and no padding, where im2col copies whole rows.
+func (g convGeom) plain() bool { return g.s == 1 && g.p == 0 }
 
 // im2col writes the receptive fields of one sample x ([cin, h, w]) into the
 // columns [off, off+ho·wo) of col, whose rows are ld apart: row (c·k+u)·k+v
-// holds x[c, i+u, j+v] at column off + i·wo + j.
+// holds x[c, i·s+u−p, j·s+v−p] (0 outside the image) at column off + i·wo + j.
 func im2col[T float](g convGeom, x, col []T, ld, off int) {
 	for c := 0; c < g.cin; c++ {
+		plane := x[c*g.h*g.w : (c+1)*g.h*g.w]
 		for u := 0; u < g.k; u++ {
 			for v := 0; v < g.k; v++ {
 				row := col[((c*g.k+u)*g.k+v)*ld+off:]
+				if g.plain() {
+					for i := 0; i < g.ho; i++ {
+						copy(row[i*g.wo:(i+1)*g.wo], plane[(i+u)*g.w+v:][:g.wo])
+					}
+					continue
+				}
 				for i := 0; i < g.ho; i++ {
-					src := x[c*g.h*g.w+(i+u)*g.w+v:]
-					copy(row[i*g.wo:(i+1)*g.wo], src[:g.wo])
+					dst := row[i*g.wo : (i+1)*g.wo]
+					y := i*g.s + u - g.p
+					if y < 0 || y >= g.h {
+						clear(dst)
+						continue
+					}
+					src := plane[y*g.w : (y+1)*g.w]
+					for j := range dst {
+						if x := j*g.s + v - g.p; x >= 0 && x < g.w {
+							dst[j] = src[x]
+						} else {
+							dst[j] = 0
+						}
+					}
 				}
 			}
 		}
@@ -82,13 +100,28 @@ func im2col[T float](g convGeom, x, col []T, ld, off int) {
 // ([cin, h, w]); the adjoint of im2col.
 func col2im[T float](g convGeom, col []T, ld, off int, dx []T) {
 	for c := 0; c < g.cin; c++ {
+		plane := dx[c*g.h*g.w : (c+1)*g.h*g.w]
 		for u := 0; u < g.k; u++ {
 			for v := 0; v < g.k; v++ {
 				row := col[((c*g.k+u)*g.k+v)*ld+off:]
 				for i := 0; i < g.ho; i++ {
-					dst := dx[c*g.h*g.w+(i+u)*g.w+v:][:g.wo]
-					for j, s := range row[i*g.wo : (i+1)*g.wo] {
-						dst[j] += s
+					src := row[i*g.wo : (i+1)*g.wo]
+					y := i*g.s + u - g.p
+					if y < 0 || y >= g.h {
+						continue
+					}
+					if g.plain() {
+						dst := plane[(i+u)*g.w+v:][:g.wo]
+						for j, s := range src {
+							dst[j] += s
+						}
+						continue
+					}
+					dst := plane[y*g.w : (y+1)*g.w]
+					for j, s := range src {
+						if x := j*g.s + v - g.p; x >= 0 && x < g.w {
+							dst[x] += s
+						}
 					}
 				}
 			}
@@ -107,19 +140,30 @@ func toChannelMajor[T float](g convGeom, dy []T, n0, n1 int, dst []T) {
 	}
 }
 
+// convType is the op's gorgonia type: x and W are 4-D, b (if any) 1-D.
+func convType(g convGeom) hm.Type {
+	if g.bias {
+		return hm.NewFnType(tensorType(4), tensorType(4), tensorType(1), tensorType(4))
+	}
+	return hm.NewFnType(tensorType(4), tensorType(4), tensorType(4))
+}
+
 type convOp[T float] struct {
 	opBase
-	g   convGeom
-	tmp *scratch[T]
-	y   outBuf[T]
+	g  convGeom
+	ws *workspace[T]
+	y  outBuf[T]
 }
 
 var _ G.SDOp = (*convOp[float32])(nil)
 
-func (op *convOp[T]) Arity() int { return 3 }
-func (op *convOp[T]) Type() hm.Type {
-	return hm.NewFnType(tensorType(4), tensorType(4), tensorType(1), tensorType(4))
+func (op *convOp[T]) Arity() int {
+	if op.g.bias {
+		return 3
+	}
+	return 2
 }
+func (op *convOp[T]) Type() hm.Type { return convType(op.g) }
 func (op *convOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
 	s, ok := ds[0].(tensor.Shape)
 	if !ok || len(s) != 4 || s[1] != op.g.cin || s[2] != op.g.h || s[3] != op.g.w {
@@ -130,7 +174,10 @@ func (op *convOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
 func (op *convOp[T]) String() string        { return "conv(" + op.g.name + ")" }
 func (op *convOp[T]) Hashcode() uint32      { return hashOf(op) }
 func (op *convOp[T]) WriteHash(h hash.Hash) { writeHash(h, op) }
-func (op *convOp[T]) DiffWRT(int) []bool    { return []bool{op.g.needDx, true, true} }
+func (op *convOp[T]) DiffWRT(n int) []bool {
+	d := []bool{op.g.needDx, true, true}
+	return d[:n]
+}
 func (op *convOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	g := op.g
 	x, err := dataOf[T](vs[0])
@@ -142,25 +189,32 @@ func (op *convOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := dataN[T](vs[2], g.cout, op, "b")
-	if err != nil {
-		return nil, err
+	var b []T
+	if g.bias {
+		if b, err = dataN[T](vs[2], g.cout, op, "b"); err != nil {
+			return nil, err
+		}
 	}
 	t, y := op.y.get(batch, g.cout, g.ho, g.wo)
 	hw := g.hw()
 	for n0 := 0; n0 < batch; n0 += g.chunk() {
 		n1 := min(n0+g.chunk(), batch)
 		cols := (n1 - n0) * hw
-		col, ycm := op.tmp.get(g.kdim()*cols, g.cout*cols)
+		col, ycm := grow(&op.ws.col, g.kdim()*cols), grow(&op.ws.aux, g.cout*cols)
 		for n := n0; n < n1; n++ {
 			im2col(g, x[n*g.inSize():], col, cols, (n-n0)*hw)
 		}
-		gemm(false, false, g.cout, cols, g.kdim(), 1, w, g.kdim(), col, cols, 0, ycm, cols)
+		gemm(op.ws, false, false, g.cout, cols, g.kdim(), 1, w, g.kdim(), col, cols, 0, ycm, cols)
 		for n := n0; n < n1; n++ {
 			for o := 0; o < g.cout; o++ {
 				src, dst := ycm[o*cols+(n-n0)*hw:][:hw], y[(n*g.cout+o)*hw:][:hw]
+				if b == nil {
+					copy(dst, src)
+					continue
+				}
+				bo := b[o]
 				for j, v := range src {
-					dst[j] = v + b[o]
+					dst[j] = v + bo
 				}
 			}
 		}
@@ -170,28 +224,30 @@ func (op *convOp[T]) Do(vs ...G.Value) (G.Value, error) {
 
 // SymDiff returns dx = col2im(Wᵀ·dy), dW = Σ_chunks dy·colᵀ and db = Σ dy.
 func (op *convOp[T]) SymDiff(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
-	grads := make(G.Nodes, 3)
+	grads := make(G.Nodes, len(in))
 	var err error
 	if op.g.needDx {
-		if grads[0], err = G.ApplyOp(&convDxOp[T]{g: op.g, tmp: op.tmp}, dy, in[1]); err != nil {
+		if grads[0], err = G.ApplyOp(&convDxOp[T]{g: op.g, ws: op.ws}, dy, in[1]); err != nil {
 			return nil, err
 		}
 	}
-	if grads[1], err = G.ApplyOp(&convDwOp[T]{g: op.g, tmp: op.tmp}, dy, in[0]); err != nil {
+	if grads[1], err = G.ApplyOp(&convDwOp[T]{g: op.g, ws: op.ws}, dy, in[0]); err != nil {
 		return nil, err
 	}
-	bg := &biasGradOp[T]{name: op.g.name, c: op.g.cout, dims: 4, spatial: op.g.hw()}
-	if grads[2], err = G.ApplyOp(bg, dy); err != nil {
-		return nil, err
+	if op.g.bias {
+		bg := &biasGradOp[T]{name: op.g.name, c: op.g.cout, dims: 4, spatial: op.g.hw()}
+		if grads[2], err = G.ApplyOp(bg, dy); err != nil {
+			return nil, err
+		}
 	}
 	return grads, nil
 }
 
 type convDxOp[T float] struct {
 	gradOpBase
-	g   convGeom
-	tmp *scratch[T]
-	dx  outBuf[T]
+	g  convGeom
+	ws *workspace[T]
+	dx outBuf[T]
 }
 
 func (op *convDxOp[T]) Arity() int { return 2 }
@@ -225,9 +281,9 @@ func (op *convDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	for n0 := 0; n0 < batch; n0 += g.chunk() {
 		n1 := min(n0+g.chunk(), batch)
 		cols := (n1 - n0) * hw
-		col, dycm := op.tmp.get(g.kdim()*cols, g.cout*cols)
+		col, dycm := grow(&op.ws.col, g.kdim()*cols), grow(&op.ws.aux, g.cout*cols)
 		toChannelMajor(g, dy, n0, n1, dycm)
-		gemm(true, false, g.kdim(), cols, g.cout, 1, w, g.kdim(), dycm, cols, 0, col, cols)
+		gemm(op.ws, true, false, g.kdim(), cols, g.cout, 1, w, g.kdim(), dycm, cols, 0, col, cols)
 		for n := n0; n < n1; n++ {
 			col2im(g, col, cols, (n-n0)*hw, dx[n*g.inSize():])
 		}
@@ -237,9 +293,9 @@ func (op *convDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 
 type convDwOp[T float] struct {
 	gradOpBase
-	g   convGeom
-	tmp *scratch[T]
-	dw  outBuf[T]
+	g  convGeom
+	ws *workspace[T]
+	dw outBuf[T]
 }
 
 func (op *convDwOp[T]) Arity() int { return 2 }
@@ -264,17 +320,20 @@ func (op *convDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	t, dw := op.dw.get(g.cout, g.cin, g.k, g.k)
-	clear(dw)
 	hw := g.hw()
 	for n0 := 0; n0 < batch; n0 += g.chunk() {
 		n1 := min(n0+g.chunk(), batch)
 		cols := (n1 - n0) * hw
-		col, dycm := op.tmp.get(g.kdim()*cols, g.cout*cols)
+		col, dycm := grow(&op.ws.col, g.kdim()*cols), grow(&op.ws.aux, g.cout*cols)
 		for n := n0; n < n1; n++ {
 			im2col(g, x[n*g.inSize():], col, cols, (n-n0)*hw)
 		}
 		toChannelMajor(g, dy, n0, n1, dycm)
-		gemm(false, true, g.cout, g.kdim(), cols, 1, dycm, cols, col, cols, 1, dw, g.kdim())
+		beta := T(1)
+		if n0 == 0 {
+			beta = 0
+		}
+		gemm(op.ws, false, true, g.cout, g.kdim(), cols, 1, dycm, cols, col, cols, beta, dw, g.kdim())
 	}
 	return t, nil
 }

@@ -13,13 +13,19 @@ import (
 //
 //	y = x·Wᵀ + b,   x: [B, in], W: [out, in], b: [out], y: [B, out]
 //
+// x may also be [B, C, H, W] with in = C·H·W: the layer flattens it, as
+// torch.flatten(x, 1) does before a classifier head, without a copy.
+//
 // Stock gorgonia would need Mul(x, Transpose(W)) followed by BroadcastAdd,
 // three nodes that allocate a transposed copy of W and the output every step.
 type linearOp[T float] struct {
 	opBase
 	name    string
 	in, out int
-	needDx  bool // false for the first layer: the input is data, its gradient unused
+	xdims   int   // 2, or 4 for a [B, C, H, W] input
+	xshape  shape // per-sample input shape
+	needDx  bool  // false for the first layer: the input is data, its gradient unused
+	ws      *workspace[T]
 	y       outBuf[T]
 }
 
@@ -27,12 +33,12 @@ var _ G.SDOp = (*linearOp[float32])(nil)
 
 func (op *linearOp[T]) Arity() int { return 3 }
 func (op *linearOp[T]) Type() hm.Type {
-	return hm.NewFnType(tensorType(2), tensorType(2), tensorType(1), tensorType(2))
+	return hm.NewFnType(tensorType(op.xdims), tensorType(2), tensorType(1), tensorType(2))
 }
 func (op *linearOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
 	s, ok := ds[0].(tensor.Shape)
-	if !ok || len(s) != 2 || s[1] != op.in {
-		return nil, fmt.Errorf("%v: input shape %v, want [B, %d]", op, ds[0], op.in)
+	if !ok || len(s) != op.xdims || s.TotalSize() != s[0]*op.in {
+		return nil, fmt.Errorf("%v: input shape %v, want [B, %d] or [B, C, H, W] with C·H·W = %d", op, ds[0], op.in, op.in)
 	}
 	return tensor.Shape{s[0], op.out}, nil
 }
@@ -58,7 +64,7 @@ func (op *linearOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	for i := 0; i < batch; i++ {
 		copy(y[i*op.out:(i+1)*op.out], b)
 	}
-	gemm(false, true, batch, op.out, op.in, 1, x, op.in, w, op.in, 1, y, op.out)
+	gemm(op.ws, false, true, batch, op.out, op.in, 1, x, op.in, w, op.in, 1, y, op.out)
 	return t, nil
 }
 
@@ -67,11 +73,12 @@ func (op *linearOp[T]) SymDiff(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 	grads := make(G.Nodes, 3)
 	var err error
 	if op.needDx {
-		if grads[0], err = G.ApplyOp(&linearDxOp[T]{name: op.name, in: op.in, out: op.out}, dy, in[1]); err != nil {
+		dx := &linearDxOp[T]{name: op.name, in: op.in, out: op.out, xdims: op.xdims, xshape: op.xshape, ws: op.ws}
+		if grads[0], err = G.ApplyOp(dx, dy, in[1]); err != nil {
 			return nil, err
 		}
 	}
-	if grads[1], err = G.ApplyOp(&linearDwOp[T]{name: op.name, in: op.in, out: op.out}, dy, in[0]); err != nil {
+	if grads[1], err = G.ApplyOp(&linearDwOp[T]{name: op.name, in: op.in, out: op.out, xdims: op.xdims, ws: op.ws}, dy, in[0]); err != nil {
 		return nil, err
 	}
 	if grads[2], err = G.ApplyOp(&biasGradOp[T]{name: op.name, c: op.out, dims: 2, spatial: 1}, dy); err != nil {
@@ -80,24 +87,34 @@ func (op *linearOp[T]) SymDiff(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 	return grads, nil
 }
 
-// linearDxOp computes dx = dy·W: [B, out]·[out, in] → [B, in].
+// linearDxOp computes dx = dy·W: [B, out]·[out, in] → [B, in], shaped
+// like the forward input.
 type linearDxOp[T float] struct {
 	gradOpBase
 	name    string
 	in, out int
+	xdims   int
+	xshape  shape
+	ws      *workspace[T]
 	dx      outBuf[T]
 }
 
 func (op *linearDxOp[T]) Arity() int { return 2 }
 func (op *linearDxOp[T]) Type() hm.Type {
-	return hm.NewFnType(tensorType(2), tensorType(2), tensorType(2))
+	return hm.NewFnType(tensorType(2), tensorType(2), tensorType(op.xdims))
+}
+func (op *linearDxOp[T]) dxShape(batch int) []int {
+	if op.xdims == 4 {
+		return []int{batch, op.xshape[0], op.xshape[1], op.xshape[2]}
+	}
+	return []int{batch, op.in}
 }
 func (op *linearDxOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
 	s, ok := ds[0].(tensor.Shape)
 	if !ok || len(s) != 2 {
 		return nil, fmt.Errorf("%v: dy shape %v, want [B, %d]", op, ds[0], op.out)
 	}
-	return tensor.Shape{s[0], op.in}, nil
+	return op.dxShape(s[0]), nil
 }
 func (op *linearDxOp[T]) String() string        { return "linear.dx(" + op.name + ")" }
 func (op *linearDxOp[T]) Hashcode() uint32      { return hashOf(op) }
@@ -112,8 +129,8 @@ func (op *linearDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, dx := op.dx.get(batch, op.in)
-	gemm(false, false, batch, op.in, op.out, 1, dy, op.out, w, op.in, 0, dx, op.in)
+	t, dx := op.dx.get(op.dxShape(batch)...)
+	gemm(op.ws, false, false, batch, op.in, op.out, 1, dy, op.out, w, op.in, 0, dx, op.in)
 	return t, nil
 }
 
@@ -122,12 +139,14 @@ type linearDwOp[T float] struct {
 	gradOpBase
 	name    string
 	in, out int
+	xdims   int
+	ws      *workspace[T]
 	dw      outBuf[T]
 }
 
 func (op *linearDwOp[T]) Arity() int { return 2 }
 func (op *linearDwOp[T]) Type() hm.Type {
-	return hm.NewFnType(tensorType(2), tensorType(2), tensorType(2))
+	return hm.NewFnType(tensorType(2), tensorType(op.xdims), tensorType(2))
 }
 func (op *linearDwOp[T]) InferShape(...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{op.out, op.in}, nil
@@ -146,7 +165,7 @@ func (op *linearDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	t, dw := op.dw.get(op.out, op.in)
-	gemm(true, false, op.out, op.in, batch, 1, dy, op.out, x, op.in, 0, dw, op.in)
+	gemm(op.ws, true, false, op.out, op.in, batch, 1, dy, op.out, x, op.in, 0, dw, op.in)
 	return t, nil
 }
 

@@ -16,16 +16,16 @@ import (
 //	y = a·x     otherwise
 type preluOp[T float] struct {
 	opBase
-	name  string
-	shape tensor.Shape // of one sample
-	y     outBuf[T]
+	name string
+	dims int
+	y    outBuf[T]
 }
 
 var _ G.SDOp = (*preluOp[float32])(nil)
 
 func (op *preluOp[T]) Arity() int { return 2 }
 func (op *preluOp[T]) Type() hm.Type {
-	return hm.NewFnType(tensorType(4), tensorType(1), tensorType(4))
+	return hm.NewFnType(tensorType(op.dims), tensorType(1), tensorType(op.dims))
 }
 func (op *preluOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
 	s, ok := ds[0].(tensor.Shape)
@@ -47,7 +47,7 @@ func (op *preluOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, y := op.y.get(append(tensor.Shape{len(x) / op.shape.TotalSize()}, op.shape...)...)
+	t, y := op.y.get(vs[0].Shape()...)
 	slope := a[0]
 	for i, v := range x {
 		if v > 0 {
@@ -61,11 +61,11 @@ func (op *preluOp[T]) Do(vs ...G.Value) (G.Value, error) {
 
 // SymDiff returns dx = dy·(x > 0 ? 1 : a) and da = Σ_{x ≤ 0} dy·x.
 func (op *preluOp[T]) SymDiff(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
-	dx, err := G.ApplyOp(&preluDxOp[T]{name: op.name, shape: op.shape}, in[0], in[1], dy)
+	dx, err := G.ApplyOp(&preluDxOp[T]{name: op.name, dims: op.dims}, in[0], in[1], dy)
 	if err != nil {
 		return nil, err
 	}
-	da, err := G.ApplyOp(&preluDaOp[T]{name: op.name}, in[0], dy)
+	da, err := G.ApplyOp(&preluDaOp[T]{name: op.name, dims: op.dims}, in[0], dy)
 	if err != nil {
 		return nil, err
 	}
@@ -74,14 +74,14 @@ func (op *preluOp[T]) SymDiff(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 
 type preluDxOp[T float] struct {
 	gradOpBase
-	name  string
-	shape tensor.Shape
-	dx    outBuf[T]
+	name string
+	dims int
+	dx   outBuf[T]
 }
 
 func (op *preluDxOp[T]) Arity() int { return 3 }
 func (op *preluDxOp[T]) Type() hm.Type {
-	return hm.NewFnType(tensorType(4), tensorType(1), tensorType(4), tensorType(4))
+	return hm.NewFnType(tensorType(op.dims), tensorType(1), tensorType(op.dims), tensorType(op.dims))
 }
 func (op *preluDxOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
 	s, ok := ds[0].(tensor.Shape)
@@ -106,7 +106,7 @@ func (op *preluDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, dx := op.dx.get(append(tensor.Shape{len(x) / op.shape.TotalSize()}, op.shape...)...)
+	t, dx := op.dx.get(vs[0].Shape()...)
 	slope := a[0]
 	for i, v := range x {
 		if v > 0 {
@@ -121,12 +121,13 @@ func (op *preluDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 type preluDaOp[T float] struct {
 	gradOpBase
 	name string
+	dims int
 	da   outBuf[T]
 }
 
 func (op *preluDaOp[T]) Arity() int { return 2 }
 func (op *preluDaOp[T]) Type() hm.Type {
-	return hm.NewFnType(tensorType(4), tensorType(4), tensorType(1))
+	return hm.NewFnType(tensorType(op.dims), tensorType(op.dims), tensorType(1))
 }
 func (op *preluDaOp[T]) InferShape(...G.DimSizer) (tensor.Shape, error) { return tensor.Shape{1}, nil }
 func (op *preluDaOp[T]) String() string                                 { return "prelu.da(" + op.name + ")" }

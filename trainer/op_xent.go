@@ -31,13 +31,19 @@ import (
 // more nodes (HadamardProd, Sum, Mean, Neg) that allocate every step.
 //
 // The op also records ℓ_i and whether argmax_j z_ij = y_i (first maximum
-// wins; a NaN row is never correct) for Predict.
+// wins; a NaN row is never correct) for Predict, and the logits for
+// Trainer.Forward.
+//
+// scale (1 unless an Objective says otherwise) multiplies the gradient, not
+// the reported loss: FedEBA+'s aligned gradient uses (1 − α)·∇CE.
 type xentOp[T float] struct {
 	opBase
 	classes int
+	scale   float64
 	loss    []float64 // ℓ_i of the last forward pass
 	lse     []float64 // log Σ_j exp(z_ij)
 	correct []bool
+	logits  []T // z of the last forward pass (the output layer's buffer)
 	mean    float64
 	out     G.Value // *G.F32 or *G.F64, reused
 }
@@ -45,7 +51,7 @@ type xentOp[T float] struct {
 var _ G.SDOp = (*xentOp[float32])(nil)
 
 func newXentOp[T float](classes int) *xentOp[T] {
-	op := &xentOp[T]{classes: classes}
+	op := &xentOp[T]{classes: classes, scale: 1}
 	if dtypeOf[T]() == tensor.Float32 {
 		op.out = G.NewF32(0)
 	} else {
@@ -96,6 +102,7 @@ func (op *xentOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		op.lse = make([]float64, batch)
 		op.correct = make([]bool, batch)
 	}
+	op.logits = z
 	var sum float64
 	for i := 0; i < batch; i++ {
 		row := z[i*op.classes : (i+1)*op.classes]
@@ -174,7 +181,7 @@ func (op *xentGradOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%v seed: %w", op, err)
 	}
-	scale := g / float64(batch)
+	scale := g * f.scale / float64(batch)
 	t, dz := op.dz.get(batch, f.classes)
 	for i := 0; i < batch; i++ {
 		row, out := z[i*f.classes:(i+1)*f.classes], dz[i*f.classes:(i+1)*f.classes]

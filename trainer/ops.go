@@ -133,20 +133,32 @@ func scalarOf(v G.Value) (float64, error) {
 }
 
 // outBuf is an op's output tensor, allocated once and reused every step.
+// A gradient op's buffer may be bound to a slice of the session's flat
+// gradient vector, so that the gradient lands there without a copy.
 type outBuf[T float] struct {
-	t    *tensor.Dense
-	data []T
+	t     *tensor.Dense
+	data  []T
+	bound bool
+}
+
+// bind makes data the buffer's backing slice.
+func (o *outBuf[T]) bind(data []T) {
+	o.t, o.data, o.bound = nil, data, true
 }
 
 // get returns the buffer with the given shape; a stock op downstream may
-// have reshaped it in place since the last call.
+// have reshaped it in place since the last call. A bound buffer of the
+// wrong size is unbound and reallocated (the session then copies the
+// gradient instead).
 func (o *outBuf[T]) get(shape ...int) (*tensor.Dense, []T) {
 	size := 1
 	for _, d := range shape {
 		size *= d
 	}
-	if o.t == nil || len(o.data) != size {
-		o.data = make([]T, size)
+	if len(o.data) != size {
+		o.data, o.t, o.bound = make([]T, size), nil, false
+	}
+	if o.t == nil {
 		o.t = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(o.data))
 		return o.t, o.data
 	}
@@ -159,10 +171,43 @@ func (o *outBuf[T]) get(shape ...int) (*tensor.Dense, []T) {
 	return o.t, o.data
 }
 
-// blasImpl is gonum's pure-Go BLAS. Its gemm splits C into blocks and
+// workspace is scratch memory shared by the ops of one graph: the tape
+// machine runs one op at a time, so ops may reuse it for temporaries that
+// do not outlive their Do. Each buffer grows to the largest size asked for
+// and is then reused, so a compiled graph allocates nothing per step.
+type workspace[T float] struct {
+	col, aux []T // convolutions: the column matrix and a channel-major copy of dy
+	ta, tb   []T // gemm: transposed operands (blas_gonum.go)
+}
+
+func grow[T float](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n)
+	}
+	return (*buf)[:n]
+}
+
+// gemm computes C = alpha·op(A)·op(B) + beta·C for row-major A, B, C, where
+// op(X) is X or Xᵀ; op(A) is m×k, op(B) is k×n and C is m×n. float32 goes
+// to the build's BLAS (blas_gonum.go or, with the openblas build tag,
+// blas_openblas.go); float64, used by the finite-difference tests only,
+// always goes to gonum.
+func gemm[T float](ws *workspace[T], tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	switch a := any(a).(type) {
+	case []float32:
+		sgemm(any(ws).(*workspace[float32]), tA, tB, m, n, k, float32(alpha), a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+	case []float64:
+		gonumBLAS.Dgemm(trans(tA), trans(tB), m, n, k, float64(alpha), a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
+	}
+}
+
+// gonumBLAS is gonum's pure-Go BLAS. Its gemm splits C into blocks and
 // computes each block on one goroutine, summing along k in a fixed order, so
 // results do not depend on scheduling.
-var blasImpl gonum.Implementation
+var gonumBLAS gonum.Implementation
 
 func trans(t bool) blas.Transpose {
 	if t {
@@ -171,17 +216,21 @@ func trans(t bool) blas.Transpose {
 	return blas.NoTrans
 }
 
-// gemm computes C = alpha·op(A)·op(B) + beta·C for row-major A, B, C, where
-// op(X) is X or Xᵀ; op(A) is m×k, op(B) is k×n and C is m×n.
-func gemm[T float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	if m == 0 || n == 0 {
-		return
-	}
-	switch a := any(a).(type) {
-	case []float32:
-		blasImpl.Sgemm(trans(tA), trans(tB), m, n, k, float32(alpha), a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
-	case []float64:
-		blasImpl.Dgemm(trans(tA), trans(tB), m, n, k, float64(alpha), a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
+// transpose writes the r×c row-major matrix src (rows ld apart) into dst as
+// its c×r transpose, in 32×32 tiles so both sides stay in cache.
+func transpose[T float](dst, src []T, r, c, ld int) {
+	const tile = 32
+	for i0 := 0; i0 < r; i0 += tile {
+		i1 := min(i0+tile, r)
+		for j0 := 0; j0 < c; j0 += tile {
+			j1 := min(j0+tile, c)
+			for i := i0; i < i1; i++ {
+				row := src[i*ld : i*ld+c]
+				for j := j0; j < j1; j++ {
+					dst[j*r+i] = row[j]
+				}
+			}
+		}
 	}
 }
 

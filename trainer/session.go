@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"unsafe"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -19,30 +20,39 @@ type sessionKey struct {
 }
 
 // session is a compiled gorgonia graph with its TapeMachine and the backing
-// slices of its input, label, mask and parameter tensors, which are filled in
-// place. A session is used by one goroutine at a time.
+// slices of its tensors, which are filled in place. The weights live in one
+// flat slice w in the net's layout: every parameter tensor and BatchNorm
+// running statistic is a view into it, so loading and storing a model is
+// one copy. Gradient ops write into views of the flat gradient g where they
+// can (outBuf.bind), so the optimiser reads one flat vector. A session is
+// used by one goroutine at a time.
 type session[T float] struct {
-	key    sessionKey
-	net    *Net
-	vm     G.VM
-	x, y   []T       // input [batch, dim] and float-coded labels [batch]
-	masks  []mask[T] // dropout masks (training graphs only)
-	params [][]T     // per Net param: the trainable tensor's data; nil for buffers
-	grads  []*G.Node // per Net param: its gradient node (training graphs only)
-	vel    [][]T     // momentum buffers, allocated on first use
-	bns    []bnSlot[T]
-	xent   *xentOp[T]
-	tmp    scratch[T] // shared by the graph's convolutions
+	key   sessionKey
+	net   *Net
+	vm    G.VM
+	x, y  []T // input [batch, dim] and float-coded labels [batch]
+	w, g  []T // flat weights (and buffers), flat gradient (zero at buffers)
+	spans []span
+	grads []gradSlot[T] // training graphs: where each trainable tensor's gradient comes from
+	masks []*mask[T]    // dropout masks (training graphs only)
+	bns   []*bnOp[T]
+	xent  *xentOp[T]
+	embed *embedOp[T] // nil for logreg
+	con   contrast[T] // MOON's constants and batch rows (training graphs)
+	ws    workspace[T]
+	opt   optState[T]
+}
+
+// gradSlot is one trainable tensor's gradient node and its view of g.
+type gradSlot[T float] struct {
+	node *G.Node
+	dst  []T
+	name string
 }
 
 type mask[T float] struct {
 	data []T
 	p    float64
-}
-
-type bnSlot[T float] struct {
-	op     *bnOp[T]
-	rm, rv int // Net param indices of the running statistics
 }
 
 // buildMu serialises graph construction. Building touches gorgonia's
@@ -54,6 +64,17 @@ var buildMu sync.Mutex
 func newTensor[T float](data []T, shape ...int) *tensor.Dense {
 	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(data))
 }
+
+// gradBinder is implemented by the gradient ops whose output can be bound
+// to a slice of the flat gradient.
+type gradBinder[T float] interface{ bindGrad([]T) }
+
+func (op *linearDwOp[T]) bindGrad(d []T) { op.dw.bind(d) }
+func (op *biasGradOp[T]) bindGrad(d []T) { op.db.bind(d) }
+func (op *convDwOp[T]) bindGrad(d []T)   { op.dw.bind(d) }
+func (op *preluDaOp[T]) bindGrad(d []T)  { op.da.bind(d) }
+func (op *bnDGammaOp[T]) bindGrad(d []T) { op.dg.bind(d) }
+func (op *bnDBetaOp[T]) bindGrad(d []T)  { op.db.bind(d) }
 
 // newSession builds and compiles the graph of net n for batch size batch.
 // A training graph computes the mean loss and its gradient with respect to
@@ -71,15 +92,21 @@ func newSession[T float](n *Net, batch int, train bool) (s *session[T], err erro
 	g := G.NewGraph()
 	dt := dtypeOf[T]()
 	s = &session[T]{
-		key:    sessionKey{net: n.key, batch: batch, train: train},
-		net:    n,
-		params: make([][]T, len(n.params)),
-		grads:  make([]*G.Node, len(n.params)),
+		key:   sessionKey{net: n.key, batch: batch, train: train},
+		net:   n,
+		w:     make([]T, n.size),
+		spans: trainableSpans(n),
+	}
+	if train {
+		s.g = make([]T, n.size)
 	}
 
+	// The input is [B, C, H, W] when a convolution reads it, else [B, Dim].
 	xshape := []int{batch, n.Dim()}
-	if n.layers[0].kind == layerConv {
-		xshape = []int{batch, n.in[0], n.in[1], n.in[2]}
+	for _, l := range n.layers {
+		if l.src == -1 && l.kind == layerConv {
+			xshape = []int{batch, n.in[0], n.in[1], n.in[2]}
+		}
 	}
 	s.x = make([]T, batch*n.Dim())
 	x := G.NewTensor(g, dt, len(xshape), G.WithShape(xshape...), G.WithName("x"), G.WithValue(newTensor(s.x, xshape...)))
@@ -92,55 +119,80 @@ func newSession[T float](n *Net, batch int, train bool) (s *session[T], err erro
 		if !p.Trainable {
 			continue
 		}
-		s.params[i] = make([]T, p.Len)
 		nodes[i] = G.NewTensor(g, dt, len(p.Shape), G.WithShape(p.Shape...), G.WithName(p.Name),
-			G.WithValue(newTensor(s.params[i], p.Shape...)))
+			G.WithValue(newTensor(s.w[p.Offset:p.Offset+p.Len], p.Shape...)))
 		wrt = append(wrt, nodes[i])
 	}
+	view := func(i int) []T {
+		p := n.params[i]
+		return s.w[p.Offset : p.Offset+p.Len]
+	}
 
-	h, first := x, true
-	for _, l := range n.layers {
+	outs := make([]*G.Node, len(n.layers))
+	input := func(i int) *G.Node {
+		if i < 0 {
+			return x
+		}
+		return outs[i]
+	}
+	dims := func(l layer) int {
+		if l.src < 0 {
+			return len(xshape)
+		}
+		if n.layers[l.src].spatial {
+			return 4
+		}
+		return 2
+	}
+	for li, l := range n.layers {
+		h := input(l.src)
+		var out *G.Node
 		switch l.kind {
 		case layerLinear:
-			op := &linearOp[T]{name: l.name, in: l.in, out: l.out, needDx: !first}
-			h, err = G.ApplyOp(op, h, nodes[l.w], nodes[l.b])
-			first = false
-		case layerReLU:
-			h, err = G.ApplyOp(&reluOp[T]{name: l.name}, h)
+			op := &linearOp[T]{name: l.name, in: l.in.size(), out: l.out[0], xdims: dims(l), xshape: l.in, needDx: l.src >= 0, ws: &s.ws}
+			out, err = G.ApplyOp(op, h, nodes[l.w], nodes[l.b])
 		case layerConv:
 			geom := newConvGeom(l)
-			geom.needDx = !first
-			h, err = G.ApplyOp(&convOp[T]{g: geom, tmp: &s.tmp}, h, nodes[l.w], nodes[l.b])
-			first = false
+			geom.needDx = l.src >= 0
+			args := []*G.Node{h, nodes[l.w]}
+			if l.b >= 0 {
+				args = append(args, nodes[l.b])
+			}
+			out, err = G.ApplyOp(&convOp[T]{g: geom, ws: &s.ws}, args...)
+		case layerAct:
+			out, err = G.ApplyOp(&actOp[T]{name: l.name, act: l.act, dims: dims(l)}, h)
 		case layerPReLU:
-			h, err = G.ApplyOp(&preluOp[T]{name: l.name, shape: tensor.Shape{l.shape[0], l.shape[1], l.shape[2]}}, h, nodes[l.w])
+			out, err = G.ApplyOp(&preluOp[T]{name: l.name, dims: dims(l)}, h, nodes[l.w])
 		case layerBN:
 			op := newBNOp[T](l, train)
-			s.bns = append(s.bns, bnSlot[T]{op: op, rm: l.rm, rv: l.rv})
-			h, err = G.ApplyOp(op, h, nodes[l.w], nodes[l.b])
+			op.runMean, op.runVar = view(l.rm), view(l.rv)
+			s.bns = append(s.bns, op)
+			out, err = G.ApplyOp(op, h, nodes[l.w], nodes[l.b])
 		case layerMaxPool:
-			h, err = G.ApplyOp(&maxPoolOp[T]{name: l.name, c: l.shape[0], h: l.shape[1], w: l.shape[2]}, h)
+			out, err = G.ApplyOp(&maxPoolOp[T]{name: l.name, c: l.in[0], h: l.in[1], w: l.in[2]}, h)
+		case layerAvgPool:
+			out, err = G.ApplyOp(&avgPoolOp[T]{name: l.name, c: l.in[0], h: l.in[1], w: l.in[2]}, h)
 		case layerDropout:
 			if !train {
-				continue
+				out = h
+				break
 			}
-			// Inverted dropout with a mask drawn from the Train call's
-			// stream. gorgonia's Dropout seeds its own generator from the
-			// clock (nn.go: time.Now().UnixNano()), so runs never repeat.
-			shape := []int{batch, l.shape[0], l.shape[1], l.shape[2]}
-			m := mask[T]{data: make([]T, batch*l.shape[0]*l.shape[1]*l.shape[2]), p: l.p}
+			m := &mask[T]{data: make([]T, batch*l.in.size()), p: l.p}
 			s.masks = append(s.masks, m)
-			mn := G.NewTensor(g, dt, 4, G.WithShape(shape...), G.WithName("mask."+l.name), G.WithValue(newTensor(m.data, shape...)))
-			h, err = G.HadamardProd(h, mn)
-		case layerFlatten:
-			h, err = G.Reshape(h, tensor.Shape{batch, l.shape[0] * l.shape[1] * l.shape[2]})
+			out, err = G.ApplyOp(&maskOp[T]{name: l.name, dims: dims(l), m: m}, h)
+		case layerAdd:
+			out, err = G.ApplyOp(&addOp[T]{name: l.name}, h, input(l.src2))
+		case layerEmbed:
+			s.embed = &embedOp[T]{l: l.in.size(), dims: dims(l), con: &s.con}
+			out, err = G.ApplyOp(s.embed, h)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("build %s graph, layer %s: %w", n.key, l.name, err)
 		}
+		outs[li] = out
 	}
 	s.xent = newXentOp[T](n.classes)
-	cost, err := G.ApplyOp(s.xent, h, labels)
+	cost, err := G.ApplyOp(s.xent, outs[len(outs)-1], labels)
 	if err != nil {
 		return nil, fmt.Errorf("build %s graph, loss: %w", n.key, err)
 	}
@@ -150,82 +202,33 @@ func newSession[T float](n *Net, batch int, train bool) (s *session[T], err erro
 			return nil, fmt.Errorf("build %s graph, gradient: %w", n.key, err)
 		}
 		k := 0
-		for i := range n.params {
-			if nodes[i] != nil {
-				s.grads[i] = grads[k]
-				k++
+		for i, p := range n.params {
+			if nodes[i] == nil {
+				continue
 			}
+			dst := s.g[p.Offset : p.Offset+p.Len]
+			if b, ok := grads[k].Op().(gradBinder[T]); ok {
+				b.bindGrad(dst)
+			}
+			s.grads = append(s.grads, gradSlot[T]{node: grads[k], dst: dst, name: p.Name})
+			k++
 		}
 	}
 	s.vm = G.NewTapeMachine(g)
 	return s, nil
 }
 
-// loadWeights copies the flat vector w into the session's parameters and
-// BatchNorm running statistics.
-func loadWeights[T, S float](s *session[T], w []S) {
-	for i, p := range s.net.params {
-		if s.params[i] != nil {
-			convertCopy(s.params[i], w[p.Offset:p.Offset+p.Len])
-		}
-	}
-	for _, b := range s.bns {
-		rm, rv := s.net.params[b.rm], s.net.params[b.rv]
-		convertCopy(b.op.runMean, w[rm.Offset:rm.Offset+rm.Len])
-		convertCopy(b.op.runVar, w[rv.Offset:rv.Offset+rv.Len])
-	}
-}
+// loadWeights copies the flat vector w into the session.
+func loadWeights[T, S float](s *session[T], w []S) { convertCopy(s.w, w) }
 
-// storeWeights is the inverse of loadWeights.
-func storeWeights[T, S float](s *session[T], w []S) {
-	for i, p := range s.net.params {
-		if s.params[i] != nil {
-			convertCopy(w[p.Offset:p.Offset+p.Len], s.params[i])
-		}
-	}
-	for _, b := range s.bns {
-		rm, rv := s.net.params[b.rm], s.net.params[b.rv]
-		convertCopy(w[rm.Offset:rm.Offset+rm.Len], b.op.runMean)
-		convertCopy(w[rv.Offset:rv.Offset+rv.Len], b.op.runVar)
-	}
-}
+// storeWeights copies the session's weights into the flat vector w.
+func storeWeights[T, S float](s *session[T], w []S) { convertCopy(w, s.w) }
 
-// moveState copies parameters, running statistics and momentum buffers from
-// src to dst, two sessions of the same net (an epoch's full and last partial
-// batch).
+// moveState copies the weights and the optimiser state from src to dst,
+// two sessions of the same net (an epoch's full and last partial batch).
 func moveState[T float](dst, src *session[T]) {
-	for i := range src.params {
-		if src.params[i] != nil {
-			copy(dst.params[i], src.params[i])
-		}
-	}
-	for i, b := range src.bns {
-		copy(dst.bns[i].op.runMean, b.op.runMean)
-		copy(dst.bns[i].op.runVar, b.op.runVar)
-	}
-	dst.resetVelocity(src.vel != nil)
-	for i, v := range src.vel {
-		copy(dst.vel[i], v)
-	}
-}
-
-// resetVelocity zeroes the momentum buffers, allocating them if want.
-func (s *session[T]) resetVelocity(want bool) {
-	if !want {
-		s.vel = nil
-		return
-	}
-	if s.vel == nil {
-		s.vel = make([][]T, len(s.params))
-		for i, p := range s.params {
-			if p != nil {
-				s.vel[i] = make([]T, len(p))
-			}
-		}
-	}
-	for _, v := range s.vel {
-		clear(v)
-	}
+	copy(dst.w, src.w)
+	dst.opt.copyFrom(&src.opt)
 }
 
 // setBatch copies the samples idx of ex into the input and label tensors.
@@ -238,6 +241,28 @@ func (s *session[T]) setBatch(ex Examples, idx []int) {
 	}
 	clear(s.x[len(idx)*d:])
 	clear(s.y[len(idx):])
+}
+
+// setContrast copies MOON's target rows of the batch (positions pos in
+// ex.Idx) into the embedding op's buffers, or turns the term off.
+func (s *session[T]) setContrast(c *Contrastive, l int, pos []int) {
+	if c == nil || s.embed == nil {
+		s.con.on = false
+		return
+	}
+	s.con.on, s.con.nu, s.con.tau = true, c.Mu, c.Tau
+	rows := func(dst *[]T, src []float32) {
+		if src == nil {
+			*dst = nil
+			return
+		}
+		d := grow(dst, len(pos)*l)
+		for i, k := range pos {
+			convertCopy(d[i*l:(i+1)*l], src[k*l:(k+1)*l])
+		}
+	}
+	rows(&s.con.zg, c.Global)
+	rows(&s.con.zp, c.Prev)
 }
 
 // drawMasks fills the dropout masks for one step: each unit is dropped with
@@ -255,12 +280,32 @@ func (s *session[T]) drawMasks(r *rand.Rand) {
 	}
 }
 
-// run executes the tape once: forward, and backward for training graphs.
+// keepAll sets every dropout mask to 1: the network without dropout.
+func (s *session[T]) keepAll() {
+	for _, m := range s.masks {
+		for i := range m.data {
+			m.data[i] = 1
+		}
+	}
+}
+
+// run executes the tape once: forward, and backward for training graphs,
+// after which s.g holds the gradient of the mean loss.
 func (s *session[T]) run() error {
 	err := s.vm.RunAll()
 	s.vm.Reset()
 	if err != nil {
 		return fmt.Errorf("run %s graph: %w", s.net.key, err)
+	}
+	for _, gs := range s.grads {
+		d, err := dataN[T](gs.node.Value(), len(gs.dst), gradName(gs.name), "gradient")
+		if err != nil {
+			return err
+		}
+		// Bound gradient ops wrote into g already; others are copied.
+		if unsafe.SliceData(d) != unsafe.SliceData(gs.dst) {
+			copy(gs.dst, d)
+		}
 	}
 	return nil
 }
@@ -270,76 +315,39 @@ type gradName string
 
 func (g gradName) String() string { return string(g) }
 
-// grad returns the gradient of the mean loss with respect to param i after run.
-func (s *session[T]) grad(i int) ([]T, error) {
-	return dataN[T](s.grads[i].Value(), len(s.params[i]), gradName(s.net.params[i].Name), "gradient")
-}
-
-// sgd applies one step of PyTorch's SGD to every trainable parameter:
-//
-//	d ← g + λ·w;   if β > 0: v ← β·v + d, d ← v;   w ← w − η·d
-//
-// It returns the index of the first parameter that became NaN or ±Inf, or −1.
-func (s *session[T]) sgd(lr, wd, beta float64) (int, error) {
-	eta, lambda, mom := T(lr), T(wd), T(beta)
-	bad := -1
-	for i, w := range s.params {
-		if w == nil {
-			continue
-		}
-		g, err := s.grad(i)
-		if err != nil {
-			return -1, err
-		}
-		var v []T
-		if s.vel != nil {
-			v = s.vel[i]
-		}
-		var check T
-		switch {
-		case v != nil:
-			for j, wj := range w {
-				d := g[j] + lambda*wj
-				v[j] = mom*v[j] + d
-				wj -= eta * v[j]
-				w[j] = wj
-				check += wj - wj
-			}
-		case lambda != 0:
-			for j, wj := range w {
-				wj -= eta * (g[j] + lambda*wj)
-				w[j] = wj
-				check += wj - wj
-			}
-		default:
-			for j, wj := range w {
-				wj -= eta * g[j]
-				w[j] = wj
-				check += wj - wj
+// badBuffer returns the name of the first BatchNorm running statistic that
+// is NaN or ±Inf, or "".
+func (s *session[T]) badBuffer() string {
+	for i, b := range s.bns {
+		for _, v := range b.runMean {
+			if v-v != 0 {
+				return s.net.params[s.bnParam(i, false)].Name
 			}
 		}
-		// w − w is 0 for finite w and NaN for NaN or ±Inf.
-		if check != 0 && bad < 0 {
-			bad = i
+		for _, v := range b.runVar {
+			if v-v != 0 {
+				return s.net.params[s.bnParam(i, true)].Name
+			}
 		}
 	}
-	return bad, nil
+	return ""
 }
 
-// badBuffer returns the index of the first BatchNorm running statistic that
-// is NaN or ±Inf, or −1.
-func (s *session[T]) badBuffer() int {
-	for _, b := range s.bns {
-		for _, x := range [2]struct {
-			v []T
-			i int
-		}{{b.op.runMean, b.rm}, {b.op.runVar, b.rv}} {
-			for _, v := range x.v {
-				if v-v != 0 {
-					return x.i
-				}
-			}
+// bnParam returns the param index of the i-th BatchNorm's running mean or
+// variance.
+func (s *session[T]) bnParam(i int, variance bool) int {
+	k := 0
+	for _, l := range s.net.layers {
+		if l.kind != layerBN {
+			continue
 		}
+		if k == i {
+			if variance {
+				return l.rv
+			}
+			return l.rm
+		}
+		k++
 	}
 	return -1
 }

@@ -267,9 +267,13 @@ func TestForEachBatch(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var sizes []int
 			var batches [][]int
-			err := forEachBatch(tt.idx, tt.hp, rand.New(rand.NewPCG(1, 1)), func(b []int) error {
-				sizes = append(sizes, len(b))
-				batches = append(batches, slices.Clone(b))
+			err := forEachBatch(len(tt.idx), tt.hp, rand.New(rand.NewPCG(1, 1)), func(pos []int) error {
+				sizes = append(sizes, len(pos))
+				b := make([]int, len(pos))
+				for i, p := range pos {
+					b[i] = tt.idx[p]
+				}
+				batches = append(batches, b)
 				return nil
 			})
 			if err != nil {
@@ -323,7 +327,7 @@ func TestStepsSampleUniformly(t *testing.T) {
 		idx[i] = i
 	}
 	counts := make([]int, n)
-	err := forEachBatch(idx, sgdSteps(0.1, b, steps), rand.New(rand.NewPCG(5, 5)), func(batch []int) error {
+	err := forEachBatch(len(idx), sgdSteps(0.1, b, steps), rand.New(rand.NewPCG(5, 5)), func(batch []int) error {
 		for _, k := range batch {
 			counts[k]++
 		}
@@ -545,11 +549,11 @@ func TestPredictUsesRunningStats(t *testing.T) {
 		t.Errorf("eval losses with running stats (0, 1) are within %g of training-mode losses; want eval mode to differ", d)
 	}
 	matched := slices.Clone(w)
-	for _, b := range s.bns {
-		rm, rv := n.params[b.rm], n.params[b.rv]
-		for c := range b.op.c {
-			matched[rm.Offset+c] = float32(b.op.mean[c])
-			matched[rv.Offset+c] = float32(1/(b.op.inv[c]*b.op.inv[c]) - bnEps)
+	for i, b := range s.bns {
+		rm, rv := n.params[s.bnParam(i, false)], n.params[s.bnParam(i, true)]
+		for c := range b.c {
+			matched[rm.Offset+c] = float32(b.mean[c])
+			matched[rv.Offset+c] = float32(1/(b.inv[c]*b.inv[c]) - bnEps)
 		}
 	}
 	// Same computation up to float32 rounding of the statistics: 1e-4.
@@ -609,7 +613,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"negative lr", func(_ *Examples, hp *Hyper, _ *[]float32, _ **rand.Rand) { hp.LR = -0.1 }, "hyper.lr"},
 		{"NaN lr", func(_ *Examples, hp *Hyper, _ *[]float32, _ **rand.Rand) { hp.LR = math.NaN() }, "hyper.lr"},
-		{"unknown optimizer", func(_ *Examples, hp *Hyper, _ *[]float32, _ **rand.Rand) { hp.Optimizer = "adam" }, "hyper.optimizer"},
+		{"unknown optimizer", func(_ *Examples, hp *Hyper, _ *[]float32, _ **rand.Rand) { hp.Optimizer = "rmsprop" }, "hyper.optimizer"},
 		{"momentum 1", func(_ *Examples, hp *Hyper, _ *[]float32, _ **rand.Rand) { hp.Momentum = 1 }, "hyper.momentum"},
 		{"negative weight decay", func(_ *Examples, hp *Hyper, _ *[]float32, _ **rand.Rand) { hp.WeightDecay = -1 }, "hyper.weight_decay"},
 		{"zero batch", func(_ *Examples, hp *Hyper, _ *[]float32, _ **rand.Rand) { hp.BatchSize = 0 }, "hyper.batch_size"},

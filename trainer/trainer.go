@@ -128,7 +128,8 @@ func (l *lease) release() {
 
 // Train runs local training of net n from the weights w on the examples ex
 // and leaves the trained weights, BatchNorm running statistics included, in
-// w. On error w is unchanged.
+// w. It minimises the plain mean cross-entropy with a fresh optimiser; it is
+// TrainObjective with the zero Objective. On error w is unchanged.
 //
 // The schedule, the minibatches and the dropout masks come from r alone (see
 // the package documentation); equal arguments and an equal r state give
@@ -139,6 +140,14 @@ func (l *lease) release() {
 // wraps ErrDiverged and names the step (step 0 means the initial weights);
 // cancellation returns ctx.Err() wrapped.
 func (t *Trainer) Train(ctx context.Context, n *Net, w []float32, ex Examples, hp Hyper, r *rand.Rand, progress func(Progress)) (TrainResult, error) {
+	return t.TrainObjective(ctx, n, w, ex, hp, Objective{}, r, progress)
+}
+
+// TrainObjective is Train with the local objective obj of an FL algorithm
+// (FedProx, SCAFFOLD, FedDyn, FedEBA+, MOON; see Objective). obj's vectors
+// are read during the call and must not change meanwhile; obj.State, if not
+// nil, is updated on success.
+func (t *Trainer) TrainObjective(ctx context.Context, n *Net, w []float32, ex Examples, hp Hyper, obj Objective, r *rand.Rand, progress func(Progress)) (TrainResult, error) {
 	var res TrainResult
 	if err := checkModel(n, w); err != nil {
 		return res, fmt.Errorf("train: %w", err)
@@ -147,6 +156,9 @@ func (t *Trainer) Train(ctx context.Context, n *Net, w []float32, ex Examples, h
 		return res, fmt.Errorf("train: %w", err)
 	}
 	if err := ex.check(n); err != nil {
+		return res, fmt.Errorf("train: %w", err)
+	}
+	if err := obj.Validate(n, len(ex.Idx)); err != nil {
 		return res, fmt.Errorf("train: %w", err)
 	}
 	if r == nil {
@@ -163,21 +175,34 @@ func (t *Trainer) Train(ctx context.Context, n *Net, w []float32, ex Examples, h
 	total := numSteps(len(ex.Idx), hp)
 	l := &lease{t: t, n: n, train: true}
 	defer l.release()
+	// w is not written before the end, so it is the proximal anchor w⁰.
+	anchor := obj.Anchor
+	if anchor == nil {
+		anchor = w
+	}
+	custom := obj.Prox != 0 || obj.Linear != nil || obj.Align != 0
+	batchIdx := make([]int, 0, min(hp.BatchSize, len(ex.Idx)))
 
 	var lossSum float64
-	step := func(batch []int) error {
+	step := func(pos []int) error {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("train: before step %d of %d: %w", res.Steps+1, total, err)
 		}
-		s, err := l.use(len(batch), w)
+		s, err := l.use(len(pos), w)
 		if err != nil {
 			return fmt.Errorf("train: %w", err)
 		}
 		if res.Steps == 0 {
-			s.resetVelocity(hp.Momentum > 0)
+			s.opt.reset(n.size, hp, obj.State)
 		}
-		s.setBatch(ex, batch)
+		batchIdx = batchIdx[:0]
+		for _, p := range pos {
+			batchIdx = append(batchIdx, ex.Idx[p])
+		}
+		s.setBatch(ex, batchIdx)
 		s.drawMasks(r)
+		s.setContrast(obj.Contrast, n.Embedding(), pos)
+		s.xent.scale = 1 - obj.Align
 		if err := s.run(); err != nil {
 			return fmt.Errorf("train: step %d of %d: %w", res.Steps+1, total, err)
 		}
@@ -185,16 +210,14 @@ func (t *Trainer) Train(ctx context.Context, n *Net, w []float32, ex Examples, h
 		if !finite(loss) {
 			return fmt.Errorf("train: step %d of %d: minibatch loss is %v: %w", res.Steps+1, total, loss, ErrDiverged)
 		}
-		bad, err := s.sgd(hp.LR, hp.WeightDecay, hp.Momentum)
-		if err != nil {
-			return fmt.Errorf("train: step %d of %d: %w", res.Steps+1, total, err)
+		if custom {
+			applyObjective(s.spans, s.w, s.g, &obj, anchor)
 		}
-		if bad >= 0 {
-			return fmt.Errorf("train: step %d of %d: weight %s is NaN or ±Inf after the update: %w",
-				res.Steps+1, total, n.params[bad].Name, ErrDiverged)
+		if !optimize(s.spans, s.w, s.g, &s.opt, hp, hp.lrAt(res.Steps, total)) {
+			return fmt.Errorf("train: step %d of %d: %s: %w", res.Steps+1, total, badWeight(n, s.w), ErrDiverged)
 		}
 		res.Steps++
-		res.Samples += len(batch)
+		res.Samples += len(pos)
 		lossSum += loss
 		if progress != nil {
 			progress(Progress{Step: res.Steps, Steps: total, Loss: loss})
@@ -202,15 +225,30 @@ func (t *Trainer) Train(ctx context.Context, n *Net, w []float32, ex Examples, h
 		return nil
 	}
 
-	if err := forEachBatch(ex.Idx, hp, r, step); err != nil {
+	if err := forEachBatch(len(ex.Idx), hp, r, step); err != nil {
 		return TrainResult{}, err
 	}
-	if bad := l.cur.badBuffer(); bad >= 0 {
-		return TrainResult{}, fmt.Errorf("train: step %d of %d: buffer %s is NaN or ±Inf: %w", res.Steps, total, n.params[bad].Name, ErrDiverged)
+	if bad := l.cur.badBuffer(); bad != "" {
+		return TrainResult{}, fmt.Errorf("train: step %d of %d: buffer %s is NaN or ±Inf: %w", res.Steps, total, bad, ErrDiverged)
 	}
 	storeWeights(l.cur, w)
+	if obj.State != nil {
+		l.cur.opt.save(obj.State)
+	}
 	res.MeanLoss = lossSum / float64(res.Steps)
 	return res, nil
+}
+
+// badWeight names the first trainable weight of w that is NaN or ±Inf.
+func badWeight(n *Net, w []float32) string {
+	for _, p := range n.params {
+		for j, v := range w[p.Offset : p.Offset+p.Len] {
+			if !finite(float64(v)) {
+				return fmt.Sprintf("weight %s[%d] is %v after the update", p.Name, j, v)
+			}
+		}
+	}
+	return "a weight is NaN or ±Inf after the update"
 }
 
 // numSteps is the number of optimiser steps of a schedule over n samples.
@@ -221,18 +259,21 @@ func numSteps(n int, hp Hyper) int {
 	return hp.LocalSteps
 }
 
-// forEachBatch calls fn with the minibatches of hp's schedule over idx (see
-// the package documentation), drawing from r; it stops at fn's first error.
-// The batch slice is only valid during the call.
+// forEachBatch calls fn with the minibatches of hp's schedule over the n
+// positions 0..n−1 of a client's samples (see the package documentation),
+// drawing from r; it stops at fn's first error. The batch slice is only
+// valid during the call.
 //
 //   - Steps: a partial Fisher–Yates shuffle of a running permutation makes
-//     its first B entries a uniform random B-subset; with len(idx) ≤ B every
-//     batch is idx itself and nothing is drawn.
+//     its first B entries a uniform random B-subset; with n ≤ B every
+//     batch is all positions in order and nothing is drawn.
 //   - Epochs: a full Fisher–Yates shuffle of the running permutation, then
 //     consecutive batches of B, the last one partial.
-func forEachBatch(idx []int, hp Hyper, r *rand.Rand, fn func(batch []int) error) error {
-	n := len(idx)
-	order := append([]int(nil), idx...)
+func forEachBatch(n int, hp Hyper, r *rand.Rand, fn func(batch []int) error) error {
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
 	if hp.LocalSteps > 0 {
 		b := min(hp.BatchSize, n)
 		for range hp.LocalSteps {
@@ -262,6 +303,66 @@ func forEachBatch(idx []int, hp Hyper, r *rand.Rand, fn func(batch []int) error)
 	return nil
 }
 
+// Gradient writes into dst the gradient of the mean cross-entropy of the
+// model w over all of ex, and returns that mean loss: ∇F_i(w) of a client,
+// as FedEBA+'s gradient alignment needs it at the global model
+// (specs/fedeba.md §1.5). It runs training graphs over ex.Idx in order, in
+// batches of batch samples (the last one partial), and weights each batch's
+// gradient by its size: exact for nets without BatchNorm, which otherwise
+// normalises each batch with its own statistics. Dropout is off, and the
+// running statistics and w are not changed. dst has NumParams entries;
+// buffer entries are 0.
+func (t *Trainer) Gradient(ctx context.Context, n *Net, w []float32, ex Examples, batch int, dst []float32) (float64, error) {
+	if err := checkModel(n, w); err != nil {
+		return 0, fmt.Errorf("gradient: %w", err)
+	}
+	if err := ex.check(n); err != nil {
+		return 0, fmt.Errorf("gradient: %w", err)
+	}
+	if batch <= 0 {
+		return 0, fmt.Errorf("gradient: batch = %d; it must be > 0: %w", batch, ErrInvalid)
+	}
+	if len(dst) != n.size {
+		return 0, fmt.Errorf("gradient: dst has length %d; net %s has %d parameters: %w", len(dst), n.key, n.size, ErrInvalid)
+	}
+	acc := make([]float64, n.size)
+	var lossSum float64
+	l := &lease{t: t, n: n, train: true}
+	defer l.release()
+	for lo := 0; lo < len(ex.Idx); lo += batch {
+		if err := ctx.Err(); err != nil {
+			return 0, fmt.Errorf("gradient: %w", err)
+		}
+		idx := ex.Idx[lo:min(lo+batch, len(ex.Idx))]
+		s, err := l.use(len(idx), w)
+		if err != nil {
+			return 0, fmt.Errorf("gradient: %w", err)
+		}
+		// Each batch starts from w: training-mode BatchNorm would move the
+		// running statistics.
+		loadWeights(s, w)
+		s.setBatch(ex, idx)
+		s.keepAll()
+		s.setContrast(nil, 0, nil)
+		s.xent.scale = 1
+		if err := s.run(); err != nil {
+			return 0, fmt.Errorf("gradient: %w", err)
+		}
+		k := float64(len(idx))
+		lossSum += s.xent.mean * k
+		for _, sp := range s.spans {
+			for j := sp.lo; j < sp.hi; j++ {
+				acc[j] += float64(s.g[j]) * k
+			}
+		}
+	}
+	m := float64(len(ex.Idx))
+	for j := range dst {
+		dst[j] = float32(acc[j] / m)
+	}
+	return lossSum / m, nil
+}
+
 // Predict writes, for each sample ex.Idx[i], the cross-entropy loss of the
 // model w into loss[i] and whether its arg-max prediction is the label into
 // correct[i]. It runs in eval mode: BatchNorm uses its running statistics
@@ -275,12 +376,40 @@ func (t *Trainer) Predict(ctx context.Context, n *Net, w []float32, ex Examples,
 	if correct != nil && len(correct) != len(ex.Idx) {
 		return fmt.Errorf("predict: len(correct) = %d; want len(examples.idx) = %d: %w", len(correct), len(ex.Idx), ErrInvalid)
 	}
-	return t.predict(ctx, n, w, ex, func(i int, l float64, ok bool) {
+	return t.predict(ctx, n, w, ex, func(i int, s *session[float32], row int) {
 		if loss != nil {
-			loss[i] = float32(l)
+			loss[i] = float32(s.xent.loss[row])
 		}
 		if correct != nil {
-			correct[i] = ok
+			correct[i] = s.xent.correct[row]
+		}
+	})
+}
+
+// Forward writes, for each sample ex.Idx[i], the embedding that feeds the
+// output layer into emb[i·L:(i+1)·L] (L = n.Embedding(); for logreg the
+// input itself) and the logits into logits[i·C:(i+1)·C] (C = n.Classes()),
+// in eval mode like Predict. Either output may be nil. MOON's contrastive
+// term takes its global and previous-model embeddings from here; FNR-FL's
+// feature norms and the label-recovery attacks read them too.
+func (t *Trainer) Forward(ctx context.Context, n *Net, w []float32, ex Examples, emb, logits []float32) error {
+	le, c := n.Embedding(), n.classes
+	if emb != nil && len(emb) != len(ex.Idx)*le {
+		return fmt.Errorf("forward: len(emb) = %d; want len(examples.idx)·embedding = %d·%d: %w", len(emb), len(ex.Idx), le, ErrInvalid)
+	}
+	if logits != nil && len(logits) != len(ex.Idx)*c {
+		return fmt.Errorf("forward: len(logits) = %d; want len(examples.idx)·classes = %d·%d: %w", len(logits), len(ex.Idx), c, ErrInvalid)
+	}
+	return t.predict(ctx, n, w, ex, func(i int, s *session[float32], row int) {
+		if emb != nil {
+			src := s.x[row*n.Dim() : (row+1)*n.Dim()]
+			if s.embed != nil {
+				src = s.embed.y.data[row*le : (row+1)*le]
+			}
+			copy(emb[i*le:(i+1)*le], src)
+		}
+		if logits != nil {
+			copy(logits[i*c:(i+1)*c], s.xent.logits[row*c:(row+1)*c])
 		}
 	})
 }
@@ -289,10 +418,10 @@ func (t *Trainer) Predict(ctx context.Context, n *Net, w []float32, ex Examples,
 // in the order of ex.Idx.
 func (t *Trainer) Evaluate(ctx context.Context, n *Net, w []float32, ex Examples) (EvalResult, error) {
 	var res EvalResult
-	err := t.predict(ctx, n, w, ex, func(_ int, l float64, ok bool) {
+	err := t.predict(ctx, n, w, ex, func(_ int, s *session[float32], row int) {
 		res.N++
-		res.LossSum += l
-		if ok {
+		res.LossSum += s.xent.loss[row]
+		if s.xent.correct[row] {
 			res.Correct++
 		}
 	})
@@ -308,13 +437,14 @@ func (t *Trainer) evalBatchFor(n *Net) int {
 	return max(1, min(t.evalBatch, evalActBudget/max(1, n.act)))
 }
 
-// predict runs the eval graph over ex in batches of evalBatchFor(n) and emits
-// each sample's loss and correctness in order. A last partial batch of m
+// predict runs the eval graph over ex in batches of evalBatchFor(n) and
+// calls emit for each sample in order, with the session and the sample's
+// row in it. A last partial batch of m
 // samples runs in a graph of the next power of two ≥ m (at most the batch size), padded
 // with zero rows whose outputs are ignored; samples do not interact in eval
 // mode, so padding changes nothing, and at most log2(EvalBatch) extra graphs
 // per net are ever built.
-func (t *Trainer) predict(ctx context.Context, n *Net, w []float32, ex Examples, emit func(i int, loss float64, correct bool)) error {
+func (t *Trainer) predict(ctx context.Context, n *Net, w []float32, ex Examples, emit func(i int, s *session[float32], row int)) error {
 	if err := checkModel(n, w); err != nil {
 		return fmt.Errorf("predict: %w", err)
 	}
@@ -342,7 +472,7 @@ func (t *Trainer) predict(ctx context.Context, n *Net, w []float32, ex Examples,
 			return fmt.Errorf("predict: %w", err)
 		}
 		for i := range idx {
-			emit(lo+i, s.xent.loss[i], s.xent.correct[i])
+			emit(lo+i, s, i)
 		}
 	}
 	return nil

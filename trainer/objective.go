@@ -1,0 +1,227 @@
+package trainer
+
+import "fmt"
+
+// Objective is what an FL algorithm changes in a client's local training:
+// the client half of DESIGN.md's Algorithm triple. With w the trainable
+// parameters, w⁰ the weights Train starts from (the global model) and g the
+// gradient of the minibatch's mean cross-entropy, every step descends along
+//
+//	h = (1 − α)·∇[CE + ν·ℓ_con] + μ·(w − a) + v + α·g̃
+//
+// that is, the gradient of the local objective
+//
+//	F(w) = (1 − α)·(CE(w) + ν·ℓ_con(w)) + μ/2·‖w − a‖² + ⟨v, w⟩ + α·⟨g̃, w⟩
+//
+// before the optimiser adds its weight decay and momentum. The zero
+// Objective is the plain mean cross-entropy (FedAvg's local SGD). Each
+// paper's terms, and where they come from:
+//
+//   - FedProx (Li et al., MLSys 2020, arXiv:1812.06127, Eq. (2)):
+//     Proximal(μ): μ/2·‖w − w⁰‖².
+//   - SCAFFOLD (Karimireddy et al., ICML 2020, arXiv:1910.06378, Alg. 1
+//     line 10): Scaffold(c, c_i): every gradient gets c − c_i, as v.
+//   - FedDyn (Acar et al., ICLR 2021, arXiv:2111.04263, Alg. 1):
+//     FedDyn(α, ∇L_i(θ_i^{t−1})): −⟨∇L_i(θ_i^{t−1}), w⟩ + α/2·‖w − w⁰‖².
+//   - FedEBA+ (specs/fedeba.md §1.5, Eq. (11)): Aligned(α, g̃):
+//     h = (1 − α)·∇F_i(x; ξ) + α·g̃ with g̃ fixed for the whole call.
+//   - MOON (Li, He & Song, CVPR 2021, arXiv:2103.16257, Eq. (3)):
+//     Contrast(ν, τ, zg, zp): ν·ℓ_con on the embedding (op_embed.go).
+//
+// Terms compose: set several fields for a combination no paper uses. Only
+// trainable parameters are affected: entries of Anchor, Linear and
+// AlignGrad at buffer positions (BatchNorm running statistics) are ignored.
+// Vectors are flat, in the net's layout (Net.Params), of length NumParams.
+// An Objective is read, never written, by Train, except State.
+type Objective struct {
+	Prox   float64   // μ ≥ 0 of the proximal term
+	Anchor []float32 // a; nil means the weights Train starts from
+	Linear []float32 // v; nil means 0
+
+	Align     float64   // α in [0, 1]
+	AlignGrad []float32 // g̃; needed when Align > 0
+
+	Contrast *Contrastive // MOON's term; nil means none
+
+	// State, if not nil, carries the optimiser's state across Train calls:
+	// Train starts from it and leaves the final state in it. nil starts
+	// from zero every call, as a fresh torch optimizer per round does. The
+	// official HiCS-FL clients keep one torch optimizer for the whole run
+	// (client_base.py), so their momentum and Adam moments persist.
+	State *OptState
+}
+
+// Contrastive is MOON's model-contrastive term ν·ℓ_con (op_embed.go). Its
+// payloads are the embeddings (Trainer.Forward) of every training sample
+// under the global model and under the client's previous local model, row
+// i for sample ex.Idx[i], each row Net.Embedding() floats.
+type Contrastive struct {
+	Mu     float64   // ν ≥ 0 (MOON's μ; 5 for CIFAR-10 in the paper)
+	Tau    float64   // temperature τ > 0 (0.5 in MOON and NIID-Bench)
+	Global []float32 // zg: len(ex.Idx)·L
+	Prev   []float32 // zp: len(ex.Idx)·L; nil in a client's first round, where ℓ_con = 0
+}
+
+// OptState is an optimiser's state between Train calls, flat in the net's
+// layout: SGD's momentum buffer in M (nil when there is no momentum);
+// Adam's first and second moments in M and V and its step count in Steps.
+// nil slices start from zero.
+type OptState struct {
+	Steps int
+	M, V  []float32
+}
+
+// Proximal returns FedProx's objective CE + μ/2·‖w − w⁰‖².
+func Proximal(mu float64) Objective { return Objective{Prox: mu} }
+
+// Scaffold returns SCAFFOLD's corrected objective: the gradient g + c − c_i
+// (Karimireddy et al. 2020, Alg. 1 line 10: y_i ← y_i − η_l·(g_i(y_i) − c_i + c)).
+// c and ci are the server's and the client's control variates.
+func Scaffold(c, ci []float32) (Objective, error) {
+	if len(c) != len(ci) {
+		return Objective{}, fmt.Errorf("scaffold: len(c) = %d, len(c_i) = %d; want equal lengths: %w", len(c), len(ci), ErrInvalid)
+	}
+	v := make([]float32, len(c))
+	for j := range v {
+		v[j] = c[j] - ci[j]
+	}
+	return Objective{Linear: v}, nil
+}
+
+// FedDyn returns FedDyn's dynamic regulariser with coefficient α and the
+// client's state prevGrad = ∇L_i(θ_i^{t−1}) (Acar et al. 2021, Alg. 1):
+//
+//	L_i(w) − ⟨∇L_i(θ_i^{t−1}), w⟩ + α/2·‖w − θ^{t−1}‖²
+//
+// The state update ∇L_i(θ_i^t) = ∇L_i(θ_i^{t−1}) − α(θ_i^t − θ^{t−1}) is the
+// caller's.
+func FedDyn(alpha float64, prevGrad []float32) Objective {
+	v := make([]float32, len(prevGrad))
+	for j, g := range prevGrad {
+		v[j] = -g
+	}
+	return Objective{Prox: alpha, Linear: v}
+}
+
+// Aligned returns FedEBA+'s gradient alignment with weight α and the fair
+// gradient g̃ computed by the server (specs/fedeba.md §1.5, Eq. (10)–(11)).
+func Aligned(alpha float64, g []float32) Objective {
+	return Objective{Align: alpha, AlignGrad: g}
+}
+
+// MOON returns MOON's objective CE + ν·ℓ_con with temperature τ and the
+// embeddings of the global and previous local models.
+func MOON(nu, tau float64, global, prev []float32) Objective {
+	return Objective{Contrast: &Contrastive{Mu: nu, Tau: tau, Global: global, Prev: prev}}
+}
+
+// plain reports whether o is the plain cross-entropy with a fresh optimiser.
+func (o *Objective) plain() bool {
+	return o.Prox == 0 && o.Linear == nil && o.Align == 0 && o.Contrast == nil && o.State == nil
+}
+
+// Validate checks o against the net and the number of training samples.
+// Errors name the field and the fix and wrap ErrInvalid.
+func (o *Objective) Validate(n *Net, samples int) error {
+	vec := func(name string, v []float32, need bool) error {
+		if v == nil && !need {
+			return nil
+		}
+		if len(v) != n.size {
+			return fmt.Errorf("objective.%s has length %d; net %s has %d parameters: %w", name, len(v), n.key, n.size, ErrInvalid)
+		}
+		return checkFinite32("objective."+name, v)
+	}
+	switch {
+	case !(o.Prox >= 0) || !finite(o.Prox):
+		return fmt.Errorf("objective.prox = %v; μ must be a finite number ≥ 0: %w", o.Prox, ErrInvalid)
+	case !(o.Align >= 0 && o.Align <= 1):
+		return fmt.Errorf("objective.align = %v; α must be in [0, 1]: %w", o.Align, ErrInvalid)
+	case o.Anchor != nil && o.Prox == 0:
+		return fmt.Errorf("objective.anchor is set but objective.prox = 0; set μ > 0 or drop the anchor: %w", ErrInvalid)
+	case o.AlignGrad != nil && o.Align == 0:
+		return fmt.Errorf("objective.align_grad is set but objective.align = 0; set α > 0 or drop g̃: %w", ErrInvalid)
+	}
+	if err := vec("anchor", o.Anchor, false); err != nil {
+		return err
+	}
+	if err := vec("linear", o.Linear, false); err != nil {
+		return err
+	}
+	if err := vec("align_grad", o.AlignGrad, o.Align > 0); err != nil {
+		return err
+	}
+	if c := o.Contrast; c != nil {
+		l := n.Embedding()
+		switch {
+		case n.embed < 0:
+			return fmt.Errorf("objective.contrast: net %s has no hidden embedding (its output layer reads the input); use a net with hidden layers: %w", n.key, ErrInvalid)
+		case !(c.Mu >= 0) || !finite(c.Mu):
+			return fmt.Errorf("objective.contrast.mu = %v; ν must be a finite number ≥ 0: %w", c.Mu, ErrInvalid)
+		case !(c.Tau > 0) || !finite(c.Tau):
+			return fmt.Errorf("objective.contrast.tau = %v; τ must be a finite number > 0: %w", c.Tau, ErrInvalid)
+		case len(c.Global) != samples*l:
+			return fmt.Errorf("objective.contrast.global has %d values; want len(examples.idx)·embedding = %d·%d: %w", len(c.Global), samples, l, ErrInvalid)
+		case c.Prev != nil && len(c.Prev) != samples*l:
+			return fmt.Errorf("objective.contrast.prev has %d values; want len(examples.idx)·embedding = %d·%d or nil: %w", len(c.Prev), samples, l, ErrInvalid)
+		}
+		if err := checkFinite32("objective.contrast.global", c.Global); err != nil {
+			return err
+		}
+		if err := checkFinite32("objective.contrast.prev", c.Prev); err != nil {
+			return err
+		}
+	}
+	if s := o.State; s != nil {
+		switch {
+		case s.Steps < 0:
+			return fmt.Errorf("objective.state.steps = %d; it must be ≥ 0: %w", s.Steps, ErrInvalid)
+		case s.M != nil && len(s.M) != n.size, s.V != nil && len(s.V) != n.size:
+			return fmt.Errorf("objective.state: M, V have lengths %d, %d; want %d (net %s) or nil: %w", len(s.M), len(s.V), n.size, n.key, ErrInvalid)
+		}
+	}
+	return nil
+}
+
+func checkFinite32(name string, v []float32) error {
+	for j, x := range v {
+		if !finite(float64(x)) {
+			return fmt.Errorf("%s[%d] = %v; want finite values: %w", name, j, x, ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// objectiveValue returns the parameter-space terms of o at w (float64,
+// summed in index order, over trainable entries only):
+//
+//	μ/2·‖w − a‖² + ⟨v, w⟩ + α·⟨g̃, w⟩
+//
+// with a = w0 when o.Anchor is nil. The tests compare its central
+// differences with the gradient Train applies.
+func objectiveValue[T float](n *Net, o *Objective, w []T, w0 []float32) float64 {
+	anchor := o.Anchor
+	if anchor == nil {
+		anchor = w0
+	}
+	var s float64
+	for _, p := range n.params {
+		if !p.Trainable {
+			continue
+		}
+		for j := p.Offset; j < p.Offset+p.Len; j++ {
+			x := float64(w[j])
+			if o.Prox != 0 {
+				d := x - float64(anchor[j])
+				s += o.Prox / 2 * d * d
+			}
+			if o.Linear != nil {
+				s += float64(o.Linear[j]) * x
+			}
+			if o.Align != 0 {
+				s += o.Align * float64(o.AlignGrad[j]) * x
+			}
+		}
+	}
+	return s
+}
