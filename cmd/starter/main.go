@@ -79,6 +79,7 @@ func root() *command {
 		runCommand(),
 		validateCommand(),
 		dataCommand(),
+		partitionCommand(),
 		benchCommand(),
 	}}
 }
