@@ -42,7 +42,7 @@ func TestPartitionShow(t *testing.T) {
 	}
 	var raw struct {
 		Clients []map[string]json.RawMessage `json:"clients"`
-		Summary map[string]json.RawMessage  `json:"summary"`
+		Summary map[string]json.RawMessage   `json:"summary"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &raw); err != nil {
 		t.Fatalf("JSON output: %v\n%s", err, out.String())
