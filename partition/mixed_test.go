@@ -146,3 +146,21 @@ func TestMixedErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestMixedRedrawsExhausted checks the bounded redraw: with MaxRedraws = 1
+// Mixed gives up after 2 dead-ended assignments (probability 0.0757² ≈
+// 0.0057 per seed) with an error that says what to change. The test finds
+// such a seed by trying mixedAssign alone, which Mixed calls first with the
+// same stream.
+func TestMixedRedrawsExhausted(t *testing.T) {
+	labels := balancedLabels(10, 20)
+	for seed := range uint64(5000) {
+		if _, ok := mixedAssign(10, 1, newRand(seed)); ok {
+			continue
+		}
+		_, err := Mixed(labels, 10, 10, MixedOptions{Alpha: 1, MaxRedraws: 1}, newRand(seed))
+		checkInvalid(t, "Mixed(max_redraws 1)", err, "2 draws of the class assignment all dead-ended; raise max_redraws")
+		return
+	}
+	t.Fatal("no seed in 0..4999 dead-ends twice; the dead-end detection never fires")
+}
