@@ -189,7 +189,7 @@ func (e *Engine) writePointRow(ctx context.Context, env *pointEnv, status string
 		Sampler: c.Sampler.Name, Aggregator: c.Aggregator.Name, Config: string(cfg), Status: status, RoundsDone: int32(last),
 		FinalModelSHA256: sha, CodeVersion: e.Version,
 	}
-	if c.Partition.Scheme == "dirichlet" {
+	if c.Partition.Alpha != 0 { // the label or size concentration of dirichlet, quantity, mixed, unbalanced
 		row.Alpha = ptr(c.Partition.Alpha)
 	}
 	if final != nil {
