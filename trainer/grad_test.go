@@ -1,16 +1,21 @@
 package trainer
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 )
 
 // gradProbe evaluates the training loss of a float64 session at arbitrary
-// weights, with a fixed batch and fixed dropout masks.
+// weights, with a fixed batch and fixed dropout masks: s computes the loss
+// and its gradient, f (a training-mode graph without the backward pass)
+// the loss alone, for the many evaluations of finite differences.
 type gradProbe struct {
-	t *testing.T
-	s *session[float64]
+	t    *testing.T
+	s, f *session[float64]
 }
 
 func newGradProbe(t *testing.T, n *Net, ex Examples, seed uint64) *gradProbe {
@@ -19,23 +24,32 @@ func newGradProbe(t *testing.T, n *Net, ex Examples, seed uint64) *gradProbe {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.setBatch(ex, ex.Idx)
-	s.drawMasks(rand.New(rand.NewPCG(seed, 3)))
-	return &gradProbe{t: t, s: s}
+	f, err := buildSession[float64](n, len(ex.Idx), true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []*session[float64]{s, f} {
+		x.setBatch(ex, ex.Idx)
+		x.drawMasks(rand.New(rand.NewPCG(seed, 3)))
+	}
+	return &gradProbe{t: t, s: s, f: f}
 }
 
 func (g *gradProbe) loss(w []float64) float64 {
-	loadWeights(g.s, w)
-	if err := g.s.run(); err != nil {
+	loadWeights(g.f, w)
+	if err := g.f.run(); err != nil {
 		g.t.Fatal(err)
 	}
-	return g.s.xent.mean
+	return g.f.xent.mean
 }
 
 // lossGrad returns the loss and the flat gradient (zero for buffers).
 func (g *gradProbe) lossGrad(w []float64) (float64, []float64) {
-	l := g.loss(w)
-	return l, append([]float64(nil), g.s.g...)
+	loadWeights(g.s, w)
+	if err := g.s.run(); err != nil {
+		g.t.Fatal(err)
+	}
+	return g.s.xent.mean, append([]float64(nil), g.s.g...)
 }
 
 // TestGradientFiniteDifferences compares the graph's gradients with central
@@ -56,15 +70,42 @@ func TestGradientFiniteDifferences(t *testing.T) {
 		classes int
 		batch   int
 		// every coordinate of tensors with at most this many values is
-		// checked; larger tensors get three random unit directions each.
+		// checked; larger tensors get dirs random unit directions each
+		// (three if 0).
 		maxCoords int
+		dirs      int
+		// only, if set, limits the per-tensor checks to tensors with these
+		// name prefixes; a direction over all trainable weights at once
+		// still checks every gradient entry's contribution.
+		only []string
 	}{
-		{"mlp hidden [5] on 4x1x1", Spec{Arch: ArchMLP, Hidden: []int{5}}, [3]int{4, 1, 1}, 3, 6, 1 << 30},
-		{"mlp hidden [7 6] on 2x2x2", Spec{Arch: ArchMLP, Hidden: []int{7, 6}}, [3]int{2, 2, 2}, 4, 5, 1 << 30},
-		{"logreg on 1x3x3", Spec{Arch: ArchLogReg}, [3]int{1, 3, 3}, 4, 5, 1 << 30},
+		{"mlp hidden [5] on 4x1x1", Spec{Arch: ArchMLP, Hidden: []int{5}}, [3]int{4, 1, 1}, 3, 6, 1 << 30, 0, nil},
+		{"mlp hidden [7 6] on 2x2x2", Spec{Arch: ArchMLP, Hidden: []int{7, 6}}, [3]int{2, 2, 2}, 4, 5, 1 << 30, 0, nil},
+		{"mlp tanh", Spec{Arch: ArchMLP, Hidden: []int{7, 6}, Activation: ActTanh}, [3]int{2, 2, 2}, 4, 5, 1 << 30, 0, nil},
+		{"mlp sigmoid", Spec{Arch: ArchMLP, Hidden: []int{7, 6}, Activation: ActSigmoid}, [3]int{2, 2, 2}, 4, 5, 1 << 30, 0, nil},
+		{"logreg on 1x3x3", Spec{Arch: ArchLogReg}, [3]int{1, 3, 3}, 4, 5, 1 << 30, 0, nil},
 		// The smallest input the CNN takes: 16 → 12 → 6 → 2 → 1.
-		{"cnn-hics on 1x16x16", Spec{Arch: ArchCNNHiCS}, [3]int{1, 16, 16}, 3, 3, 40},
-		{"cnn-hics on 1x28x28", Spec{Arch: ArchCNNHiCS}, mnist, 10, 2, 10},
+		{"cnn-hics on 1x16x16", Spec{Arch: ArchCNNHiCS}, [3]int{1, 16, 16}, 3, 3, 40, 0, nil},
+		{"cnn-hics on 1x28x28", Spec{Arch: ArchCNNHiCS}, mnist, 10, 2, 10, 0, nil},
+		// Padded 3×3 convolutions (the first without bias), PReLU,
+		// BatchNorm, pools: 4 → 4 → 4 → 2 → 2 → 1.
+		{"cnn-hics-3conv on 1x4x4", Spec{Arch: ArchCNNHiCS3Conv}, [3]int{1, 4, 4}, 3, 3, 40, 0, nil},
+		// Valid 3×3 convolutions, ReLU, three dropout masks: 18 → 16 → 8 → 6 → 3 → 1.
+		{"cnn-hics-cifar on 2x18x18", Spec{Arch: ArchCNNHiCSCIFAR}, [3]int{2, 18, 18}, 3, 3, 40, 0, nil},
+		// 5×5 convolutions and three FC layers: 16 → 12 → 6 → 2 → 1.
+		{"cnn-fedeba-cifar on 3x16x16", Spec{Arch: ArchCNNFedEBACIFAR}, [3]int{3, 16, 16}, 3, 2, 40, 0, nil},
+		{"lenet relu on 1x16x16", Spec{Arch: ArchLeNet}, [3]int{1, 16, 16}, 3, 3, 40, 0, nil},
+		{"lenet tanh on 1x16x16", Spec{Arch: ArchLeNet, Activation: ActTanh}, [3]int{1, 16, 16}, 3, 3, 40, 0, nil},
+		{"lenet sigmoid on 1x16x16", Spec{Arch: ArchLeNet, Activation: ActSigmoid}, [3]int{1, 16, 16}, 3, 3, 40, 0, nil},
+		// Stride-2 padded convolutions, 1×1 shortcuts, residual adds,
+		// global average pooling: 8 → 8 → 4 → 2 → 1 (batch 3: with 2, the
+		// last BatchNorms normalise two values to ±1 and the loss curves too
+		// sharply for central differences). The stem, a stride-2
+		// block with its 1×1 shortcut, the last block and the output layer
+		// are checked tensor by tensor, the rest through the direction over
+		// all weights: 11M parameters in float64 are slow.
+		{"resnet18 on 1x8x8", Spec{Arch: ArchResNet18}, [3]int{1, 8, 8}, 3, 3, 4, 1,
+			[]string{"conv1.", "bn1.", "layer2.0.", "layer4.1.", "out."}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,29 +118,57 @@ func TestGradientFiniteDifferences(t *testing.T) {
 			// Move BatchNorm γ, β and the PReLU slopes off their initial
 			// values so that their gradients are generic.
 			for _, p := range n.Params() {
-				switch p.Name {
-				case "bn1.gamma", "bn2.gamma":
+				switch {
+				case strings.HasSuffix(p.Name, ".gamma"):
 					for j := range p.Len {
 						w[p.Offset+j] = 0.5 + r.Float64()
 					}
-				case "bn1.beta", "bn2.beta", "prelu1.a", "prelu2.a":
+				case strings.HasSuffix(p.Name, ".beta"), strings.HasSuffix(p.Name, ".a"):
 					for j := range p.Len {
 						w[p.Offset+j] = 0.4 * (r.Float64() - 0.5)
 					}
 				}
 			}
 			_, grad := probe.lossGrad(w)
+			// fd perturbs w in place and restores it (ResNet-18 has 11M
+			// weights; copies would dominate the test's time).
+			orig := append([]float64(nil), w...)
 			fd := func(dir []float64, off int) float64 {
-				wp := append([]float64(nil), w...)
-				wm := append([]float64(nil), w...)
 				for j, d := range dir {
-					wp[off+j] += h * d
-					wm[off+j] -= h * d
+					w[off+j] = orig[off+j] + h*d
 				}
-				return (probe.loss(wp) - probe.loss(wm)) / (2 * h)
+				lp := probe.loss(w)
+				for j, d := range dir {
+					w[off+j] = orig[off+j] - h*d
+				}
+				lm := probe.loss(w)
+				copy(w[off:off+len(dir)], orig[off:])
+				return (lp - lm) / (2 * h)
+			}
+			// One random direction over every trainable weight.
+			{
+				all := make([]float64, len(w))
+				var got, dn float64
+				for _, p := range n.Params() {
+					if p.Trainable {
+						for j := p.Offset; j < p.Offset+p.Len; j++ {
+							all[j] = r.NormFloat64()
+							dn += all[j] * all[j]
+						}
+					}
+				}
+				var norm float64
+				for j := range all {
+					all[j] /= math.Sqrt(dn)
+					got += grad[j] * all[j]
+					norm += grad[j] * grad[j]
+				}
+				if want := fd(all, 0); math.Abs(got-want) > 1e-6+1e-5*math.Sqrt(norm) {
+					t.Errorf("directional derivative along all weights = %.9g; central difference %.9g", got, want)
+				}
 			}
 			for _, p := range n.Params() {
-				if !p.Trainable {
+				if !p.Trainable || tt.only != nil && !slices.ContainsFunc(tt.only, func(pre string) bool { return strings.HasPrefix(p.Name, pre) }) {
 					continue
 				}
 				g := grad[p.Offset : p.Offset+p.Len]
@@ -118,7 +187,7 @@ func TestGradientFiniteDifferences(t *testing.T) {
 					norm += v * v
 				}
 				norm = math.Sqrt(norm)
-				for range 3 {
+				for range cmp.Or(tt.dirs, 3) {
 					dir := make([]float64, p.Len)
 					var dn float64
 					for j := range dir {
@@ -154,6 +223,9 @@ func TestBiasGradientSumsToZero(t *testing.T) {
 		{"logreg", Spec{Arch: ArchLogReg}, [3]int{1, 8, 8}, 10},
 		{"mlp", Spec{Arch: ArchMLP, Hidden: []int{32, 16}}, [3]int{1, 8, 8}, 10},
 		{"cnn-hics", Spec{Arch: ArchCNNHiCS}, mnist, 10},
+		{"cnn-hics-3conv", Spec{Arch: ArchCNNHiCS3Conv}, [3]int{1, 8, 8}, 10},
+		{"cnn-hics-cifar", Spec{Arch: ArchCNNHiCSCIFAR}, [3]int{3, 18, 18}, 10},
+		{"lenet sigmoid", Spec{Arch: ArchLeNet, Activation: ActSigmoid}, [3]int{1, 16, 16}, 10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -192,29 +264,45 @@ func TestBiasGradientSumsToZero(t *testing.T) {
 			// with error ≤ ε32·(|b_j| + |η·g_j|) ≤ ε32·2·max(|b|∞ over the
 			// run + |Δb|∞), and the gradient itself sums to ε32·Σ|g| ≈ 0; so
 			// over K steps and C classes |Σ_j Δb_j| ≤ K·C·ε32·4·(|b|∞ + |Δb|∞).
+			// Heavy-ball momentum β = 0.9 keeps the sum 0 too (each buffer
+			// entry is a sum of past gradients, each summing to 0); its
+			// buffer adds up to 1/(1 − β) = 10 past gradients, so the bound
+			// is 10 times larger there.
 			const steps = 20
 			train := uniformData(22, 64, n.Dim(), tt.classes)
-			w2 := append([]float32(nil), w...)
-			if _, err := New(nil).Train(t.Context(), n, w2, train, sgdSteps(0.1, 16, steps), rand.New(rand.NewPCG(1, 1)), nil); err != nil {
-				t.Fatal(err)
-			}
-			var sum, abs, maxB, maxD float64
-			for j := range ob.Len {
-				b0, b1 := float64(w[ob.Offset+j]), float64(w2[ob.Offset+j])
-				d := b1 - b0
-				sum += d
-				abs += math.Abs(d)
-				maxB = math.Max(maxB, math.Max(math.Abs(b0), math.Abs(b1)))
-				maxD = math.Max(maxD, math.Abs(d))
-			}
-			tol := steps * float64(ob.Len) * eps32 * 4 * (maxB + maxD)
-			if math.Abs(sum) > tol {
-				t.Errorf("Σ_j Δ%s_j = %g after %d SGD steps; want 0 within %g (|Δb|₁ = %g)", ob.Name, sum, steps, tol, abs)
-			}
-			// The bound must be tight enough to mean something.
-			if tol > 1e-3*abs {
-				t.Errorf("tolerance %g is not small against |Δb|₁ = %g; the test is vacuous", tol, abs)
+			for _, beta := range []float64{0, 0.9} {
+				hp := sgdSteps(0.1, 16, steps)
+				hp.Momentum = beta
+				w2 := append([]float32(nil), w...)
+				if _, err := New(nil).Train(t.Context(), n, w2, train, hp, rand.New(rand.NewPCG(1, 1)), nil); err != nil {
+					t.Fatal(err)
+				}
+				biasSumZero(t, w, w2, ob, steps/(1-beta))
 			}
 		})
+	}
+}
+
+// biasSumZero checks |Σ_j Δb_j| ≤ K·C·ε32·4·(|b|∞ + |Δb|∞) between the
+// output biases of w and w2 (see TestBiasGradientSumsToZero), with k for K.
+func biasSumZero(t *testing.T, w, w2 []float32, ob Param, k float64) {
+	t.Helper()
+	const eps32 = 0x1p-24
+	var sum, abs, maxB, maxD float64
+	for j := range ob.Len {
+		b0, b1 := float64(w[ob.Offset+j]), float64(w2[ob.Offset+j])
+		d := b1 - b0
+		sum += d
+		abs += math.Abs(d)
+		maxB = math.Max(maxB, math.Max(math.Abs(b0), math.Abs(b1)))
+		maxD = math.Max(maxD, math.Abs(d))
+	}
+	tol := k * float64(ob.Len) * eps32 * 4 * (maxB + maxD)
+	if math.Abs(sum) > tol {
+		t.Errorf("Σ_j Δ%s_j = %g after SGD; want 0 within %g (|Δb|₁ = %g)", ob.Name, sum, tol, abs)
+	}
+	// The bound must be tight enough to mean something.
+	if tol > 1e-3*abs {
+		t.Errorf("tolerance %g is not small against |Δb|₁ = %g; the test is vacuous", tol, abs)
 	}
 }

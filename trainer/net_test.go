@@ -33,6 +33,35 @@ func TestParamCounts(t *testing.T) {
 		{"cnn-hics 1x28x28-10", Spec{Arch: ArchCNNHiCS}, mnist, 10, 31_852, 31_724},
 		// Hidden [5] on 4 inputs, 3 classes: 4·5+5 + 5·3+3 = 43.
 		{"mlp tiny", Spec{Arch: ArchMLP, Hidden: []int{5}}, [3]int{4, 1, 1}, 3, 43, 43},
+		// HiCS-FL cnn.py::FMNIST_CNN on 1×28×28 (specs/hicsfl.md §3.2):
+		//   conv1 32·1·3·3 (no bias) = 288; prelu1 1; bn1 γ, β 64
+		//   conv2 32·32·9 + 32 = 9,248; prelu2 1; bn2 64
+		//   conv3 64·32·9 + 64 = 18,496; prelu3 1; bn3 128
+		//   28 → 28 → 28 → pool 14 → 14 → pool 7: fc1 64·7·7·64 + 64 = 200,768; out 64·10 + 10 = 650
+		//   trainable 288+1+64 + 9,248+1+64 + 18,496+1+128 + 200,768 + 650 = 229,709
+		//   buffers 2·(32+32+64) = 256; total 229,965
+		{"cnn-hics-3conv 1x28x28-10", Spec{Arch: ArchCNNHiCS3Conv}, mnist, 10, 229_965, 229_709},
+		// HiCS-FL cnn.py::CIFAR10_CNN on 3×32×32: 32 → 30 → 15 → 13 → 6 → 4:
+		//   conv1 32·3·9 + 32 = 896; conv2 64·32·9 + 64 = 18,496; conv3 64·64·9 + 64 = 36,928
+		//   fc1 64·4·4·64 + 64 = 65,600; out 64·10 + 10 = 650; total 122,570
+		{"cnn-hics-cifar 3x32x32-10", Spec{Arch: ArchCNNHiCSCIFAR}, [3]int{3, 32, 32}, 10, 122_570, 122_570},
+		// specs/fedeba.md §3.1: 797,962 parameters; 32 → 28 → 14 → 10 → 5:
+		//   conv1 64·3·25 + 64 = 4,864; conv2 64·64·25 + 64 = 102,464
+		//   fc1 1,600·384 + 384 = 614,784; fc2 384·192 + 192 = 73,920; out 192·10 + 10 = 1,930
+		{"cnn-fedeba-cifar 3x32x32-10", Spec{Arch: ArchCNNFedEBACIFAR}, [3]int{3, 32, 32}, 10, 797_962, 797_962},
+		// LeNet-5 on 3×32×32 (specs/rlu.md §4): 32 → 28 → 14 → 10 → 5:
+		//   conv1 6·3·25 + 6 = 456; conv2 16·6·25 + 16 = 2,416; fc1 400·120 + 120 = 48,120
+		//   fc2 120·84 + 84 = 10,164; out 84·10 + 10 = 850; total 62,006
+		{"lenet 3x32x32-10", Spec{Arch: ArchLeNet}, [3]int{3, 32, 32}, 10, 62_006, 62_006},
+		// On 1×28×28 it is NIID-Bench's SimpleCNN-MNIST, 44,426 parameters
+		// (specs/fnrfl.md §4): 156 + 2,416 + 256·120+120 + 10,164 + 850.
+		{"lenet tanh 1x28x28-10", Spec{Arch: ArchLeNet, Activation: ActTanh}, mnist, 10, 44_426, 44_426},
+		// ResNet-18 for CIFAR-10: 11,173,962 trainable (specs/fnrfl.md §0;
+		// 44.70 MB of float32 in FNR-FL's Table 3):
+		//   convs 1,728 + 147,456 + 524,288 + 2,097,152 + 8,388,608 = 11,159,232
+		//   BatchNorm γ, β over 4,800 channels (64 + 4·64 + 5·128 + 5·256 + 5·512) = 9,600
+		//   fc 512·10 + 10 = 5,130; buffers 2·4,800 = 9,600 more
+		{"resnet18 3x32x32-10", Spec{Arch: ArchResNet18}, [3]int{3, 32, 32}, 10, 11_183_562, 11_173_962},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -43,8 +72,8 @@ func TestParamCounts(t *testing.T) {
 					trainable += p.Len
 				}
 			}
-			if n.NumParams() != tt.wantTotal || trainable != tt.wantTrainable {
-				t.Errorf("NumParams() = %d, trainable %d; want %d, %d", n.NumParams(), trainable, tt.wantTotal, tt.wantTrainable)
+			if n.NumParams() != tt.wantTotal || trainable != tt.wantTrainable || n.NumTrainable() != trainable {
+				t.Errorf("NumParams() = %d, trainable %d (NumTrainable %d); want %d, %d", n.NumParams(), trainable, n.NumTrainable(), tt.wantTotal, tt.wantTrainable)
 			}
 		})
 	}
@@ -72,6 +101,31 @@ func TestLayout(t *testing.T) {
 				"conv2.w", "conv2.b", "prelu2.a", "bn2.gamma", "bn2.beta", "bn2.running_mean", "bn2.running_var",
 				"out.w", "out.b",
 			}, []int{10, 512}, []int{10}},
+		{Spec{Arch: ArchCNNHiCS3Conv}, mnist, 10, "cnn-hics-3conv:1x28x28:10",
+			[]string{
+				"conv1.w", "prelu1.a", "bn1.gamma", "bn1.beta", "bn1.running_mean", "bn1.running_var",
+				"conv2.w", "conv2.b", "prelu2.a", "bn2.gamma", "bn2.beta", "bn2.running_mean", "bn2.running_var",
+				"conv3.w", "conv3.b", "prelu3.a", "bn3.gamma", "bn3.beta", "bn3.running_mean", "bn3.running_var",
+				"fc1.w", "fc1.b", "out.w", "out.b",
+			}, []int{10, 64}, []int{10}},
+		{Spec{Arch: ArchCNNHiCSCIFAR}, [3]int{3, 32, 32}, 10, "cnn-hics-cifar:3x32x32:10",
+			[]string{"conv1.w", "conv1.b", "conv2.w", "conv2.b", "conv3.w", "conv3.b", "fc1.w", "fc1.b", "out.w", "out.b"},
+			[]int{10, 64}, []int{10}},
+		{Spec{Arch: ArchCNNFedEBACIFAR}, [3]int{3, 32, 32}, 10, "cnn-fedeba-cifar:3x32x32:10",
+			[]string{"conv1.w", "conv1.b", "conv2.w", "conv2.b", "fc1.w", "fc1.b", "fc2.w", "fc2.b", "out.w", "out.b"},
+			[]int{10, 192}, []int{10}},
+		{Spec{Arch: ArchLeNet}, [3]int{3, 32, 32}, 10, "lenet:3x32x32:relu:10",
+			[]string{"conv1.w", "conv1.b", "conv2.w", "conv2.b", "fc1.w", "fc1.b", "fc2.w", "fc2.b", "out.w", "out.b"},
+			[]int{10, 84}, []int{10}},
+		{Spec{Arch: ArchLeNet, Activation: ActSigmoid}, [3]int{1, 28, 28}, 10, "lenet:1x28x28:sigmoid:10",
+			[]string{"conv1.w", "conv1.b", "conv2.w", "conv2.b", "fc1.w", "fc1.b", "fc2.w", "fc2.b", "out.w", "out.b"},
+			[]int{10, 84}, []int{10}},
+		// A non-default MLP activation enters the key; ReLU does not
+		// (keys of existing models must not change).
+		{Spec{Arch: ArchMLP, Hidden: []int{64}, Activation: ActTanh}, [3]int{3, 8, 8}, 4, "mlp:3x8x8:64:tanh:4",
+			[]string{"fc1.w", "fc1.b", "out.w", "out.b"}, []int{4, 64}, []int{4}},
+		{Spec{Arch: ArchMLP, Hidden: []int{64}, Activation: ActReLU}, [3]int{3, 8, 8}, 4, "mlp:3x8x8:64:4",
+			[]string{"fc1.w", "fc1.b", "out.w", "out.b"}, []int{4, 64}, []int{4}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.wantKey, func(t *testing.T) {
@@ -104,6 +158,9 @@ func TestLayout(t *testing.T) {
 			w, b := n.Output()
 			if w.Name != "out.w" || !reflect.DeepEqual(w.Shape, tt.wantOutW) || b.Name != "out.b" || !reflect.DeepEqual(b.Shape, tt.wantOutB) {
 				t.Errorf("Output() = %s %v, %s %v; want out.w %v, out.b %v", w.Name, w.Shape, b.Name, b.Shape, tt.wantOutW, tt.wantOutB)
+			}
+			if n.Embedding() != tt.wantOutW[1] {
+				t.Errorf("Embedding() = %d; want the output layer's input width %d", n.Embedding(), tt.wantOutW[1])
 			}
 			// Params and Output return copies.
 			n.Params()[0].Shape[0] = -1
@@ -179,6 +236,12 @@ func TestSpecValidate(t *testing.T) {
 		{Spec{Arch: ArchMLP, Hidden: []int{10, 0}}, "spec.hidden[1]"},
 		{Spec{Arch: ArchMLP, Hidden: []int{}}, "spec.hidden is empty"},
 		{Spec{Arch: ArchLogReg, Hidden: []int{10}}, "spec.hidden"},
+		{Spec{Arch: ArchLeNet, Activation: ActTanh}, ""},
+		{Spec{Arch: ArchMLP, Activation: ActSigmoid}, ""},
+		{Spec{Arch: ArchResNet18}, ""},
+		{Spec{Arch: ArchLeNet, Activation: "elu"}, "spec.activation"},
+		{Spec{Arch: ArchCNNHiCS, Activation: ActTanh}, "spec.activation"},
+		{Spec{Arch: ArchLeNet, Hidden: []int{3}}, "spec.hidden"},
 	}
 	for _, tt := range tests {
 		err := tt.give.Validate()
@@ -207,6 +270,9 @@ func TestNewNetRejects(t *testing.T) {
 		{"one class", Spec{Arch: ArchLogReg}, mnist, 1},
 		// Two 5×5 convolutions and two 2×2 pools need H, W ≥ 16.
 		{"cnn input too small", Spec{Arch: ArchCNNHiCS}, [3]int{1, 15, 28}, 10},
+		// 3×3 valid convolutions and pools: 17 → 15 → 7 → 5 → 2 → 0.
+		{"cnn-hics-cifar input too small", Spec{Arch: ArchCNNHiCSCIFAR}, [3]int{3, 17, 17}, 10},
+		{"lenet input too small", Spec{Arch: ArchLeNet}, [3]int{1, 15, 15}, 10},
 	}
 	for _, tt := range tests {
 		if _, err := NewNet(tt.spec, tt.in, tt.classes); !errors.Is(err, ErrInvalid) {

@@ -56,13 +56,7 @@ func (op *actOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	t, y := op.y.get(vs[0].Shape()...)
 	switch op.act {
 	case actReLU:
-		for i, v := range x {
-			if v > 0 || v != v {
-				y[i] = v
-			} else {
-				y[i] = 0
-			}
-		}
+		relu(y, x)
 	case actTanh:
 		for i, v := range x {
 			y[i] = T(math.Tanh(float64(v)))
@@ -132,13 +126,7 @@ func (op *actDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	t, dx := op.dx.get(vs[0].Shape()...)
 	switch op.act {
 	case actReLU:
-		for i, v := range x {
-			if v > 0 {
-				dx[i] = dy[i]
-			} else {
-				dx[i] = 0
-			}
-		}
+		reluDx(dx, x, dy)
 	case actTanh:
 		for i, v := range y {
 			dx[i] = dy[i] * (1 - v*v)
@@ -150,3 +138,53 @@ func (op *actDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	}
 	return t, nil
 }
+
+// relu writes y = max(x, 0), keeping NaN. For float32 it works on the bit
+// patterns, without branches: with random signs a comparison per element
+// mispredicts half the time, which made ReLU a tenth of the MLP's step.
+func relu[T float](y, x []T) {
+	if y32, ok := any(y).([]float32); ok {
+		x32 := any(x).([]float32)[:len(y32)]
+		for i, v := range x32 {
+			b := math.Float32bits(v)
+			y32[i] = math.Float32frombits(b & (posMask(b) | nanMask(b)))
+		}
+		return
+	}
+	for i, v := range x {
+		if v > 0 || v != v {
+			y[i] = v
+		} else {
+			y[i] = 0
+		}
+	}
+}
+
+// reluDx writes dx = dy·[x > 0] (PyTorch's threshold_backward), branch-free
+// for float32.
+func reluDx[T float](dx, x, dy []T) {
+	if dx32, ok := any(dx).([]float32); ok {
+		x32, dy32 := any(x).([]float32)[:len(dx32)], any(dy).([]float32)[:len(dx32)]
+		for i, v := range x32 {
+			dx32[i] = math.Float32frombits(math.Float32bits(dy32[i]) & posMask(math.Float32bits(v)))
+		}
+		return
+	}
+	for i, v := range x {
+		if v > 0 {
+			dx[i] = dy[i]
+		} else {
+			dx[i] = 0
+		}
+	}
+}
+
+// posMask is all ones if the float32 with bits b is > 0 (and not NaN),
+// else 0: exactly then b − 1 < 0x7f800000 as unsigned (+0 wraps around to
+// 0xffffffff; negative numbers and NaNs are ≥ 0x7f800000), and the sign
+// of the 64-bit difference is the mask.
+func posMask(b uint32) uint32 { return uint32((int64(b-1) - 0x7f800000) >> 63) }
+
+// nanMask is all ones if the float32 with bits b is NaN, else 0: NaN has a
+// magnitude > 0x7f800000 (+Inf).
+func nanMask(b uint32) uint32 { return uint32((0x7f800000 - int64(b&0x7fffffff)) >> 63) }

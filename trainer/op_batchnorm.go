@@ -136,18 +136,13 @@ func (op *bnOp[T]) batchStats(x []T, batch int) {
 		var sum float64
 		for n := 0; n < batch; n++ {
 			off := (n*op.c + c) * op.hw
-			for _, v := range x[off : off+op.hw] {
-				sum += float64(v)
-			}
+			sum += sum64(x[off : off+op.hw])
 		}
 		mean := sum / N
 		var ss float64
 		for n := 0; n < batch; n++ {
 			off := (n*op.c + c) * op.hw
-			for _, v := range x[off : off+op.hw] {
-				d := float64(v) - mean
-				ss += d * d
-			}
+			ss += sqDev64(x[off:off+op.hw], mean)
 		}
 		variance := ss / N
 		op.mean[c] = mean
@@ -195,12 +190,9 @@ func (op *bnOp[T]) channelSums(x, dy []T, batch int) *bnSums {
 		var sdy, sdyx float64
 		for n := 0; n < batch; n++ {
 			off := (n*op.c + c) * op.hw
-			ds := dy[off : off+op.hw]
-			for i, v := range x[off : off+op.hw] {
-				d := float64(ds[i])
-				sdy += d
-				sdyx += d * (float64(v) - mean)
-			}
+			a, b := dot64(x[off:off+op.hw], dy[off:off+op.hw], mean)
+			sdy += a
+			sdyx += b
 		}
 		s.sdy[c], s.sdyx[c] = sdy, sdyx*inv
 	}
@@ -331,4 +323,62 @@ func (op *bnDBetaOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		db[c] = T(sums.sdy[c])
 	}
 	return t, nil
+}
+
+// The reductions below sum in float64 over four lanes, combined in a fixed
+// order at the end, so results are deterministic; one running sum would
+// make every element wait for the previous addition.
+
+// sum64 returns Σ x_i.
+func sum64[T float](x []T) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += float64(x[i])
+		s1 += float64(x[i+1])
+		s2 += float64(x[i+2])
+		s3 += float64(x[i+3])
+	}
+	for ; i < len(x); i++ {
+		s0 += float64(x[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// sqDev64 returns Σ (x_i − m)².
+func sqDev64[T float](x []T, m float64) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		d0, d1, d2, d3 := float64(x[i])-m, float64(x[i+1])-m, float64(x[i+2])-m, float64(x[i+3])-m
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+	}
+	for ; i < len(x); i++ {
+		d := float64(x[i]) - m
+		s0 += d * d
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// dot64 returns Σ dy_i and Σ dy_i·(x_i − m).
+func dot64[T float](x, dy []T, m float64) (sdy, sdyx float64) {
+	dy = dy[:len(x)]
+	var a0, a1, b0, b1 float64
+	i := 0
+	for ; i+2 <= len(x); i += 2 {
+		d0, d1 := float64(dy[i]), float64(dy[i+1])
+		a0 += d0
+		a1 += d1
+		b0 += d0 * (float64(x[i]) - m)
+		b1 += d1 * (float64(x[i+1]) - m)
+	}
+	for ; i < len(x); i++ {
+		d := float64(dy[i])
+		a0 += d
+		b0 += d * (float64(x[i]) - m)
+	}
+	return a0 + a1, b0 + b1
 }

@@ -207,13 +207,16 @@ func (op *biasGradOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	}
 	clear(op.acc)
 	for i := 0; i < batch; i++ {
-		for c := 0; c < op.c; c++ {
-			row := dy[(i*op.c+c)*spatial : (i*op.c+c+1)*spatial]
-			s := op.acc[c]
-			for _, v := range row {
-				s += float64(v)
+		if spatial == 1 {
+			// Each channel is its own running sum; consecutive
+			// channels do not wait for each other.
+			for c, v := range dy[i*op.c : (i+1)*op.c] {
+				op.acc[c] += float64(v)
 			}
-			op.acc[c] = s
+			continue
+		}
+		for c := 0; c < op.c; c++ {
+			op.acc[c] += sum64(dy[(i*op.c+c)*spatial : (i*op.c+c+1)*spatial])
 		}
 	}
 	t, db := op.db.get(op.c)

@@ -3,6 +3,7 @@ package trainer
 import (
 	"fmt"
 	"hash"
+	"math"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -58,6 +59,10 @@ func (op *maxPoolOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	if len(op.arg) != len(y) {
 		op.arg = make([]int32, len(y))
 	}
+	if y32, ok := any(y).([]float32); ok {
+		maxPool32(y32, op.arg, any(x).([]float32), planes, op.h, op.w)
+		return t, nil
+	}
 	for p := 0; p < planes; p++ {
 		base := p * op.h * op.w
 		for i := 0; i < ho; i++ {
@@ -65,7 +70,7 @@ func (op *maxPoolOp[T]) Do(vs ...G.Value) (G.Value, error) {
 				k0 := base + 2*i*op.w + 2*j
 				best, arg := x[k0], k0
 				for _, k := range [3]int{k0 + 1, k0 + op.w, k0 + op.w + 1} {
-					if v := x[k]; v > best || v != v {
+					if v := x[k]; v > best || v != v && best == best {
 						best, arg = v, k
 					}
 				}
@@ -75,6 +80,49 @@ func (op *maxPoolOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		}
 	}
 	return t, nil
+}
+
+// maxPool32 is the float32 forward pass without data-dependent branches:
+// it compares order-preserving integer keys of the values (floatKey), so
+// the selections compile to conditional moves. Ties keep the first element
+// of the window in row-major order, as the generic loop does, and the
+// first NaN wins its window.
+func maxPool32(y []float32, arg []int32, x []float32, planes, h, w int) {
+	ho, wo := h/2, w/2
+	for p := 0; p < planes; p++ {
+		base := p * h * w
+		for i := 0; i < ho; i++ {
+			r0 := base + 2*i*w
+			r1 := r0 + w
+			o := (p*ho + i) * wo
+			for j := 0; j < wo; j++ {
+				k := int32(r0 + 2*j)
+				best, arg0 := floatKey(x[k]), k
+				if c := floatKey(x[k+1]); c > best {
+					best, arg0 = c, k+1
+				}
+				k2 := int32(r1 + 2*j)
+				if c := floatKey(x[k2]); c > best {
+					best, arg0 = c, k2
+				}
+				if c := floatKey(x[k2+1]); c > best {
+					best, arg0 = c, k2+1
+				}
+				y[o+j], arg[o+j] = x[arg0], arg0
+			}
+		}
+	}
+}
+
+// floatKey maps a float32 to a uint32 whose unsigned order is the float
+// order (−Inf < … < −0 < +0 < … < +Inf; −0 and +0 compare equal as floats
+// but get distinct keys, which only matters for ties between them), with
+// every NaN above +Inf. Non-negative floats set the sign bit, negative ones
+// flip all bits.
+func floatKey(v float32) uint32 {
+	b := math.Float32bits(v)
+	k := b ^ (uint32(int32(b)>>31) | 0x80000000)
+	return k | nanMask(b)
 }
 
 func (op *maxPoolOp[T]) SymDiff(_ G.Nodes, _, dy *G.Node) (G.Nodes, error) {

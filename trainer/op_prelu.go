@@ -3,6 +3,7 @@ package trainer
 import (
 	"fmt"
 	"hash"
+	"math"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -48,15 +49,29 @@ func (op *preluOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	t, y := op.y.get(vs[0].Shape()...)
-	slope := a[0]
+	prelu(y, x, x, a[0])
+	return t, nil
+}
+
+// prelu writes y = d where x > 0 and y = a·d elsewhere (NaN x included):
+// the forward pass with d = x, the input gradient with d = dy. For float32
+// the choice is a bit mask (posMask), without branches.
+func prelu[T float](y, x, d []T, a T) {
+	if y32, ok := any(y).([]float32); ok {
+		x32, d32, a32 := any(x).([]float32)[:len(y32)], any(d).([]float32)[:len(y32)], float32(a)
+		for i, v := range x32 {
+			m, b := posMask(math.Float32bits(v)), math.Float32bits(d32[i])
+			y32[i] = math.Float32frombits(b&m) + a32*math.Float32frombits(b&^m)
+		}
+		return
+	}
 	for i, v := range x {
 		if v > 0 {
-			y[i] = v
+			y[i] = d[i]
 		} else {
-			y[i] = slope * v
+			y[i] = a * d[i]
 		}
 	}
-	return t, nil
 }
 
 // SymDiff returns dx = dy·(x > 0 ? 1 : a) and da = Σ_{x ≤ 0} dy·x.
@@ -107,14 +122,7 @@ func (op *preluDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	t, dx := op.dx.get(vs[0].Shape()...)
-	slope := a[0]
-	for i, v := range x {
-		if v > 0 {
-			dx[i] = dy[i]
-		} else {
-			dx[i] = slope * dy[i]
-		}
-	}
+	prelu(dx, x, dy, a[0])
 	return t, nil
 }
 
@@ -142,13 +150,37 @@ func (op *preluDaOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	t, da := op.da.get(1)
+	da[0] = T(negDot(x, dy))
+	return t, nil
+}
+
+// negDot returns Σ_{x_i ≤ 0} x_i·dy_i in float64 (NaN x_i included), the
+// PReLU slope's gradient. The float32 path selects with a bit mask and
+// sums in four lanes (one running sum would make every element wait for
+// the previous addition); the lanes are combined in a fixed order.
+func negDot[T float](x, dy []T) float64 {
+	if x32, ok := any(x).([]float32); ok {
+		d32 := any(dy).([]float32)[:len(x32)]
+		var s [4]float64
+		i := 0
+		for ; i+4 <= len(x32); i += 4 {
+			for l := range 4 {
+				b := math.Float32bits(x32[i+l])
+				s[l] += float64(math.Float32frombits(b&^posMask(b))) * float64(d32[i+l])
+			}
+		}
+		for ; i < len(x32); i++ {
+			b := math.Float32bits(x32[i])
+			s[0] += float64(math.Float32frombits(b&^posMask(b))) * float64(d32[i])
+		}
+		return (s[0] + s[1]) + (s[2] + s[3])
+	}
 	var s float64
 	for i, v := range x {
-		if v <= 0 {
+		if !(v > 0) {
 			s += float64(v) * float64(dy[i])
 		}
 	}
-	t, da := op.da.get(1)
-	da[0] = T(s)
-	return t, nil
+	return s
 }

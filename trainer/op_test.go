@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -83,5 +84,198 @@ func TestMaxPoolNaN(t *testing.T) {
 	}
 	if sum != 10 {
 		t.Errorf("Σ dx = %v; want Σ dy = 10 routed to one element per window", sum)
+	}
+}
+
+// TestReLUBits checks the branch-free float32 ReLU and its gradient against
+// their definitions on the special values: ±0, ±Inf, NaN of both signs,
+// the smallest subnormals and ordinary numbers.
+func TestReLUBits(t *testing.T) {
+	nan := float32(math.NaN())
+	negNaN := math.Float32frombits(0xffc00000)
+	inf := float32(math.Inf(1))
+	tiny := math.Float32frombits(1)
+	x := []float32{0, float32(math.Copysign(0, -1)), inf, -inf, nan, negNaN, tiny, -tiny, 1.5, -2.5, math.MaxFloat32, -math.MaxFloat32}
+	y := make([]float32, len(x))
+	relu(y, x)
+	dy := make([]float32, len(x))
+	for i := range dy {
+		dy[i] = float32(i + 1)
+	}
+	dx := make([]float32, len(x))
+	reluDx(dx, x, dy)
+	for i, v := range x {
+		wantY := float32(0)
+		if v > 0 || v != v {
+			wantY = v
+		}
+		wantDx := float32(0)
+		if v > 0 {
+			wantDx = dy[i]
+		}
+		if math.Float32bits(y[i]) != math.Float32bits(wantY) && !(y[i] != y[i] && wantY != wantY) {
+			t.Errorf("relu(%v) = %v; want %v", v, y[i], wantY)
+		}
+		if dx[i] != wantDx {
+			t.Errorf("relu'(%v)·%v = %v; want %v", v, dy[i], dx[i], wantDx)
+		}
+	}
+}
+
+// TestConvForward compares the convolution with the definition, computed
+// with plain loops in float64:
+//
+//	y[n, o, i, j] = b[o] + Σ_{c,u,v} W[o, c, u, v]·x[n, c, i·s+u−p, j·s+v−p]   (x = 0 outside)
+//
+// for the geometries the nets use (valid 5×5, padded 3×3, stride-2 3×3 and
+// 1×1 shortcuts, with and without bias). Finite differences check the
+// backward pass against the forward; this checks the forward itself.
+func TestConvForward(t *testing.T) {
+	tests := []struct {
+		name          string
+		cin, cout     int
+		h, w, k, s, p int
+		bias          bool
+	}{
+		{"valid 5x5", 2, 3, 9, 8, 5, 1, 0, true},
+		{"padded 3x3 no bias", 2, 3, 5, 6, 3, 1, 1, false},
+		{"stride 2 padded 3x3", 3, 4, 8, 7, 3, 2, 1, false},
+		{"1x1 stride 2", 3, 2, 6, 6, 1, 2, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ho, wo := (tt.h+2*tt.p-tt.k)/tt.s+1, (tt.w+2*tt.p-tt.k)/tt.s+1
+			l := layer{name: "c", in: shape{tt.cin, tt.h, tt.w}, out: shape{tt.cout, ho, wo}, k: tt.k, stride: tt.s, pad: tt.p, b: -1}
+			if tt.bias {
+				l.b = 0
+			}
+			const batch = 3
+			r := rand.New(rand.NewPCG(7, 7))
+			rnd := func(n int) []float64 {
+				v := make([]float64, n)
+				for i := range v {
+					v[i] = r.NormFloat64()
+				}
+				return v
+			}
+			x, w, b := rnd(batch*tt.cin*tt.h*tt.w), rnd(tt.cout*tt.cin*tt.k*tt.k), rnd(tt.cout)
+			op := &convOp[float64]{g: newConvGeom(l), ws: &workspace[float64]{}}
+			args := []G.Value{
+				tensor.New(tensor.WithShape(batch, tt.cin, tt.h, tt.w), tensor.WithBacking(x)),
+				tensor.New(tensor.WithShape(tt.cout, tt.cin, tt.k, tt.k), tensor.WithBacking(w)),
+			}
+			if tt.bias {
+				args = append(args, tensor.New(tensor.WithShape(tt.cout), tensor.WithBacking(b)))
+			}
+			out, err := op.Do(args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := out.(*tensor.Dense).Float64s()
+			for n := range batch {
+				for o := range tt.cout {
+					for i := range ho {
+						for j := range wo {
+							want := 0.0
+							if tt.bias {
+								want = b[o]
+							}
+							for c := range tt.cin {
+								for u := range tt.k {
+									for v := range tt.k {
+										y, xx := i*tt.s+u-tt.p, j*tt.s+v-tt.p
+										if y >= 0 && y < tt.h && xx >= 0 && xx < tt.w {
+											want += w[((o*tt.cin+c)*tt.k+u)*tt.k+v] * x[((n*tt.cin+c)*tt.h+y)*tt.w+xx]
+										}
+									}
+								}
+							}
+							if g := got[((n*tt.cout+o)*ho+i)*wo+j]; math.Abs(g-want) > 1e-12*(1+math.Abs(want)) {
+								t.Fatalf("y[%d,%d,%d,%d] = %v; want %v", n, o, i, j, g, want)
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestPoolAndAddForward checks global average pooling, the residual add and
+// the float32 max-pool against their definitions, and the float32 PReLU
+// and its slope gradient against the generic (float64) code.
+func TestPoolAndAddForward(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	const b, c, h, w = 2, 3, 4, 6
+	x := make([]float64, b*c*h*w)
+	for i := range x {
+		x[i] = r.NormFloat64()
+	}
+	xt := tensor.New(tensor.WithShape(b, c, h, w), tensor.WithBacking(x))
+	avg, err := (&avgPoolOp[float64]{name: "a", c: c, h: h, w: w}).Do(xt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, got := range avg.(*tensor.Dense).Float64s() {
+		want := 0.0
+		for _, v := range x[p*h*w : (p+1)*h*w] {
+			want += v / (h * w)
+		}
+		if math.Abs(got-want) > 1e-14 {
+			t.Errorf("avgpool[%d] = %v; want %v", p, got, want)
+		}
+	}
+	sum, err := (&addOp[float64]{name: "s"}).Do(xt, xt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, got := range sum.(*tensor.Dense).Float64s() {
+		if got != 2*x[i] {
+			t.Errorf("add[%d] = %v; want %v", i, got, 2*x[i])
+		}
+	}
+
+	// Values from a small set, so windows have ties: both paths must pick
+	// the same element.
+	x32 := make([]float32, len(x))
+	x64 := make([]float64, len(x))
+	for i := range x32 {
+		x32[i] = float32(r.IntN(5)) - 2
+		x64[i] = float64(x32[i])
+	}
+	p32 := &maxPoolOp[float32]{name: "p", c: c, h: h, w: w}
+	p64 := &maxPoolOp[float64]{name: "p", c: c, h: h, w: w}
+	y32, err := p32.Do(tensor.New(tensor.WithShape(b, c, h, w), tensor.WithBacking(x32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y64, err := p64.Do(tensor.New(tensor.WithShape(b, c, h, w), tensor.WithBacking(x64)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for o, v := range y32.(*tensor.Dense).Float32s() {
+		if float64(v) != y64.(*tensor.Dense).Float64s()[o] || p32.arg[o] != p64.arg[o] {
+			t.Errorf("maxpool[%d]: float32 %v at %d, float64 %v at %d", o, v, p32.arg[o], y64.(*tensor.Dense).Float64s()[o], p64.arg[o])
+		}
+	}
+
+	dy32, dy64 := make([]float32, len(x)), make([]float64, len(x))
+	for i := range x {
+		x32[i] = float32(x[i])
+		x64[i] = float64(x32[i])
+		dy32[i] = float32(r.NormFloat64())
+		dy64[i] = float64(dy32[i])
+	}
+	x32[0], x64[0] = 0, 0 // the kink: PReLU's slope applies at 0
+	ya, yb := make([]float32, len(x)), make([]float64, len(x))
+	prelu(ya, x32, dy32, 0.25)
+	prelu(yb, x64, dy64, 0.25)
+	for i := range ya {
+		if float64(ya[i]) != yb[i] {
+			t.Errorf("prelu[%d] (x = %v): float32 %v, float64 %v", i, x32[i], ya[i], yb[i])
+		}
+	}
+	if a, b := negDot(x32, dy32), negDot(x64, dy64); math.Abs(a-b) > 1e-12*math.Abs(b) {
+		t.Errorf("Σ_{x≤0} x·dy: float32 path %v, float64 path %v", a, b)
 	}
 }

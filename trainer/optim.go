@@ -159,11 +159,7 @@ func optimize[T float](spans []span, w, g []T, st *optState[T], hp Hyper, lr flo
 					check += wj - wj
 				}
 			default:
-				for j, wj := range ws {
-					wj -= eta * gs[j]
-					ws[j] = wj
-					check += wj - wj
-				}
+				check += sgdPlain(ws, gs, eta)
 			}
 		}
 	default:
@@ -195,4 +191,30 @@ func optimize[T float](spans []span, w, g []T, st *optState[T], hp Hyper, lr flo
 	}
 	// w − w is 0 for finite w and NaN for NaN or ±Inf.
 	return check == 0
+}
+
+// sgdPlain is w ← w − η·g, four independent lanes at a time; it returns
+// Σ (w − w), which is 0 exactly when every new weight is finite. (One
+// running sum would make every element wait for the previous addition.)
+func sgdPlain[T float](w, g []T, eta T) T {
+	g = g[:len(w)]
+	var c0, c1, c2, c3 T
+	j := 0
+	for ; j+4 <= len(w); j += 4 {
+		w0 := w[j] - eta*g[j]
+		w1 := w[j+1] - eta*g[j+1]
+		w2 := w[j+2] - eta*g[j+2]
+		w3 := w[j+3] - eta*g[j+3]
+		w[j], w[j+1], w[j+2], w[j+3] = w0, w1, w2, w3
+		c0 += w0 - w0
+		c1 += w1 - w1
+		c2 += w2 - w2
+		c3 += w3 - w3
+	}
+	for ; j < len(w); j++ {
+		wj := w[j] - eta*g[j]
+		w[j] = wj
+		c0 += wj - wj
+	}
+	return c0 + c1 + c2 + c3
 }

@@ -81,6 +81,13 @@ func (op *bnDBetaOp[T]) bindGrad(d []T)  { op.db.bind(d) }
 // every trainable parameter; an evaluation graph computes the loss with
 // BatchNorm in eval mode and no dropout.
 func newSession[T float](n *Net, batch int, train bool) (s *session[T], err error) {
+	return buildSession[T](n, batch, train, train)
+}
+
+// buildSession is newSession with the gradient optional: a training-mode
+// graph without one (grad false) computes the training loss only, which
+// the finite-difference tests evaluate many times.
+func buildSession[T float](n *Net, batch int, train, grad bool) (s *session[T], err error) {
 	buildMu.Lock()
 	defer buildMu.Unlock()
 	defer func() {
@@ -97,7 +104,7 @@ func newSession[T float](n *Net, batch int, train bool) (s *session[T], err erro
 		w:     make([]T, n.size),
 		spans: trainableSpans(n),
 	}
-	if train {
+	if grad {
 		s.g = make([]T, n.size)
 	}
 
@@ -196,7 +203,7 @@ func newSession[T float](n *Net, batch int, train bool) (s *session[T], err erro
 	if err != nil {
 		return nil, fmt.Errorf("build %s graph, loss: %w", n.key, err)
 	}
-	if train {
+	if grad {
 		grads, err := G.Grad(cost, wrt...)
 		if err != nil {
 			return nil, fmt.Errorf("build %s graph, gradient: %w", n.key, err)

@@ -58,6 +58,32 @@ func TestLearns(t *testing.T) {
 		})
 	}
 
+	// The other image nets on the same task, with other optimisers.
+	for _, tt := range []struct {
+		spec Spec
+		hp   Hyper
+	}{
+		{Spec{Arch: ArchLeNet, Activation: ActTanh}, Hyper{Optimizer: OptimizerAdam, LR: 0.003, BatchSize: 16, LocalSteps: 30}},
+		{Spec{Arch: ArchCNNHiCS3Conv}, Hyper{Optimizer: OptimizerSGD, LR: 0.02, Momentum: 0.9, Nesterov: true, BatchSize: 16, LocalSteps: 30}},
+	} {
+		n := mustNet(t, tt.spec, mnist, 4)
+		t.Run(n.Key(), func(t *testing.T) {
+			train, test := squares(43, 64), squares(44, 40)
+			w := initWeights(t, n, 2)
+			tr := New(nil)
+			if _, err := tr.Train(t.Context(), n, w, train, tt.hp, rand.New(rand.NewPCG(4, 4)), nil); err != nil {
+				t.Fatal(err)
+			}
+			after, err := tr.Evaluate(t.Context(), n, w, test)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if acc := float64(after.Correct) / float64(after.N); acc < 0.9 {
+				t.Errorf("held-out accuracy %.3f after 30 steps; want ≥ 0.9 on four bright quadrants", acc)
+			}
+		})
+	}
+
 	t.Run("cnn-hics", func(t *testing.T) {
 		n := mustNet(t, Spec{Arch: ArchCNNHiCS}, mnist, 10)
 		train, test := squares(41, 64), squares(42, 40)
@@ -127,11 +153,12 @@ type client struct {
 	ex   Examples
 	hp   Hyper
 	seed uint64
+	obj  Objective
 }
 
 func (c client) train(t *Trainer) ([]float32, error) {
 	w := append([]float32(nil), c.w...)
-	_, err := t.Train(context.Background(), c.net, w, c.ex, c.hp, rand.New(rand.NewPCG(c.seed, 9)), nil)
+	_, err := t.TrainObjective(context.Background(), c.net, w, c.ex, c.hp, c.obj, rand.New(rand.NewPCG(c.seed, 9)), nil)
 	return w, err
 }
 
@@ -143,13 +170,46 @@ func testClients(t *testing.T) []client {
 		// Different sizes, so the epoch schedule has different partial
 		// batches: 37 = 2·16 + 5, 40, 43, 46.
 		ex := clusters(uint64(50+k), 37+3*k, 64, 10, 0.3)
-		cs = append(cs, client{mlp, initWeights(t, mlp, 7), ex, sgdEpochs(0.1, 16, 2), uint64(k)})
+		cs = append(cs, client{mlp, initWeights(t, mlp, 7), ex, sgdEpochs(0.1, 16, 2), uint64(k), Objective{}})
 	}
 	for k := range 4 {
 		// 3 steps of batch 6 from 10 samples: BatchNorm, dropout and
 		// minibatch sampling all draw on r.
 		ex := squares(uint64(60+k), 10)
-		cs = append(cs, client{cnn, initWeights(t, cnn, 8), ex, sgdSteps(0.05, 6, 3), uint64(10 + k)})
+		cs = append(cs, client{cnn, initWeights(t, cnn, 8), ex, sgdSteps(0.05, 6, 3), uint64(10 + k), Objective{}})
+	}
+	// The new optimisers, schedules, layers and objective terms: Adam on a
+	// Tanh LeNet with a proximal term, Nesterov with a cosine schedule on
+	// the three-dropout CIFAR CNN, AdamW with MOON's contrastive term on an
+	// MLP, and the 3-conv HiCS CNN (padded convolutions, BatchNorm) with a
+	// SCAFFOLD correction.
+	lenet := mustNet(t, Spec{Arch: ArchLeNet, Activation: ActTanh}, [3]int{1, 16, 16}, 4)
+	cifar := mustNet(t, Spec{Arch: ArchCNNHiCSCIFAR}, [3]int{3, 18, 18}, 4)
+	conv3 := mustNet(t, Spec{Arch: ArchCNNHiCS3Conv}, [3]int{1, 8, 8}, 4)
+	r := rand.New(rand.NewPCG(70, 70))
+	for k := range 4 {
+		ex := uniformData(uint64(80+k), 12, lenet.Dim(), 4)
+		hp := Hyper{Optimizer: OptimizerAdam, LR: 0.01, WeightDecay: 1e-3, BatchSize: 5, LocalEpochs: 2}
+		cs = append(cs, client{lenet, initWeights(t, lenet, 9), ex, hp, uint64(20 + k), Proximal(0.1)})
+	}
+	for k := range 4 {
+		ex := uniformData(uint64(90+k), 9, cifar.Dim(), 4)
+		hp := Hyper{Optimizer: OptimizerSGD, LR: 0.05, Momentum: 0.9, Nesterov: true, Schedule: ScheduleCosine, BatchSize: 4, LocalSteps: 3}
+		cs = append(cs, client{cifar, initWeights(t, cifar, 10), ex, hp, uint64(30 + k), Objective{}})
+	}
+	for k := range 4 {
+		ex := clusters(uint64(100+k), 20, 64, 10, 0.3)
+		l := mlp.Embedding() * len(ex.Idx)
+		hp := Hyper{Optimizer: OptimizerAdamW, LR: 0.01, WeightDecay: 0.01, BatchSize: 8, LocalSteps: 4}
+		cs = append(cs, client{mlp, initWeights(t, mlp, 7), ex, hp, uint64(40 + k), MOON(1, 0.5, randVec(r, l, 1), randVec(r, l, 1))})
+	}
+	for k := range 4 {
+		ex := uniformData(uint64(110+k), 10, conv3.Dim(), 4)
+		c, err := Scaffold(randVec(r, conv3.NumParams(), 0.01), randVec(r, conv3.NumParams(), 0.01))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, client{conv3, initWeights(t, conv3, 11), ex, sgdSteps(0.05, 4, 3), uint64(50 + k), c})
 	}
 	return cs
 }
@@ -171,8 +231,8 @@ func TestDeterminism(t *testing.T) {
 	}
 	conc := make([][]float32, len(cs))
 	errs := make([]error, len(cs))
-	// Two rounds of 4 goroutines (the MLP clients, then the CNN clients),
-	// all on the Trainer whose pool the sequential run filled.
+	// Rounds of 4 goroutines (one net's clients at a time), all on the
+	// Trainer whose pool the sequential run filled.
 	for lo := 0; lo < len(cs); lo += 4 {
 		var wg sync.WaitGroup
 		for i := lo; i < lo+4; i++ {
@@ -230,7 +290,7 @@ func TestDeterminism(t *testing.T) {
 // between seeds comes from the masks.
 func TestDropoutDrawsFromStream(t *testing.T) {
 	n := mustNet(t, Spec{Arch: ArchCNNHiCS}, mnist, 10)
-	c := client{n, initWeights(t, n, 8), squares(70, 6), sgdSteps(0.05, 8, 1), 1}
+	c := client{n, initWeights(t, n, 8), squares(70, 6), sgdSteps(0.05, 8, 1), 1, Objective{}}
 	tr := New(nil)
 	a, err := c.train(tr)
 	if err != nil {
@@ -398,55 +458,6 @@ func TestTrainResult(t *testing.T) {
 	}
 	if !equalBits(a, b) {
 		t.Error("steps with n < B depend on r; want the whole set as the batch every step")
-	}
-}
-
-// TestSGDUpdate checks the optimiser against PyTorch's SGD on full-batch
-// steps (n ≤ B, so the batch is fixed): with gradients g_t from the float64
-// graph,
-//
-//	d_t = g_t + λ·w_t,  v_t = β·v_{t−1} + d_t (v_0 = 0),  w_{t+1} = w_t − η·v_t.
-//
-// float32 training and float64 reference differ by rounding only:
-// |Δ| ≤ 1e-5·(1 + |w|) after two steps is ~100× the float32 unit roundoff
-// accumulated over the layer's dot products.
-func TestSGDUpdate(t *testing.T) {
-	tests := []struct {
-		name string
-		hp   Hyper
-	}{
-		{"plain", Hyper{Optimizer: OptimizerSGD, LR: 0.3, BatchSize: 16, LocalSteps: 2}},
-		{"weight decay", Hyper{Optimizer: OptimizerSGD, LR: 0.3, WeightDecay: 0.05, BatchSize: 16, LocalSteps: 2}},
-		{"momentum and weight decay", Hyper{Optimizer: OptimizerSGD, LR: 0.3, Momentum: 0.9, WeightDecay: 0.05, BatchSize: 16, LocalSteps: 2}},
-	}
-	n := mustNet(t, Spec{Arch: ArchMLP, Hidden: []int{6}}, [3]int{1, 3, 3}, 4)
-	ex := uniformData(8, 12, n.Dim(), 4)
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w0 := initWeights(t, n, 2)
-			got := slices.Clone(w0)
-			if _, err := New(nil).Train(t.Context(), n, got, ex, tt.hp, rand.New(rand.NewPCG(1, 1)), nil); err != nil {
-				t.Fatal(err)
-			}
-			probe := newGradProbe(t, n, ex, 0)
-			w := make([]float64, len(w0))
-			convertCopy(w, w0)
-			v := make([]float64, len(w))
-			for range tt.hp.LocalSteps {
-				_, g := probe.lossGrad(w)
-				for j := range w {
-					d := g[j] + tt.hp.WeightDecay*w[j]
-					v[j] = tt.hp.Momentum*v[j] + d
-					w[j] -= tt.hp.LR * v[j]
-				}
-			}
-			for j := range w {
-				if math.Abs(float64(got[j])-w[j]) > 1e-5*(1+math.Abs(w[j])) {
-					t.Errorf("w[%d] = %v after %d steps; want %v", j, got[j], tt.hp.LocalSteps, w[j])
-					break
-				}
-			}
-		})
 	}
 }
 
