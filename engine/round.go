@@ -128,7 +128,9 @@ func (e *Engine) trainClient(ctx context.Context, env *pointEnv, global []float3
 			progress(steps.Heartbeat{Client: k, Step: p.Step, Steps: p.Steps, Loss: p.Loss})
 		}
 	}
-	res, err := e.Trainer.Train(ctx, env.net, w, env.examples(k), env.hyper, rng, report)
+	hp := env.hyper
+	hp.LR = env.cfg.RoundLR(r) // the per-round decay lr·lr_decay^(r−1)
+	res, err := e.Trainer.Train(ctx, env.net, w, env.examples(k), hp, rng, report)
 	if err != nil {
 		return nil, fl.ClientSummary{}, fmt.Errorf("round %d client %d: train: %w", r, k, err)
 	}

@@ -67,21 +67,42 @@ type PartitionConfig struct {
 	TestFraction    float64   `json:"test_fraction" yaml:"test_fraction"`
 }
 
-// ModelConfig names the architecture.
+// ModelConfig names the architecture: logreg, mlp, cnn-hics,
+// cnn-hics-3conv, cnn-hics-cifar, cnn-fedeba-cifar, lenet or resnet18 (see
+// package trainer).
 type ModelConfig struct {
-	Arch   string `json:"arch" yaml:"arch"`
-	Hidden []int  `json:"hidden,omitempty" yaml:"hidden"`
+	Arch       string `json:"arch" yaml:"arch"`
+	Hidden     []int  `json:"hidden,omitempty" yaml:"hidden"`
+	Activation string `json:"activation,omitempty" yaml:"activation"` // mlp, lenet: relu (default), tanh, sigmoid
 }
 
-// TrainConfig is local training.
+// TrainConfig is local training. The fields after LocalEpochs were added
+// later: each is omitted from the canonical JSON at its zero value, which
+// means the old behaviour (PyTorch's defaults, a constant learning rate), so
+// existing points keep their IDs.
 type TrainConfig struct {
-	Optimizer   string  `json:"optimizer" yaml:"optimizer"`
+	Optimizer   string  `json:"optimizer" yaml:"optimizer"` // sgd | adam | adamw
 	LR          float64 `json:"lr" yaml:"lr"`
 	Momentum    float64 `json:"momentum,omitempty" yaml:"momentum"`
 	WeightDecay float64 `json:"weight_decay,omitempty" yaml:"weight_decay"`
 	BatchSize   int     `json:"batch_size" yaml:"batch_size"`
 	LocalSteps  int     `json:"local_steps,omitempty" yaml:"local_steps"`
 	LocalEpochs int     `json:"local_epochs,omitempty" yaml:"local_epochs"`
+	Nesterov    bool    `json:"nesterov,omitempty" yaml:"nesterov"` // sgd with momentum
+	Beta1       float64 `json:"beta1,omitempty" yaml:"beta1"`       // adam: 0 means 0.9
+	Beta2       float64 `json:"beta2,omitempty" yaml:"beta2"`       // adam: 0 means 0.999
+	Eps         float64 `json:"eps,omitempty" yaml:"eps"`           // adam: 0 means 1e-8
+	// LRSchedule is the schedule within a round's local steps: constant
+	// (also ""), step (lr·lr_gamma every lr_step steps) or cosine (down to
+	// lr_min over the round's steps).
+	LRSchedule string  `json:"lr_schedule,omitempty" yaml:"lr_schedule"`
+	LRStep     int     `json:"lr_step,omitempty" yaml:"lr_step"`
+	LRGamma    float64 `json:"lr_gamma,omitempty" yaml:"lr_gamma"`
+	LRMin      float64 `json:"lr_min,omitempty" yaml:"lr_min"`
+	// LRDecay multiplies the learning rate once per round: round t trains
+	// with lr·lr_decay^(t−1) (easyFL's learning_rate_decay, FedEBA+'s
+	// d = 0.999). 0 means no decay.
+	LRDecay float64 `json:"lr_decay,omitempty" yaml:"lr_decay"`
 }
 
 // Method is a sampler or aggregator: a registry name plus its own options.

@@ -3,6 +3,7 @@ package sweep
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 
@@ -68,13 +69,21 @@ func (c Config) Validate(reg *fl.Registry) error {
 	if err := c.Hyper().Validate(); err != nil {
 		errs = append(errs, prefix("train", err))
 	}
+	tc := c.Train
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"train.lr", c.Train.LR}, {"train.momentum", c.Train.Momentum}, {"train.weight_decay", c.Train.WeightDecay}} {
+	}{
+		{"train.lr", tc.LR}, {"train.momentum", tc.Momentum}, {"train.weight_decay", tc.WeightDecay},
+		{"train.beta1", tc.Beta1}, {"train.beta2", tc.Beta2}, {"train.eps", tc.Eps},
+		{"train.lr_gamma", tc.LRGamma}, {"train.lr_min", tc.LRMin}, {"train.lr_decay", tc.LRDecay},
+	} {
 		if err := checkFinite(f.name, f.v); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if !(tc.LRDecay >= 0 && tc.LRDecay <= 1) {
+		bad("train.lr_decay = %v; the per-round factor must be in (0, 1], or 0 for none (FedEBA+ uses 0.999)", tc.LRDecay)
 	}
 	if c.Rounds < 1 {
 		bad("rounds = %d; run at least 1 round", c.Rounds)
@@ -106,22 +115,45 @@ func (c Config) Validate(reg *fl.Registry) error {
 
 // TrainerSpec returns the model architecture for the trainer.
 func (c Config) TrainerSpec() trainer.Spec {
-	return trainer.Spec{Arch: c.Model.Arch, Hidden: c.Model.Hidden}
+	return trainer.Spec{Arch: c.Model.Arch, Hidden: c.Model.Hidden, Activation: c.Model.Activation}
 }
 
-// Hyper returns the local-training hyperparameters for the trainer.
+// Hyper returns the local-training hyperparameters for the trainer, with
+// the first round's learning rate; HyperAt gives round t's.
 func (c Config) Hyper() trainer.Hyper {
 	t := c.Train
 	return trainer.Hyper{
 		Optimizer: t.Optimizer, LR: t.LR, Momentum: t.Momentum, WeightDecay: t.WeightDecay,
 		BatchSize: t.BatchSize, LocalSteps: t.LocalSteps, LocalEpochs: t.LocalEpochs,
+		Nesterov: t.Nesterov, Beta1: t.Beta1, Beta2: t.Beta2, Eps: t.Eps,
+		Schedule: t.LRSchedule, StepSize: t.LRStep, Gamma: t.LRGamma, MinLR: t.LRMin,
 	}
+}
+
+// RoundLR is the local learning rate of round t ≥ 1: lr·lr_decay^(t−1),
+// or lr when lr_decay is 0. This is where the round enters the learning
+// rate; a schedule within the round (lr_schedule) starts from it.
+func (c Config) RoundLR(t int) float64 {
+	if c.Train.LRDecay == 0 || t <= 1 {
+		return c.Train.LR
+	}
+	return c.Train.LR * math.Pow(c.Train.LRDecay, float64(t-1))
+}
+
+// HyperAt returns Hyper with round t's learning rate (RoundLR).
+func (c Config) HyperAt(t int) trainer.Hyper {
+	h := c.Hyper()
+	h.LR = c.RoundLR(t)
+	return h
 }
 
 // prefix turns a trainer error about its Spec or Hyper into one about the
 // spec block the user wrote (model, train), keeping both sentinels.
 func prefix(block string, err error) error {
 	msg := strings.TrimSuffix(err.Error(), ": "+trainer.ErrInvalid.Error())
+	// The trainer's schedule fields have other names in a spec.
+	msg = strings.NewReplacer("hyper.schedule", "train.lr_schedule", "hyper.step_size", "train.lr_step",
+		"hyper.gamma", "train.lr_gamma", "hyper.min_lr", "train.lr_min").Replace(msg)
 	for _, p := range []string{"spec.", "hyper."} {
 		msg = strings.ReplaceAll(msg, p, block+".")
 	}

@@ -71,11 +71,11 @@ func (h Hyper) Validate() error {
 	case !(h.WeightDecay >= 0) || !finite(h.WeightDecay):
 		return fmt.Errorf("hyper.weight_decay = %v; it must be a finite number ≥ 0: %w", h.WeightDecay, ErrInvalid)
 	case !(h.Beta1 >= 0 && h.Beta1 < 1) || !(h.Beta2 >= 0 && h.Beta2 < 1):
-		return fmt.Errorf("hyper.beta1, beta2 = %v, %v; each must be in [0, 1) (0 means PyTorch's 0.9, 0.999): %w", h.Beta1, h.Beta2, ErrInvalid)
+		return fmt.Errorf("hyper.beta1, hyper.beta2 = %v, %v; each must be in [0, 1) (0 means PyTorch's 0.9, 0.999): %w", h.Beta1, h.Beta2, ErrInvalid)
 	case !(h.Eps >= 0) || !finite(h.Eps):
 		return fmt.Errorf("hyper.eps = %v; it must be a finite number ≥ 0 (0 means 1e-8): %w", h.Eps, ErrInvalid)
 	case !adam && (h.Beta1 != 0 || h.Beta2 != 0 || h.Eps != 0):
-		return fmt.Errorf("hyper.beta1/beta2/eps are Adam's; remove them for optimizer %q: %w", h.Optimizer, ErrInvalid)
+		return fmt.Errorf("hyper.beta1, hyper.beta2 and hyper.eps are Adam's; remove them for optimizer %q: %w", h.Optimizer, ErrInvalid)
 	case h.BatchSize <= 0:
 		return fmt.Errorf("hyper.batch_size = %d; it must be > 0: %w", h.BatchSize, ErrInvalid)
 	case h.LocalSteps < 0:
@@ -91,17 +91,17 @@ func (h Hyper) Validate() error {
 	switch h.Schedule {
 	case "", ScheduleConstant:
 		if h.StepSize != 0 || h.Gamma != 0 || h.MinLR != 0 {
-			return fmt.Errorf("hyper.step_size/gamma/min_lr are set without a schedule; set schedule %q or %q: %w",
+			return fmt.Errorf("hyper.step_size, hyper.gamma or hyper.min_lr is set without a hyper.schedule; set it to %q or %q: %w",
 				ScheduleStep, ScheduleCosine, ErrInvalid)
 		}
 	case ScheduleStep:
 		if h.StepSize <= 0 || !(h.Gamma > 0 && h.Gamma <= 1) || h.MinLR != 0 {
-			return fmt.Errorf("hyper.schedule %q needs step_size > 0 and gamma in (0, 1] (have %d, %v) and no min_lr: %w",
+			return fmt.Errorf("hyper.schedule %q needs hyper.step_size > 0 and hyper.gamma in (0, 1] (have %d, %v) and no hyper.min_lr: %w",
 				ScheduleStep, h.StepSize, h.Gamma, ErrInvalid)
 		}
 	case ScheduleCosine:
 		if !(h.MinLR >= 0 && h.MinLR <= h.LR) || h.StepSize != 0 || h.Gamma != 0 {
-			return fmt.Errorf("hyper.schedule %q takes min_lr in [0, lr] (have %v) and no step_size or gamma: %w",
+			return fmt.Errorf("hyper.schedule %q takes hyper.min_lr in [0, hyper.lr] (have %v) and no hyper.step_size or hyper.gamma: %w",
 				ScheduleCosine, h.MinLR, ErrInvalid)
 		}
 	default:

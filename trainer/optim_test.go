@@ -172,7 +172,7 @@ func TestHyperValidate(t *testing.T) {
 		{"betas with sgd", func(h *Hyper) { h.Beta1 = 0.5 }, "hyper.beta1"},
 		{"unknown schedule", func(h *Hyper) { h.Schedule = "linear" }, "hyper.schedule"},
 		{"step without size", func(h *Hyper) { h.Schedule, h.Gamma = ScheduleStep, 0.5 }, "step_size"},
-		{"gamma without schedule", func(h *Hyper) { h.Gamma = 0.5 }, "without a schedule"},
+		{"gamma without schedule", func(h *Hyper) { h.Gamma = 0.5 }, "without a hyper.schedule"},
 		{"cosine min above lr", func(h *Hyper) { h.Schedule, h.MinLR = ScheduleCosine, 1 }, "min_lr"},
 	}
 	for _, tt := range tests {
