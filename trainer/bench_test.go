@@ -2,6 +2,8 @@ package trainer
 
 import (
 	"math/rand/v2"
+	"runtime"
+	"sync"
 	"testing"
 )
 
@@ -63,3 +65,45 @@ func BenchmarkTrainLogReg(b *testing.B) { benchmarkTrain(b, Spec{Arch: ArchLogRe
 func BenchmarkPredictMLP(b *testing.B) { benchmarkPredict(b, Spec{Arch: ArchMLP}, 2000) }
 
 func BenchmarkPredictCNNHiCS(b *testing.B) { benchmarkPredict(b, Spec{Arch: ArchCNNHiCS}, 1000) }
+
+// benchmarkTrainParallel is benchmarkTrain with GOMAXPROCS clients trained
+// concurrently, each on its own data and weights, as the engine trains a
+// round's clients; samples/s counts all clients.
+func benchmarkTrainParallel(b *testing.B, spec Spec, batch, steps int) {
+	n := mustNet(b, spec, mnist, 10)
+	tr := New(nil)
+	hp := sgdSteps(0.01, batch, steps)
+	k := runtime.GOMAXPROCS(0)
+	w0 := initWeights(b, n, 1)
+	ws, exs, rs := make([][]float32, k), make([]Examples, k), make([]*rand.Rand, k)
+	for i := range k {
+		ws[i], exs[i], rs[i] = make([]float32, len(w0)), uniformData(uint64(i), 1000, n.Dim(), 10), rand.New(rand.NewPCG(1, uint64(i)))
+		copy(ws[i], w0)
+		if _, err := tr.Train(b.Context(), n, ws[i], exs[i], hp, rs[i], nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for i := range k {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range b.N {
+				copy(ws[i], w0)
+				if _, err := tr.Train(b.Context(), n, ws[i], exs[i], hp, rs[i], nil); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.ReportMetric(float64(k*b.N*batch*steps)/b.Elapsed().Seconds(), "samples/s")
+}
+
+func BenchmarkTrainMLPParallel(b *testing.B) { benchmarkTrainParallel(b, Spec{Arch: ArchMLP}, 50, 20) }
+
+func BenchmarkTrainCNNHiCSParallel(b *testing.B) {
+	benchmarkTrainParallel(b, Spec{Arch: ArchCNNHiCS}, 50, 5)
+}

@@ -218,3 +218,20 @@ func sgdPlain[T float](w, g []T, eta T) T {
 	}
 	return c0 + c1 + c2 + c3
 }
+
+// allFinite reports whether every entry of w in spans is finite.
+func allFinite[T float](spans []span, w []T) bool {
+	var c0, c1 T
+	for _, sp := range spans {
+		ws := w[sp.lo:sp.hi]
+		j := 0
+		for ; j+2 <= len(ws); j += 2 {
+			c0 += ws[j] - ws[j]
+			c1 += ws[j+1] - ws[j+1]
+		}
+		for ; j < len(ws); j++ {
+			c0 += ws[j] - ws[j]
+		}
+	}
+	return c0+c1 == 0
+}

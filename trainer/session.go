@@ -33,6 +33,9 @@ type session[T float] struct {
 	x, y  []T // input [batch, dim] and float-coded labels [batch]
 	w, g  []T // flat weights (and buffers), flat gradient (zero at buffers)
 	spans []span
+	fuse  fusedSGD[T]   // plain SGD inside the linear layers' weight-gradient gemms
+	fused []span        // the linear weights fusedSGD updates
+	rest  []span        // spans minus fused
 	grads []gradSlot[T] // training graphs: where each trainable tensor's gradient comes from
 	masks []*mask[T]    // dropout masks (training graphs only)
 	bns   []*bnOp[T]
@@ -156,8 +159,11 @@ func buildSession[T float](n *Net, batch int, train, grad bool) (s *session[T], 
 		var out *G.Node
 		switch l.kind {
 		case layerLinear:
-			op := &linearOp[T]{name: l.name, in: l.in.size(), out: l.out[0], xdims: dims(l), xshape: l.in, needDx: l.src >= 0, ws: &s.ws}
+			op := &linearOp[T]{name: l.name, in: l.in.size(), out: l.out[0], xdims: dims(l), xshape: l.in, needDx: l.src >= 0,
+				ws: &s.ws, fuse: &s.fuse, w: view(l.w)}
 			out, err = G.ApplyOp(op, h, nodes[l.w], nodes[l.b])
+			p := n.params[l.w]
+			s.fused = append(s.fused, span{p.Offset, p.Offset + p.Len})
 		case layerConv:
 			geom := newConvGeom(l)
 			geom.needDx = l.src >= 0
@@ -221,8 +227,29 @@ func buildSession[T float](n *Net, batch int, train, grad bool) (s *session[T], 
 			k++
 		}
 	}
+	s.rest = subtractSpans(s.spans, s.fused)
 	s.vm = G.NewTapeMachine(g)
 	return s, nil
+}
+
+// subtractSpans returns the parts of spans (sorted, disjoint) outside cut
+// (sorted, disjoint, each inside one of spans).
+func subtractSpans(spans, cut []span) []span {
+	var out []span
+	k := 0
+	for _, sp := range spans {
+		lo := sp.lo
+		for ; k < len(cut) && cut[k].lo < sp.hi; k++ {
+			if cut[k].lo > lo {
+				out = append(out, span{lo, cut[k].lo})
+			}
+			lo = cut[k].hi
+		}
+		if lo < sp.hi {
+			out = append(out, span{lo, sp.hi})
+		}
+	}
+	return out
 }
 
 // loadWeights copies the flat vector w into the session.

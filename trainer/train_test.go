@@ -808,3 +808,26 @@ func ExampleTrainer_Train() {
 	fmt.Printf("%d steps, %d samples, accuracy %d/%d\n", res.Steps, res.Samples, ev.Correct, ev.N)
 	// Output: 20 steps, 200 samples, accuracy 40/40
 }
+
+// TestDivergedLastStep checks that the weights plain SGD updates inside
+// the graph (fusedSGD) are checked at the end. With fc1's weights at 1e20
+// the hidden activations are ~1e21, so the output weights' gradient is
+// ~1e21 while every bias gradient stays O(1): one step with lr 1e18 sends
+// out.w past float32's 3.4e38 to ±Inf and leaves the biases and the loss
+// (~1e20) finite. That must be an ErrDiverged, not a returned model.
+func TestDivergedLastStep(t *testing.T) {
+	n := mustNet(t, Spec{Arch: ArchMLP, Hidden: []int{8}}, [3]int{1, 4, 4}, 3)
+	w := initWeights(t, n, 1)
+	p := paramByName(t, n, "fc1.w")
+	for j := p.Offset; j < p.Offset+p.Len; j++ {
+		w[j] = 1e20
+	}
+	before := slices.Clone(w)
+	_, err := New(nil).Train(t.Context(), n, w, uniformData(2, 8, n.Dim(), 3), sgdSteps(1e18, 4, 1), rand.New(rand.NewPCG(1, 1)), nil)
+	if !errors.Is(err, ErrDiverged) || !strings.Contains(err.Error(), "out.w") {
+		t.Errorf("Train = %v; want ErrDiverged naming out.w", err)
+	}
+	if !equalBits(w, before) {
+		t.Error("Train changed w despite the error")
+	}
+}

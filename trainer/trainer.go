@@ -181,6 +181,8 @@ func (t *Trainer) TrainObjective(ctx context.Context, n *Net, w []float32, ex Ex
 		anchor = w
 	}
 	custom := obj.Prox != 0 || obj.Linear != nil || obj.Align != 0
+	// Plain SGD runs inside the linear layers' gemms (see fusedSGD).
+	fuse := hp.Optimizer == OptimizerSGD && hp.Momentum == 0 && hp.WeightDecay == 0 && !custom
 	batchIdx := make([]int, 0, min(hp.BatchSize, len(ex.Idx)))
 
 	var lossSum float64
@@ -203,6 +205,8 @@ func (t *Trainer) TrainObjective(ctx context.Context, n *Net, w []float32, ex Ex
 		s.drawMasks(r)
 		s.setContrast(obj.Contrast, n.Embedding(), pos)
 		s.xent.scale = 1 - obj.Align
+		lr := hp.lrAt(res.Steps, total)
+		s.fuse.on, s.fuse.eta = fuse, float32(lr)
 		if err := s.run(); err != nil {
 			return fmt.Errorf("train: step %d of %d: %w", res.Steps+1, total, err)
 		}
@@ -213,7 +217,14 @@ func (t *Trainer) TrainObjective(ctx context.Context, n *Net, w []float32, ex Ex
 		if custom {
 			applyObjective(s.spans, s.w, s.g, &obj, anchor)
 		}
-		if !optimize(s.spans, s.w, s.g, &s.opt, hp, hp.lrAt(res.Steps, total)) {
+		spans := s.spans
+		if fuse {
+			// The linear weights were updated inside the graph.
+			spans = s.rest
+		}
+		// Weights updated inside the graph are checked at the end: a NaN
+		// or ±Inf among them makes the next step's loss NaN or ±Inf.
+		if !optimize(spans, s.w, s.g, &s.opt, hp, lr) {
 			return fmt.Errorf("train: step %d of %d: %s: %w", res.Steps+1, total, badWeight(n, s.w), ErrDiverged)
 		}
 		res.Steps++
@@ -227,6 +238,9 @@ func (t *Trainer) TrainObjective(ctx context.Context, n *Net, w []float32, ex Ex
 
 	if err := forEachBatch(len(ex.Idx), hp, r, step); err != nil {
 		return TrainResult{}, err
+	}
+	if fuse && !allFinite(l.cur.fused, l.cur.w) {
+		return TrainResult{}, fmt.Errorf("train: step %d of %d: %s: %w", res.Steps, total, badWeight(n, l.cur.w), ErrDiverged)
 	}
 	if bad := l.cur.badBuffer(); bad != "" {
 		return TrainResult{}, fmt.Errorf("train: step %d of %d: buffer %s is NaN or ±Inf: %w", res.Steps, total, bad, ErrDiverged)
@@ -343,6 +357,7 @@ func (t *Trainer) Gradient(ctx context.Context, n *Net, w []float32, ex Examples
 		loadWeights(s, w)
 		s.setBatch(ex, idx)
 		s.keepAll()
+		s.fuse.on = false
 		s.setContrast(nil, 0, nil)
 		s.xent.scale = 1
 		if err := s.run(); err != nil {
