@@ -241,12 +241,14 @@ func (op *bnDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 			sums := f.channelSums(x, dy, batch)
 			mdy, mdyx = sums.sdy[c]/N, sums.sdyx[c]/N
 		}
+		// k·(dy − mdy − x̂·mdyx) with x̂ = (x − μ)·inv is a·dy + b·x + c0
+		// per channel: two multiply-adds per element in T.
+		a, b, c0 := T(k), T(-k*mdyx*inv), T(k*(mean*inv*mdyx-mdy))
 		for n := 0; n < batch; n++ {
 			off := (n*f.c + c) * f.hw
 			xs, ds, out := x[off:off+f.hw], dy[off:off+f.hw], dx[off:off+f.hw]
 			for i, v := range xs {
-				xhat := (float64(v) - mean) * inv
-				out[i] = T(k * (float64(ds[i]) - mdy - xhat*mdyx))
+				out[i] = a*ds[i] + b*v + c0
 			}
 		}
 	}

@@ -56,10 +56,6 @@ func (g convGeom) chunk() int {
 	return max(1, min(c, maxColFloats/(g.kdim()*g.hw())))
 }
 
-// plain reports whether the convolution reads every input pixel in place:
-// stride 1 and no padding, where im2col copies whole rows.
-func (g convGeom) plain() bool { return g.s == 1 && g.p == 0 }
-
 // im2col writes the receptive fields of one sample x ([cin, h, w]) into the
 // columns [off, off+ho·wo) of col, whose rows are ld apart: row (c·k+u)·k+v
 // holds x[c, i·s+u−p, j·s+v−p] (0 outside the image) at column off + i·wo + j.
@@ -69,9 +65,20 @@ func im2col[T float](g convGeom, x, col []T, ld, off int) {
 		for u := 0; u < g.k; u++ {
 			for v := 0; v < g.k; v++ {
 				row := col[((c*g.k+u)*g.k+v)*ld+off:]
-				if g.plain() {
+				if g.s == 1 {
+					// Output column j reads input column j+v−p: one
+					// contiguous run, zero-padded at its ends.
+					jlo, jhi := max(0, g.p-v), min(g.wo, g.w+g.p-v)
 					for i := 0; i < g.ho; i++ {
-						copy(row[i*g.wo:(i+1)*g.wo], plane[(i+u)*g.w+v:][:g.wo])
+						dst := row[i*g.wo : (i+1)*g.wo]
+						y := i + u - g.p
+						if y < 0 || y >= g.h || jlo >= jhi {
+							clear(dst)
+							continue
+						}
+						clear(dst[:jlo])
+						copyRow(dst[jlo:jhi], plane[y*g.w+jlo+v-g.p:])
+						clear(dst[jhi:])
 					}
 					continue
 				}
@@ -96,6 +103,17 @@ func im2col[T float](g convGeom, x, col []T, ld, off int) {
 	}
 }
 
+// copyRow copies src into dst (len(dst) elements). The 8-element rows of
+// the HiCS CNN's second convolution are copied as one array: copy would
+// call memmove for every 32 bytes.
+func copyRow[T float](dst, src []T) {
+	if len(dst) == 8 {
+		*(*[8]T)(dst) = *(*[8]T)(src)
+		return
+	}
+	copy(dst, src[:len(dst)])
+}
+
 // col2im adds the columns [off, off+ho·wo) of col back into one sample's dx
 // ([cin, h, w]); the adjoint of im2col.
 func col2im[T float](g convGeom, col []T, ld, off int, dx []T) {
@@ -104,17 +122,28 @@ func col2im[T float](g convGeom, col []T, ld, off int, dx []T) {
 		for u := 0; u < g.k; u++ {
 			for v := 0; v < g.k; v++ {
 				row := col[((c*g.k+u)*g.k+v)*ld+off:]
+				if g.s == 1 {
+					jlo, jhi := max(0, g.p-v), min(g.wo, g.w+g.p-v)
+					if jlo >= jhi {
+						continue
+					}
+					for i := 0; i < g.ho; i++ {
+						y := i + u - g.p
+						if y < 0 || y >= g.h {
+							continue
+						}
+						src := row[i*g.wo+jlo : i*g.wo+jhi]
+						dst := plane[y*g.w+jlo+v-g.p:][:len(src)]
+						for j, s := range src {
+							dst[j] += s
+						}
+					}
+					continue
+				}
 				for i := 0; i < g.ho; i++ {
 					src := row[i*g.wo : (i+1)*g.wo]
 					y := i*g.s + u - g.p
 					if y < 0 || y >= g.h {
-						continue
-					}
-					if g.plain() {
-						dst := plane[(i+u)*g.w+v:][:g.wo]
-						for j, s := range src {
-							dst[j] += s
-						}
 						continue
 					}
 					dst := plane[y*g.w : (y+1)*g.w]
@@ -150,10 +179,21 @@ func convType(g convGeom) hm.Type {
 
 type convOp[T float] struct {
 	opBase
-	g  convGeom
-	ws *workspace[T]
-	y  outBuf[T]
+	g     convGeom
+	ws    *workspace[T]
+	train bool
+	// cols keeps a training step's column matrices, chunk after chunk, for
+	// the weight gradient, which would otherwise lay them out again; only
+	// while they fit in maxCachedCols floats.
+	cols   []T
+	cached bool
+	y      outBuf[T]
 }
+
+// maxCachedCols bounds one convolution's cached column matrices (16 MiB of
+// float32): the HiCS CNN's second convolution at batch 50 needs 2.56M
+// floats, ResNet-18's convolutions far more (they recompute them).
+const maxCachedCols = 1 << 22
 
 var _ G.SDOp = (*convOp[float32])(nil)
 
@@ -197,10 +237,14 @@ func (op *convOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	}
 	t, y := op.y.get(batch, g.cout, g.ho, g.wo)
 	hw := g.hw()
+	op.cached = op.train && g.kdim()*batch*hw <= maxCachedCols
 	for n0 := 0; n0 < batch; n0 += g.chunk() {
 		n1 := min(n0+g.chunk(), batch)
 		cols := (n1 - n0) * hw
 		col, ycm := grow(&op.ws.col, g.kdim()*cols), grow(&op.ws.aux, g.cout*cols)
+		if op.cached {
+			col = grow(&op.cols, g.kdim()*batch*hw)[g.kdim()*n0*hw:][:g.kdim()*cols]
+		}
 		for n := n0; n < n1; n++ {
 			im2col(g, x[n*g.inSize():], col, cols, (n-n0)*hw)
 		}
@@ -231,7 +275,7 @@ func (op *convOp[T]) SymDiff(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 			return nil, err
 		}
 	}
-	if grads[1], err = G.ApplyOp(&convDwOp[T]{g: op.g, ws: op.ws}, dy, in[0]); err != nil {
+	if grads[1], err = G.ApplyOp(&convDwOp[T]{g: op.g, ws: op.ws, fwd: op}, dy, in[0]); err != nil {
 		return nil, err
 	}
 	if op.g.bias {
@@ -293,9 +337,10 @@ func (op *convDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 
 type convDwOp[T float] struct {
 	gradOpBase
-	g  convGeom
-	ws *workspace[T]
-	dw outBuf[T]
+	g   convGeom
+	ws  *workspace[T]
+	fwd *convOp[T] // its cached column matrices, if any
+	dw  outBuf[T]
 }
 
 func (op *convDwOp[T]) Arity() int { return 2 }
@@ -324,10 +369,16 @@ func (op *convDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	for n0 := 0; n0 < batch; n0 += g.chunk() {
 		n1 := min(n0+g.chunk(), batch)
 		cols := (n1 - n0) * hw
-		col, dycm := grow(&op.ws.col, g.kdim()*cols), grow(&op.ws.aux, g.cout*cols)
-		for n := n0; n < n1; n++ {
-			im2col(g, x[n*g.inSize():], col, cols, (n-n0)*hw)
+		var col []T
+		if op.fwd.cached {
+			col = op.fwd.cols[g.kdim()*n0*hw:][:g.kdim()*cols]
+		} else {
+			col = grow(&op.ws.col, g.kdim()*cols)
+			for n := n0; n < n1; n++ {
+				im2col(g, x[n*g.inSize():], col, cols, (n-n0)*hw)
+			}
 		}
+		dycm := grow(&op.ws.aux, g.cout*cols)
 		toChannelMajor(g, dy, n0, n1, dycm)
 		beta := T(1)
 		if n0 == 0 {

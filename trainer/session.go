@@ -171,7 +171,7 @@ func buildSession[T float](n *Net, batch int, train, grad bool) (s *session[T], 
 			if l.b >= 0 {
 				args = append(args, nodes[l.b])
 			}
-			out, err = G.ApplyOp(&convOp[T]{g: geom, ws: &s.ws}, args...)
+			out, err = G.ApplyOp(&convOp[T]{g: geom, ws: &s.ws, train: grad}, args...)
 		case layerAct:
 			out, err = G.ApplyOp(&actOp[T]{name: l.name, act: l.act, dims: dims(l)}, h)
 		case layerPReLU:
