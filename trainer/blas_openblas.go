@@ -51,10 +51,15 @@ func sgemm(_ *workspace[float32], tA, tB bool, m, n, k int, alpha float32, a []f
 	openBLAS.Sgemm(trans(tA), trans(tB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-// SGEMM is the float32 gemm of this build, C = A·B for row-major A (m×k),
-// B (k×n) and C (m×n), exported for the benchmark that measures the
-// machine's SGEMM rate (cmd/starter bench).
-func SGEMM(m, n, k int, a, b, c []float32) {
+// SGEMM is the float32 gemm of this build, C = A·op(B) for row-major A
+// (m×k), op(B) (k×n; B is n×k when transB) and C (m×n), exported for the
+// benchmark that measures the machine's SGEMM rate (cmd/starter bench). It
+// calls the BLAS directly.
+func SGEMM(transB bool, m, n, k int, a, b, c []float32) {
 	threadsOnce.Do(singleThreaded)
-	openBLAS.Sgemm(trans(false), trans(false), m, n, k, 1, a, k, b, n, 0, c, n)
+	ldb := n
+	if transB {
+		ldb = k
+	}
+	openBLAS.Sgemm(trans(false), trans(transB), m, n, k, 1, a, k, b, ldb, 0, c, n)
 }
