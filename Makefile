@@ -21,6 +21,9 @@ demo: build bin/temporal data up
 ## test: every test, including integration tests against a real dev server
 test: bin/temporal bin/minio data vet workflowcheck
 	FLSWEEP_INTEGRATION=1 $(GO) test -count=1 -timeout 75m ./...
+	@if $(HAVE_OPENBLAS); then echo "OpenBLAS build:"; \
+	CGO_ENABLED=1 CGO_LDFLAGS=-lopenblas $(GO) test -count=1 -tags openblas ./trainer/ ./engine/; \
+	else echo "OpenBLAS is not installed: the trainer's OpenBLAS build is not tested ('make openblas' installs it)"; fi
 
 ## bench: benchmarks (figures only; nothing is asserted): training speed per model against the machine's
 ## SGEMM rate (starter bench; pure Go, then OpenBLAS if installed), aggregation, round time in-process vs Temporal

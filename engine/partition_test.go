@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -206,7 +207,11 @@ func TestNoiseReachesTrainingAndEvaluation(t *testing.T) {
 	if sum.TestAcc != cleanSum.TestAcc || sum.TestLoss != cleanSum.TestLoss {
 		t.Errorf("the global test split is scored %v/%v with noise and %v/%v without; it must stay clean", sum.TestAcc, sum.TestLoss, cleanSum.TestAcc, cleanSum.TestLoss)
 	}
-	if per.LossSum[0] != cleanPer.LossSum[0] || per.N[0] != cleanPer.N[0] {
+	// Client 0 is predicted in a batch of its own here and within the whole
+	// test split there. OpenBLAS picks its kernels by matrix size, so the
+	// same sample's loss may differ in the last bits between the two; the
+	// pure-Go build agrees exactly. Noise moves the loss far more.
+	if per.N[0] != cleanPer.N[0] || math.Abs(per.LossSum[0]-cleanPer.LossSum[0]) > 1e-6*math.Abs(cleanPer.LossSum[0]) {
 		t.Errorf("client 0's local test loss %v differs from the clean %v", per.LossSum[0], cleanPer.LossSum[0])
 	}
 	if per.LossSum[5] == cleanPer.LossSum[5] {

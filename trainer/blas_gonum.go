@@ -45,3 +45,6 @@ func SGEMM(transB bool, m, n, k int, a, b, c []float32) {
 	}
 	gonumBLAS.Sgemm(trans(false), trans(transB), m, n, k, 1, a, k, b, ldb, 0, c, n)
 }
+
+// Core names the kernels of this build's BLAS: gonum's pure-Go assembly.
+func Core() string { return "pure Go" }
