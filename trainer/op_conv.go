@@ -56,50 +56,63 @@ func (g convGeom) chunk() int {
 	return max(1, min(c, maxColFloats/(g.kdim()*g.hw())))
 }
 
-// im2col writes the receptive fields of one sample x ([cin, h, w]) into the
-// columns [off, off+ho·wo) of col, whose rows are ld apart: row (c·k+u)·k+v
-// holds x[c, i·s+u−p, j·s+v−p] (0 outside the image) at column off + i·wo + j.
-func im2col[T float](g convGeom, x, col []T, ld, off int) {
+// im2col writes the receptive fields of samples [n0, n1) of x ([B, cin, h,
+// w]) into col ([cin·k·k, (n1−n0)·ho·wo], rows ld apart): row (c·k+u)·k+v
+// holds x[n, c, i·s+u−p, j·s+v−p] (0 outside the image) at column
+// (n−n0)·ho·wo + i·wo + j. Rows are written one after another, each across
+// all the chunk's samples: the column matrix (megabytes) is then written
+// sequentially, while the samples it reads stay in cache. (Sample by sample,
+// every sample would touch each of the cin·k·k rows, pages apart.)
+func im2col[T float](g convGeom, x []T, n0, n1 int, col []T, ld int) {
+	hw, in := g.hw(), g.inSize()
 	for c := 0; c < g.cin; c++ {
-		plane := x[c*g.h*g.w : (c+1)*g.h*g.w]
 		for u := 0; u < g.k; u++ {
 			for v := 0; v < g.k; v++ {
-				row := col[((c*g.k+u)*g.k+v)*ld+off:]
-				if g.s == 1 {
-					// Output column j reads input column j+v−p: one
-					// contiguous run, zero-padded at its ends.
-					jlo, jhi := max(0, g.p-v), min(g.wo, g.w+g.p-v)
+				row := col[((c*g.k+u)*g.k+v)*ld:]
+				for n := n0; n < n1; n++ {
+					plane := x[n*in+c*g.h*g.w:][:g.h*g.w]
+					out := row[(n-n0)*hw:][:hw]
+					if g.s == 1 {
+						im2colRun(g, plane, out, u, v)
+						continue
+					}
 					for i := 0; i < g.ho; i++ {
-						dst := row[i*g.wo : (i+1)*g.wo]
-						y := i + u - g.p
-						if y < 0 || y >= g.h || jlo >= jhi {
+						dst := out[i*g.wo : (i+1)*g.wo]
+						y := i*g.s + u - g.p
+						if y < 0 || y >= g.h {
 							clear(dst)
 							continue
 						}
-						clear(dst[:jlo])
-						copyRow(dst[jlo:jhi], plane[y*g.w+jlo+v-g.p:])
-						clear(dst[jhi:])
-					}
-					continue
-				}
-				for i := 0; i < g.ho; i++ {
-					dst := row[i*g.wo : (i+1)*g.wo]
-					y := i*g.s + u - g.p
-					if y < 0 || y >= g.h {
-						clear(dst)
-						continue
-					}
-					src := plane[y*g.w : (y+1)*g.w]
-					for j := range dst {
-						if x := j*g.s + v - g.p; x >= 0 && x < g.w {
-							dst[j] = src[x]
-						} else {
-							dst[j] = 0
+						src := plane[y*g.w : (y+1)*g.w]
+						for j := range dst {
+							if x := j*g.s + v - g.p; x >= 0 && x < g.w {
+								dst[j] = src[x]
+							} else {
+								dst[j] = 0
+							}
 						}
 					}
 				}
 			}
 		}
+	}
+}
+
+// im2colRun fills one sample's part of the row (u, v) of a stride-1
+// convolution: output column j reads input column j+v−p, one contiguous run
+// per output row, zero-padded at its ends.
+func im2colRun[T float](g convGeom, plane, out []T, u, v int) {
+	jlo, jhi := max(0, g.p-v), min(g.wo, g.w+g.p-v)
+	for i := 0; i < g.ho; i++ {
+		dst := out[i*g.wo : (i+1)*g.wo]
+		y := i + u - g.p
+		if y < 0 || y >= g.h || jlo >= jhi {
+			clear(dst)
+			continue
+		}
+		clear(dst[:jlo])
+		copyRow(dst[jlo:jhi], plane[y*g.w+jlo+v-g.p:])
+		clear(dst[jhi:])
 	}
 }
 
@@ -114,46 +127,56 @@ func copyRow[T float](dst, src []T) {
 	copy(dst, src[:len(dst)])
 }
 
-// col2im adds the columns [off, off+ho·wo) of col back into one sample's dx
-// ([cin, h, w]); the adjoint of im2col.
-func col2im[T float](g convGeom, col []T, ld, off int, dx []T) {
+// col2im adds col ([cin·k·k, (n1−n0)·ho·wo], rows ld apart) back into
+// samples [n0, n1) of dx ([B, cin, h, w]); the adjoint of im2col, in the
+// same order.
+func col2im[T float](g convGeom, col []T, ld int, dx []T, n0, n1 int) {
+	hw, in := g.hw(), g.inSize()
 	for c := 0; c < g.cin; c++ {
-		plane := dx[c*g.h*g.w : (c+1)*g.h*g.w]
 		for u := 0; u < g.k; u++ {
 			for v := 0; v < g.k; v++ {
-				row := col[((c*g.k+u)*g.k+v)*ld+off:]
-				if g.s == 1 {
-					jlo, jhi := max(0, g.p-v), min(g.wo, g.w+g.p-v)
-					if jlo >= jhi {
+				row := col[((c*g.k+u)*g.k+v)*ld:]
+				for n := n0; n < n1; n++ {
+					plane := dx[n*in+c*g.h*g.w:][:g.h*g.w]
+					src := row[(n-n0)*hw:][:hw]
+					if g.s == 1 {
+						col2imRun(g, src, plane, u, v)
 						continue
 					}
 					for i := 0; i < g.ho; i++ {
-						y := i + u - g.p
+						y := i*g.s + u - g.p
 						if y < 0 || y >= g.h {
 							continue
 						}
-						src := row[i*g.wo+jlo : i*g.wo+jhi]
-						dst := plane[y*g.w+jlo+v-g.p:][:len(src)]
-						for j, s := range src {
-							dst[j] += s
-						}
-					}
-					continue
-				}
-				for i := 0; i < g.ho; i++ {
-					src := row[i*g.wo : (i+1)*g.wo]
-					y := i*g.s + u - g.p
-					if y < 0 || y >= g.h {
-						continue
-					}
-					dst := plane[y*g.w : (y+1)*g.w]
-					for j, s := range src {
-						if x := j*g.s + v - g.p; x >= 0 && x < g.w {
-							dst[x] += s
+						dst := plane[y*g.w : (y+1)*g.w]
+						for j, s := range src[i*g.wo : (i+1)*g.wo] {
+							if x := j*g.s + v - g.p; x >= 0 && x < g.w {
+								dst[x] += s
+							}
 						}
 					}
 				}
 			}
+		}
+	}
+}
+
+// col2imRun is im2colRun's adjoint: it adds one sample's part of the row
+// (u, v) into its dx plane.
+func col2imRun[T float](g convGeom, src, plane []T, u, v int) {
+	jlo, jhi := max(0, g.p-v), min(g.wo, g.w+g.p-v)
+	if jlo >= jhi {
+		return
+	}
+	for i := 0; i < g.ho; i++ {
+		y := i + u - g.p
+		if y < 0 || y >= g.h {
+			continue
+		}
+		s := src[i*g.wo+jlo : i*g.wo+jhi]
+		d := plane[y*g.w+jlo+v-g.p:][:len(s)]
+		for j, e := range s {
+			d[j] += e
 		}
 	}
 }
@@ -245,9 +268,7 @@ func (op *convOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		if op.cached {
 			col = grow(&op.cols, g.kdim()*batch*hw)[g.kdim()*n0*hw:][:g.kdim()*cols]
 		}
-		for n := n0; n < n1; n++ {
-			im2col(g, x[n*g.inSize():], col, cols, (n-n0)*hw)
-		}
+		im2col(g, x, n0, n1, col, cols)
 		gemm(op.ws, false, false, g.cout, cols, g.kdim(), 1, w, g.kdim(), col, cols, 0, ycm, cols)
 		for n := n0; n < n1; n++ {
 			for o := 0; o < g.cout; o++ {
@@ -328,9 +349,7 @@ func (op *convDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		col, dycm := grow(&op.ws.col, g.kdim()*cols), grow(&op.ws.aux, g.cout*cols)
 		toChannelMajor(g, dy, n0, n1, dycm)
 		gemm(op.ws, true, false, g.kdim(), cols, g.cout, 1, w, g.kdim(), dycm, cols, 0, col, cols)
-		for n := n0; n < n1; n++ {
-			col2im(g, col, cols, (n-n0)*hw, dx[n*g.inSize():])
-		}
+		col2im(g, col, cols, dx, n0, n1)
 	}
 	return t, nil
 }
@@ -374,9 +393,7 @@ func (op *convDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
 			col = op.fwd.cols[g.kdim()*n0*hw:][:g.kdim()*cols]
 		} else {
 			col = grow(&op.ws.col, g.kdim()*cols)
-			for n := n0; n < n1; n++ {
-				im2col(g, x[n*g.inSize():], col, cols, (n-n0)*hw)
-			}
+			im2col(g, x, n0, n1, col, cols)
 		}
 		dycm := grow(&op.ws.aux, g.cout*cols)
 		toChannelMajor(g, dy, n0, n1, dycm)
