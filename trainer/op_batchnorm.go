@@ -42,6 +42,8 @@ type bnOp[T float] struct {
 	mean, inv []float64 // batch mean and 1/√(σ² + ε) of the last forward pass, for backward
 	gen       int       // forward passes so far
 	sums      bnSums    // Σ dy and Σ dy·x̂ per channel, shared by the three gradient ops
+	coef      []float32 // per-channel coefficients for the vector kernels
+	acc       []float64 // per-channel sums for the vector kernels
 	y         outBuf[T]
 }
 
@@ -113,6 +115,18 @@ func (op *bnOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		}
 	}
 	t, y := op.y.get(batch, op.c, op.h, op.w)
+	if vec.bnAffine != nil {
+		if y32, ok := any(y).([]float32); ok {
+			op.coef = growTo(op.coef, 2*op.c)
+			s, b := op.coef[:op.c], op.coef[op.c:]
+			for c := range op.c {
+				scale := float64(gamma[c]) * op.inv[c]
+				s[c], b[c] = float32(scale), float32(float64(beta[c])-op.mean[c]*scale)
+			}
+			vec.bnAffine(y32, any(x).([]float32), s, b, op.hw)
+			return t, nil
+		}
+	}
 	for c := range op.c {
 		scale := float64(gamma[c]) * op.inv[c]
 		shift := float64(beta[c]) - op.mean[c]*scale
@@ -132,17 +146,32 @@ func (op *bnOp[T]) Do(vs ...G.Value) (G.Value, error) {
 // channel (two passes, float64) and updates the running statistics.
 func (op *bnOp[T]) batchStats(x []T, batch int) {
 	N := float64(batch * op.hw)
+	var vsum, vss []float64 // the vector kernels' sums, all channels at once
+	if x32, ok := any(x).([]float32); ok && vec.channelSum != nil {
+		op.acc = growTo(op.acc, 2*op.c)
+		vsum, vss = op.acc[:op.c], op.acc[op.c:]
+		vec.channelSum(vsum, x32, op.c, op.hw)
+		for c := range op.c {
+			op.mean[c] = vsum[c] / N
+		}
+		vec.channelSqDev(vss, x32, op.mean, op.hw)
+	}
 	for c := range op.c {
-		var sum float64
-		for n := 0; n < batch; n++ {
-			off := (n*op.c + c) * op.hw
-			sum += sum64(x[off : off+op.hw])
+		var sum, ss float64
+		if vsum != nil {
+			sum, ss = vsum[c], vss[c]
+		} else {
+			for n := 0; n < batch; n++ {
+				off := (n*op.c + c) * op.hw
+				sum += sum64(x[off : off+op.hw])
+			}
 		}
 		mean := sum / N
-		var ss float64
-		for n := 0; n < batch; n++ {
-			off := (n*op.c + c) * op.hw
-			ss += sqDev64(x[off:off+op.hw], mean)
+		if vss == nil {
+			for n := 0; n < batch; n++ {
+				off := (n*op.c + c) * op.hw
+				ss += sqDev64(x[off:off+op.hw], mean)
+			}
 		}
 		variance := ss / N
 		op.mean[c] = mean
@@ -185,6 +214,14 @@ func (op *bnOp[T]) channelSums(x, dy []T, batch int) *bnSums {
 	if s.gen == op.gen {
 		return s
 	}
+	if x32, ok := any(x).([]float32); ok && vec.channelDot != nil {
+		vec.channelDot(s.sdy, s.sdyx, x32, any(dy).([]float32), op.mean, op.hw)
+		for c := range op.c {
+			s.sdyx[c] *= op.inv[c]
+		}
+		s.gen = op.gen
+		return s
+	}
 	for c := range op.c {
 		mean, inv := op.mean[c], op.inv[c]
 		var sdy, sdyx float64
@@ -202,8 +239,9 @@ func (op *bnOp[T]) channelSums(x, dy []T, batch int) *bnSums {
 
 type bnDxOp[T float] struct {
 	gradOpBase
-	fwd *bnOp[T]
-	dx  outBuf[T]
+	fwd  *bnOp[T]
+	coef []float32 // per-channel coefficients for the vector kernel
+	dx   outBuf[T]
 }
 
 func (op *bnDxOp[T]) Arity() int { return 3 }
@@ -233,6 +271,25 @@ func (op *bnDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	}
 	t, dx := op.dx.get(batch, f.c, f.h, f.w)
 	N := float64(batch * f.hw)
+	if dx32, ok := any(dx).([]float32); ok && vec.bnDx != nil {
+		var sums *bnSums
+		if f.train {
+			sums = f.channelSums(x, dy, batch)
+		}
+		op.coef = growTo(op.coef, 3*f.c)
+		ca, cb, cc := op.coef[:f.c], op.coef[f.c:2*f.c], op.coef[2*f.c:]
+		for c := range f.c {
+			mean, inv := f.mean[c], f.inv[c]
+			k := float64(gamma[c]) * inv
+			var mdy, mdyx float64
+			if sums != nil {
+				mdy, mdyx = sums.sdy[c]/N, sums.sdyx[c]/N
+			}
+			ca[c], cb[c], cc[c] = float32(k), float32(-k*mdyx*inv), float32(k*(mean*inv*mdyx-mdy))
+		}
+		vec.bnDx(dx32, any(dy).([]float32), any(x).([]float32), ca, cb, cc, f.hw)
+		return t, nil
+	}
 	for c := range f.c {
 		mean, inv := f.mean[c], f.inv[c]
 		k := float64(gamma[c]) * inv

@@ -250,7 +250,12 @@ func (op *biasGradOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		op.acc = make([]float64, op.c)
 	}
 	clear(op.acc)
-	for i := 0; i < batch; i++ {
+	vector := false
+	if dy32, ok := any(dy).([]float32); ok && spatial > 1 && vec.channelSum != nil {
+		vec.channelSum(op.acc, dy32, op.c, spatial)
+		vector = true
+	}
+	for i := 0; i < batch && !vector; i++ {
 		if spatial == 1 {
 			// Each channel is its own running sum; consecutive
 			// channels do not wait for each other.

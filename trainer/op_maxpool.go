@@ -88,29 +88,39 @@ func (op *maxPoolOp[T]) Do(vs ...G.Value) (G.Value, error) {
 // of the window in row-major order, as the generic loop does, and the
 // first NaN wins its window.
 func maxPool32(y []float32, arg []int32, x []float32, planes, h, w int) {
+	if vec.maxPool != nil {
+		vec.maxPool(y, arg, x, planes, h, w)
+		return
+	}
 	ho, wo := h/2, w/2
 	for p := 0; p < planes; p++ {
 		base := p * h * w
 		for i := 0; i < ho; i++ {
 			r0 := base + 2*i*w
-			r1 := r0 + w
 			o := (p*ho + i) * wo
-			for j := 0; j < wo; j++ {
-				k := int32(r0 + 2*j)
-				best, arg0 := floatKey(x[k]), k
-				if c := floatKey(x[k+1]); c > best {
-					best, arg0 = c, k+1
-				}
-				k2 := int32(r1 + 2*j)
-				if c := floatKey(x[k2]); c > best {
-					best, arg0 = c, k2
-				}
-				if c := floatKey(x[k2+1]); c > best {
-					best, arg0 = c, k2+1
-				}
-				y[o+j], arg[o+j] = x[arg0], arg0
-			}
+			maxPoolRowsGo(y[o:o+wo], arg[o:o+wo], x[r0:r0+2*w], w, int32(r0))
 		}
+	}
+}
+
+// maxPoolRowsGo pools the 2×2 windows whose top-left corners are x[0],
+// x[2], …, x[2·(len(y)−1)], the second row w further on, into y and arg
+// (indices into x, offset by base).
+func maxPoolRowsGo(y []float32, arg []int32, x []float32, w int, base int32) {
+	w32 := int32(w)
+	for j := range int32(len(y)) {
+		k := 2 * j
+		best, at := floatKey(x[k]), k
+		if c := floatKey(x[k+1]); c > best {
+			best, at = c, k+1
+		}
+		if c := floatKey(x[w32+k]); c > best {
+			best, at = c, w32+k
+		}
+		if c := floatKey(x[w32+k+1]); c > best {
+			at = w32 + k + 1
+		}
+		y[j], arg[j] = x[at], base+at
 	}
 }
 

@@ -58,11 +58,12 @@ func (op *preluOp[T]) Do(vs ...G.Value) (G.Value, error) {
 // the choice is a bit mask (posMask), without branches.
 func prelu[T float](y, x, d []T, a T) {
 	if y32, ok := any(y).([]float32); ok {
-		x32, d32, a32 := any(x).([]float32)[:len(y32)], any(d).([]float32)[:len(y32)], float32(a)
-		for i, v := range x32 {
-			m, b := posMask(math.Float32bits(v)), math.Float32bits(d32[i])
-			y32[i] = math.Float32frombits(b&m) + a32*math.Float32frombits(b&^m)
+		x32, d32 := any(x).([]float32), any(d).([]float32)
+		if vec.prelu != nil {
+			vec.prelu(y32, x32, d32, float32(a))
+			return
 		}
+		preluGo(y32, x32, d32, float32(a))
 		return
 	}
 	for i, v := range x {
@@ -71,6 +72,15 @@ func prelu[T float](y, x, d []T, a T) {
 		} else {
 			y[i] = a * d[i]
 		}
+	}
+}
+
+// preluGo is prelu's float32 loop.
+func preluGo(y, x, d []float32, a float32) {
+	x, d = x[:len(y)], d[:len(y)]
+	for i, v := range x {
+		m, b := posMask(math.Float32bits(v)), math.Float32bits(d[i])
+		y[i] = math.Float32frombits(b&m) + a*math.Float32frombits(b&^m)
 	}
 }
 
@@ -161,6 +171,9 @@ func (op *preluDaOp[T]) Do(vs ...G.Value) (G.Value, error) {
 // the previous addition); the lanes are combined in a fixed order.
 func negDot[T float](x, dy []T) float64 {
 	if x32, ok := any(x).([]float32); ok {
+		if vec.negDot != nil {
+			return vec.negDot(x32, any(dy).([]float32))
+		}
 		d32 := any(dy).([]float32)[:len(x32)]
 		var s [4]float64
 		i := 0

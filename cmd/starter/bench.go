@@ -39,7 +39,8 @@ var benchModels = []benchModel{
 type benchReport struct {
 	Version            string  `json:"version"`
 	BLAS               string  `json:"blas"`
-	BLASCore           string  `json:"blas_core"` // kernel family, e.g. OpenBLAS's "SkylakeX"
+	BLASCore           string  `json:"blas_core"`   // kernel family, e.g. OpenBLAS's "SkylakeX"
+	Elementwise        string  `json:"elementwise"` // trainer.Kernels(): "AVX-512" or "portable Go"
 	Cores              int     `json:"cores"`
 	SGEMM              string  `json:"sgemm"` // what the SGEMM rate measures
 	MachineSGEMMGFLOPs float64 `json:"machine_sgemm_gflops"`
@@ -94,7 +95,7 @@ func benchCommand() *command {
 			}
 			dur := time.Duration(seconds * float64(time.Second))
 			rep := benchReport{
-				Version: conf.Version, BLAS: trainer.BLAS, BLASCore: trainer.Core(), Cores: runtime.GOMAXPROCS(0),
+				Version: conf.Version, BLAS: trainer.BLAS, BLASCore: trainer.Core(), Elementwise: trainer.Kernels(), Cores: runtime.GOMAXPROCS(0),
 				SGEMM: fmt.Sprintf("C = A·B, %d×%d×%d float32, row-major, no transposes, %d goroutines at once, best of 3",
 					sgemmSize, sgemmSize, sgemmSize, runtime.GOMAXPROCS(0)),
 			}
@@ -153,8 +154,8 @@ func selectModels(list string) ([]benchModel, error) {
 }
 
 func printBench(g *globals, rep benchReport) {
-	fmt.Fprintf(g.out, "\nbuild %s, BLAS %s (%s kernels), %d cores; SGEMM %.1f GFLOP/s (%s); with B transposed %.1f GFLOP/s\n\n",
-		rep.Version, rep.BLAS, rep.BLASCore, rep.Cores, rep.MachineSGEMMGFLOPs, rep.SGEMM, rep.SGEMMNTGFLOPs)
+	fmt.Fprintf(g.out, "\nbuild %s, BLAS %s (%s kernels), elementwise ops %s, %d cores; SGEMM %.1f GFLOP/s (%s); with B transposed %.1f GFLOP/s\n\n",
+		rep.Version, rep.BLAS, rep.BLASCore, rep.Elementwise, rep.Cores, rep.MachineSGEMMGFLOPs, rep.SGEMM, rep.SGEMMNTGFLOPs)
 	tw := tabwriter.NewWriter(g.out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "model\tblas\tparams\tbatch\tclients\tsamples/s\talone\tMFLOP/sample\tGFLOP/s\tof SGEMM\t")
 	for _, m := range rep.Models {

@@ -1,0 +1,62 @@
+package trainer
+
+// Vector kernels. The float32 inner loops of the elementwise ops (PReLU,
+// BatchNorm, max-pooling, per-channel sums) are written in portable Go,
+// which the Go compiler does not vectorise. A build with GOEXPERIMENT=simd
+// on amd64 (the OpenBLAS build: make openblas) compiles kernels_simd.go,
+// whose init fills vec with AVX-512 versions when the CPU has AVX-512 (F,
+// CD, BW, DQ, VL); otherwise vec stays empty and the portable loops run.
+//
+// Each kernel takes a whole tensor: switching between AVX-512 code and the
+// SSE code Go compiles scalar float arithmetic to costs tens of
+// nanoseconds, so a kernel call per 2×2-pool row or per 8×8 plane would
+// lose more than the vectors gain.
+//
+// The elementwise kernels compute exactly what the portable loops compute,
+// bit for bit (the same operations in the same order per element;
+// TestVecKernels checks it, NaN, infinities and signed zeros included). The
+// float64 sums (BatchNorm statistics and gradients, bias gradients, the
+// PReLU slope gradient) add in a different, equally fixed, order (16 lanes
+// per channel instead of 4 per plane), so their last bits differ from the
+// portable build's, as OpenBLAS's products do; runs of one build still
+// repeat bit for bit.
+
+// vec holds the AVX-512 kernels, or nils. Tensors are [B, C, hw] with C =
+// len(per-channel slice).
+var vec struct {
+	name string // "AVX-512", or "" for the portable loops
+
+	// prelu: y = d where x > 0, else a·d, as preluGo computes it.
+	prelu func(y, x, d []float32, a float32)
+	// bnAffine: y = x·s[c] + b[c].
+	bnAffine func(y, x, s, b []float32, hw int)
+	// bnDx: y = a[c]·dy + b[c]·x + k[c].
+	bnDx func(y, dy, x, a, b, k []float32, hw int)
+	// maxPool: maxPool32.
+	maxPool func(y []float32, arg []int32, x []float32, planes, h, w int)
+
+	// channelSum: sum[c] = Σ_{n,i} x[n, c, i]; len(sum) channels.
+	channelSum func(sum []float64, x []float32, c, hw int)
+	// channelSqDev: ss[c] = Σ (x[n, c, i] − mean[c])².
+	channelSqDev func(ss []float64, x []float32, mean []float64, hw int)
+	// channelDot: sdy[c] = Σ dy[n, c, i], sdyx[c] = Σ dy·(x − mean[c]).
+	channelDot func(sdy, sdyx []float64, x, dy []float32, mean []float64, hw int)
+	// negDot: Σ_{x ≤ 0 or NaN} x·dy.
+	negDot func(x, dy []float32) float64
+}
+
+// Kernels names the elementwise kernels in use: "AVX-512" or "portable Go".
+func Kernels() string {
+	if vec.name == "" {
+		return "portable Go"
+	}
+	return vec.name
+}
+
+// growTo returns s resized to n elements, reallocated only if too small.
+func growTo[E any](s []E, n int) []E {
+	if cap(s) < n {
+		return make([]E, n)
+	}
+	return s[:n]
+}

@@ -1,0 +1,296 @@
+//go:build goexperiment.simd && amd64
+
+package trainer
+
+import (
+	"math"
+	"simd/archsimd"
+)
+
+// AVX-512 versions of the float32 inner loops (see kernels.go): vectors of
+// 16 float32 or 8 float64 lanes, tails in masked loads and stores or in
+// scalar code.
+//
+// Two rules of Go 1.26's archsimd these follow, measured on the development
+// machine: every kernel ends with ClearAVXUpperBits (VZEROUPPER), since
+// a short scalar Go float loop after an AVX-512 loop took three times as
+// long without it;
+// and no vector of constant zeros comes from BroadcastFloat32x16(0), which
+// compiles to a legacy-SSE XORPS and slowed the loop using it fourfold
+// (the zero value of a vector type does not). Runs of 8 (im2col, col2im)
+// stay scalar: masked 16-lane loads and stores were slower there.
+
+func init() {
+	if !archsimd.X86.AVX512() {
+		return
+	}
+	vec.name = "AVX-512"
+	vec.prelu = preluAVX
+	vec.bnAffine = bnAffineAVX
+	vec.bnDx = bnDxAVX
+	vec.maxPool = maxPoolAVX
+	vec.channelSum = channelSumAVX
+	vec.channelSqDev = channelSqDevAVX
+	vec.channelDot = channelDotAVX
+	vec.negDot = negDotAVX
+}
+
+func preluAVX(y, x, d []float32, a float32) {
+	n := len(y)
+	x, d = x[:n], d[:n]
+	av := archsimd.BroadcastFloat32x16(a)
+	var zero archsimd.Float32x16
+	i := 0
+	for ; i+16 <= n; i += 16 {
+		xv, dv := archsimd.LoadFloat32x16Slice(x[i:]), archsimd.LoadFloat32x16Slice(d[i:])
+		pos := xv.Greater(zero) // false for NaN
+		// (d where x > 0, else +0) + a·(+0 where x > 0, else d): preluGo's
+		// formula, signed zeros included.
+		dp, dn := dv.Merge(zero, pos), zero.Merge(dv, pos)
+		dp.Add(dn.Mul(av)).StoreSlice(y[i:])
+	}
+	archsimd.ClearAVXUpperBits()
+	if i < n {
+		preluGo(y[i:], x[i:], d[i:], a)
+	}
+}
+
+func bnAffineAVX(y, x, s, b []float32, hw int) {
+	x = x[:len(y)]
+	c := len(s)
+	for p := 0; p*hw < len(y); p++ {
+		ch := p % c
+		sc, sh := s[ch], b[ch]
+		ys, xs := y[p*hw:(p+1)*hw], x[p*hw:(p+1)*hw]
+		sv, bv := archsimd.BroadcastFloat32x16(sc), archsimd.BroadcastFloat32x16(sh)
+		i := 0
+		for ; i+16 <= hw; i += 16 {
+			archsimd.LoadFloat32x16Slice(xs[i:]).Mul(sv).Add(bv).StoreSlice(ys[i:])
+		}
+		if i < hw {
+			// The tail through masked loads and stores: scalar code here
+			// would mix SSE into AVX-512 code.
+			archsimd.LoadFloat32x16SlicePart(xs[i:]).Mul(sv).Add(bv).StoreSlicePart(ys[i:])
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+func bnDxAVX(y, dy, x, a, b, k []float32, hw int) {
+	dy, x = dy[:len(y)], x[:len(y)]
+	c := len(a)
+	for p := 0; p*hw < len(y); p++ {
+		ch := p % c
+		ac, bc, kc := a[ch], b[ch], k[ch]
+		ys, ds, xs := y[p*hw:(p+1)*hw], dy[p*hw:(p+1)*hw], x[p*hw:(p+1)*hw]
+		av, bv, kv := archsimd.BroadcastFloat32x16(ac), archsimd.BroadcastFloat32x16(bc), archsimd.BroadcastFloat32x16(kc)
+		i := 0
+		for ; i+16 <= hw; i += 16 {
+			d, v := archsimd.LoadFloat32x16Slice(ds[i:]), archsimd.LoadFloat32x16Slice(xs[i:])
+			d.Mul(av).Add(v.Mul(bv)).Add(kv).StoreSlice(ys[i:])
+		}
+		if i < hw {
+			d, v := archsimd.LoadFloat32x16SlicePart(ds[i:]), archsimd.LoadFloat32x16SlicePart(xs[i:])
+			d.Mul(av).Add(v.Mul(bv)).Add(kv).StoreSlicePart(ys[i:])
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// Constants as arrays: loading them avoids broadcasts from scalar
+// registers inside the loops.
+var (
+	evenIdx = [16]uint32{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30}
+	oddIdx  = [16]uint32{1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31}
+	lane2   = [16]int32{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30}
+	minI32  = [8]int32{math.MinInt32, math.MinInt32, math.MinInt32, math.MinInt32, math.MinInt32, math.MinInt32, math.MinInt32, math.MinInt32}
+	absMask = [8]int32{0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff}
+	infBits = [8]int32{0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000}
+	ones    = [8]int32{-1, -1, -1, -1, -1, -1, -1, -1}
+)
+
+// poolConsts are maxPoolAVX's loop constants.
+type poolConsts struct {
+	ev, od                  archsimd.Uint32x8
+	lanes                   archsimd.Int32x8
+	minI, abs, inf, allOnes archsimd.Int32x8
+}
+
+// keys is floatKey on 8 lanes.
+func (k *poolConsts) keys(v archsimd.Float32x8) archsimd.Uint32x8 {
+	b := v.AsInt32x8()
+	key := b.Xor(b.ShiftAllRight(31).Or(k.minI))
+	nan := b.And(k.abs).Greater(k.inf)
+	return k.allOnes.Merge(key, nan).AsUint32x8()
+}
+
+// maxPoolAVX is maxPool32 with 8 windows per step: a row pair's 16 + 16
+// inputs are split into the windows' four elements by even/odd
+// permutations, compared by floatKey (so ties and NaNs resolve exactly as
+// in maxPoolRowsGo), and the arg-maxes are carried along.
+func maxPoolAVX(y []float32, arg []int32, x []float32, planes, h, w int) {
+	ho, wo := h/2, w/2
+	k := poolConsts{
+		ev: archsimd.LoadUint32x8((*[8]uint32)(evenIdx[:8])), od: archsimd.LoadUint32x8((*[8]uint32)(oddIdx[:8])),
+		lanes: archsimd.LoadInt32x8((*[8]int32)(lane2[:8])),
+		minI:  archsimd.LoadInt32x8(&minI32), abs: archsimd.LoadInt32x8(&absMask),
+		inf: archsimd.LoadInt32x8(&infBits), allOnes: archsimd.LoadInt32x8(&ones),
+	}
+	offW, offW1 := archsimd.BroadcastInt32x8(int32(w)), archsimd.BroadcastInt32x8(int32(w+1))
+	one := archsimd.BroadcastInt32x8(1)
+	for p := 0; p < planes; p++ {
+		for i := 0; i < ho; i++ {
+			r := p*h*w + 2*i*w
+			o := (p*ho + i) * wo
+			r0, r1 := x[r:r+w], x[r+w:r+2*w]
+			for j := 0; j < wo; j += 8 {
+				// The last step may hold fewer than 8 windows: partial
+				// loads fill the missing lanes with zeros, partial stores
+				// write only the windows that exist.
+				a0, a1 := archsimd.LoadFloat32x8SlicePart(r0[2*j:]), archsimd.LoadFloat32x8SlicePart(r0[min(2*j+8, w):])
+				b0, b1 := archsimd.LoadFloat32x8SlicePart(r1[2*j:]), archsimd.LoadFloat32x8SlicePart(r1[min(2*j+8, w):])
+				at := archsimd.BroadcastInt32x8(int32(r + 2*j)).Add(k.lanes)
+				best, bestArg := a0.ConcatPermute(a1, k.ev), at
+				bestKey := k.keys(best)
+				for e, v := range [3]archsimd.Float32x8{a0.ConcatPermute(a1, k.od), b0.ConcatPermute(b1, k.ev), b0.ConcatPermute(b1, k.od)} {
+					key := k.keys(v)
+					m := key.Greater(bestKey)
+					best, bestKey = v.Merge(best, m), key.Merge(bestKey, m)
+					off := one
+					if e == 1 {
+						off = offW
+					} else if e == 2 {
+						off = offW1
+					}
+					bestArg = at.Add(off).Merge(bestArg, m)
+				}
+				best.StoreSlicePart(y[o+j : o+wo])
+				bestArg.StoreSlicePart(arg[o+j : o+wo])
+			}
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// reduce8 adds the lanes of s in a fixed order.
+func reduce8(s archsimd.Float64x8) float64 {
+	var l [8]float64
+	s.Store(&l)
+	return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]))
+}
+
+// The per-channel sums keep two 8-lane float64 accumulators per channel
+// over all its planes (16 float32 per step), then add the lanes in a fixed
+// order, then the scalar tails of the planes (hw not a multiple of 16).
+
+func channelSumAVX(sum []float64, x []float32, c, hw int) {
+	planes := len(x) / hw
+	var lanes [8]float64
+	for ch := range c {
+		var s0, s1 archsimd.Float64x8
+		var tail float64
+		for p := ch; p < planes; p += c {
+			xs := x[p*hw : (p+1)*hw]
+			i := 0
+			for ; i+16 <= hw; i += 16 {
+				s0 = s0.Add(archsimd.LoadFloat32x8Slice(xs[i:]).ConvertToFloat64())
+				s1 = s1.Add(archsimd.LoadFloat32x8Slice(xs[i+8:]).ConvertToFloat64())
+			}
+			for ; i < hw; i++ {
+				tail += float64(xs[i])
+			}
+		}
+		s0.Add(s1).Store(&lanes)
+		sum[ch] = sumLanes(&lanes) + tail
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+func sumLanes(l *[8]float64) float64 {
+	return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]))
+}
+
+func channelSqDevAVX(ss []float64, x []float32, mean []float64, hw int) {
+	c := len(mean)
+	planes := len(x) / hw
+	var lanes [8]float64
+	for ch := range c {
+		m := mean[ch]
+		mv := archsimd.BroadcastFloat64x8(m)
+		var s0, s1 archsimd.Float64x8
+		var tail float64
+		for p := ch; p < planes; p += c {
+			xs := x[p*hw : (p+1)*hw]
+			i := 0
+			for ; i+16 <= hw; i += 16 {
+				d0 := archsimd.LoadFloat32x8Slice(xs[i:]).ConvertToFloat64().Sub(mv)
+				d1 := archsimd.LoadFloat32x8Slice(xs[i+8:]).ConvertToFloat64().Sub(mv)
+				s0 = s0.Add(d0.Mul(d0))
+				s1 = s1.Add(d1.Mul(d1))
+			}
+			for ; i < hw; i++ {
+				d := float64(xs[i]) - m
+				tail += d * d
+			}
+		}
+		s0.Add(s1).Store(&lanes)
+		ss[ch] = sumLanes(&lanes) + tail
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+func channelDotAVX(sdy, sdyx []float64, x, dy []float32, mean []float64, hw int) {
+	c := len(mean)
+	dy = dy[:len(x)]
+	planes := len(x) / hw
+	var la, lb [8]float64
+	for ch := range c {
+		m := mean[ch]
+		mv := archsimd.BroadcastFloat64x8(m)
+		var a0, a1, b0, b1 archsimd.Float64x8
+		var ta, tb float64
+		for p := ch; p < planes; p += c {
+			xs, ds := x[p*hw:(p+1)*hw], dy[p*hw:(p+1)*hw]
+			i := 0
+			for ; i+16 <= hw; i += 16 {
+				d0, d1 := archsimd.LoadFloat32x8Slice(ds[i:]).ConvertToFloat64(), archsimd.LoadFloat32x8Slice(ds[i+8:]).ConvertToFloat64()
+				x0 := archsimd.LoadFloat32x8Slice(xs[i:]).ConvertToFloat64().Sub(mv)
+				x1 := archsimd.LoadFloat32x8Slice(xs[i+8:]).ConvertToFloat64().Sub(mv)
+				a0, a1 = a0.Add(d0), a1.Add(d1)
+				b0, b1 = b0.Add(d0.Mul(x0)), b1.Add(d1.Mul(x1))
+			}
+			for ; i < hw; i++ {
+				d := float64(ds[i])
+				ta += d
+				tb += d * (float64(xs[i]) - m)
+			}
+		}
+		a0.Add(a1).Store(&la)
+		b0.Add(b1).Store(&lb)
+		sdy[ch], sdyx[ch] = sumLanes(&la)+ta, sumLanes(&lb)+tb
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+func negDotAVX(x, dy []float32) float64 {
+	dy = dy[:len(x)]
+	var s0, s1 archsimd.Float64x8
+	var zero archsimd.Float32x8
+	i := 0
+	for ; i+16 <= len(x); i += 16 {
+		x0, x1 := archsimd.LoadFloat32x8Slice(x[i:]), archsimd.LoadFloat32x8Slice(x[i+8:])
+		// +0 where x > 0; x elsewhere (NaN included), as negDot.
+		x0, x1 = zero.Merge(x0, x0.Greater(zero)), zero.Merge(x1, x1.Greater(zero))
+		s0 = s0.Add(x0.ConvertToFloat64().Mul(archsimd.LoadFloat32x8Slice(dy[i:]).ConvertToFloat64()))
+		s1 = s1.Add(x1.ConvertToFloat64().Mul(archsimd.LoadFloat32x8Slice(dy[i+8:]).ConvertToFloat64()))
+	}
+	var lanes [8]float64
+	s0.Add(s1).Store(&lanes)
+	archsimd.ClearAVXUpperBits()
+	s := sumLanes(&lanes)
+	for ; i < len(x); i++ {
+		b := math.Float32bits(x[i])
+		s += float64(math.Float32frombits(b&^posMask(b))) * float64(dy[i])
+	}
+	return s
+}

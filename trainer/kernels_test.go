@@ -1,0 +1,169 @@
+package trainer
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// vecData returns n float32 values: mostly normal, with NaNs, infinities,
+// signed zeros, ties and subnormals sprinkled in.
+func vecData(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	special := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
+		0, float32(math.Copysign(0, -1)), 1, -1, math.SmallestNonzeroFloat32}
+	for i := range x {
+		switch {
+		case r.IntN(8) == 0:
+			x[i] = special[r.IntN(len(special))]
+		case r.IntN(8) == 0 && i > 0:
+			x[i] = x[i-1] // ties
+		default:
+			x[i] = float32(r.NormFloat64())
+		}
+	}
+	return x
+}
+
+// sameBits checks got and want bit for bit, signed zeros included; any NaN
+// matches any NaN.
+func sameBits(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		if got[i] != got[i] && want[i] != want[i] {
+			continue // NaN: which operand's payload propagates depends on instruction operand order
+		}
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s[%d] = %v (%#x), want %v (%#x)", what, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+		}
+	}
+}
+
+// TestVecKernels checks the vector kernels (kernels_simd.go) against the
+// portable loops: the elementwise ones bit for bit, the float64 sums to
+// within rounding. It checks nothing in a build without them.
+func TestVecKernels(t *testing.T) {
+	if vec.name == "" {
+		t.Skip("portable build: no vector kernels (GOEXPERIMENT=simd on an AVX-512 CPU adds them)")
+	}
+	r := rand.New(rand.NewPCG(7, 7))
+	for _, n := range []int{0, 1, 7, 8, 15, 16, 17, 24, 64, 100, 576, 1000} {
+		x, d := vecData(r, n), vecData(r, n)
+		got, want := make([]float32, n), make([]float32, n)
+		for _, a := range []float32{0.25, -0.5, 0} {
+			vec.prelu(got, x, d, a)
+			preluGo(want, x, d, a)
+			sameBits(t, "prelu", got, want)
+		}
+	}
+	for _, shape := range [][3]int{{1, 1, 1}, {2, 3, 5}, {3, 2, 16}, {2, 4, 17}, {5, 32, 64}, {2, 32, 576}, {1, 3, 49}} {
+		b, c, hw := shape[0], shape[1], shape[2]
+		n := b * c * hw
+		x, d := vecData(r, n), vecData(r, n)
+		got, want := make([]float32, n), make([]float32, n)
+		s, sh, k := vecData(r, c), vecData(r, c), vecData(r, c)
+		vec.bnAffine(got, x, s, sh, hw)
+		for i, v := range x {
+			ch := i / hw % c
+			want[i] = v*s[ch] + sh[ch]
+		}
+		sameBits(t, "bnAffine", got, want)
+		vec.bnDx(got, d, x, s, sh, k, hw)
+		for i, v := range x {
+			ch := i / hw % c
+			want[i] = s[ch]*d[i] + sh[ch]*v + k[ch]
+		}
+		sameBits(t, "bnDx", got, want)
+
+		// The sums, on finite data, agree with plain float64 sums to within
+		// a few ulps of the sum of magnitudes.
+		f, g := make([]float32, n), make([]float32, n)
+		for i := range f {
+			f[i], g[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+		}
+		mean := make([]float64, c)
+		for ch := range mean {
+			mean[ch] = r.NormFloat64()
+		}
+		wSum, wSq, wDy, wDyx, mag := make([]float64, c), make([]float64, c), make([]float64, c), make([]float64, c), make([]float64, c)
+		for i := range f {
+			ch := i / hw % c
+			xv, dv := float64(f[i]), float64(g[i])
+			wSum[ch] += xv
+			wSq[ch] += (xv - mean[ch]) * (xv - mean[ch])
+			wDy[ch] += dv
+			wDyx[ch] += dv * (xv - mean[ch])
+			mag[ch] += math.Abs(xv) + math.Abs(dv) + math.Abs(dv*(xv-mean[ch])) + (xv-mean[ch])*(xv-mean[ch])
+		}
+		gSum, gSq, gDy, gDyx := make([]float64, c), make([]float64, c), make([]float64, c), make([]float64, c)
+		vec.channelSum(gSum, f, c, hw)
+		vec.channelSqDev(gSq, f, mean, hw)
+		vec.channelDot(gDy, gDyx, f, g, mean, hw)
+		for ch := range c {
+			for _, q := range []struct {
+				what      string
+				got, want float64
+			}{{"channelSum", gSum[ch], wSum[ch]}, {"channelSqDev", gSq[ch], wSq[ch]}, {"channelDot Σdy", gDy[ch], wDy[ch]}, {"channelDot Σdy·(x−m)", gDyx[ch], wDyx[ch]}} {
+				if math.Abs(q.got-q.want) > 1e-13*(mag[ch]+1) {
+					t.Errorf("shape %v channel %d: %s = %v, want %v", shape, ch, q.what, q.got, q.want)
+				}
+			}
+		}
+		saved := vec
+		vec.negDot = nil
+		wantNeg := negDot(f, g)
+		vec = saved
+		var magN float64
+		for i := range f {
+			magN += math.Abs(float64(f[i]) * float64(g[i]))
+		}
+		if gotNeg := vec.negDot(f, g); math.Abs(gotNeg-wantNeg) > 1e-13*(magN+1) {
+			t.Errorf("shape %v: negDot = %v, portable %v", shape, gotNeg, wantNeg)
+		}
+		if n > 0 {
+			f[n-1] = float32(math.NaN())
+			vec.channelSum(gSum, f, c, hw)
+			if !math.IsNaN(gSum[c-1]) || !math.IsNaN(vec.negDot(f, g)) {
+				t.Errorf("shape %v: a NaN input does not make the sums NaN", shape)
+			}
+		}
+	}
+}
+
+// TestVecMaxPool checks the vector max-pooling against the portable one,
+// NaN (the first wins), ties (the first wins) and ±0 included.
+func TestVecMaxPool(t *testing.T) {
+	if vec.name == "" {
+		t.Skip("portable build: no vector kernels")
+	}
+	r := rand.New(rand.NewPCG(8, 8))
+	for _, hw := range [][2]int{{2, 2}, {4, 8}, {24, 24}, {8, 8}, {5, 33}, {6, 48}, {3, 64}} {
+		h, w := hw[0], hw[1]
+		for trial := 0; trial < 20; trial++ {
+			planes := 1 + trial%3
+			x := vecData(r, planes*h*w)
+			if trial%2 == 0 {
+				// Small integers: many ties and ±0.
+				for i := range x {
+					if !math.IsNaN(float64(x[i])) {
+						x[i] = float32(math.Round(float64(x[i])))
+					}
+				}
+			}
+			n := planes * (h / 2) * (w / 2)
+			gy, wy := make([]float32, n), make([]float32, n)
+			ga, wa := make([]int32, n), make([]int32, n)
+			vec.maxPool(gy, ga, x, planes, h, w)
+			saved := vec
+			vec.maxPool = nil
+			maxPool32(wy, wa, x, planes, h, w)
+			vec = saved
+			sameBits(t, "maxpool y", gy, wy)
+			for j := range wa {
+				if ga[j] != wa[j] {
+					t.Fatalf("%d×%d: arg[%d] = %d, want %d", h, w, j, ga[j], wa[j])
+				}
+			}
+		}
+	}
+}
