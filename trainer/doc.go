@@ -151,13 +151,19 @@
 // default build uses gonum's pure-Go BLAS, with products rewritten into the
 // orientation its kernels run fastest (blas_gonum.go); the build tag
 // openblas uses OpenBLAS through gonum's netlib binding, single-threaded
-// per call so that clients run in parallel and results stay deterministic
-// (blas_openblas.go; make openblas). Plain SGD runs inside the linear
-// layers' weight-gradient gemms (fusedSGD in op_linear.go), which saves the
-// MLP a pass over its weights and gradient every step. Elementwise float32
-// kernels (ReLU, PReLU, max-pool) are branch-free and reductions run in
-// four float64 lanes. `starter bench` measures samples/s and GFLOP/s per
-// model against the machine's SGEMM rate.
+// per call so that clients run in parallel and results stay deterministic,
+// on the widest kernels the CPU supports (Debian's OpenBLAS 0.3.21 falls
+// back to SSE3 kernels on CPUs newer than itself, a factor of 4 on the
+// development machine's Xeon; blas_openblas.go; make openblas). Plain SGD
+// runs inside the linear layers' weight-gradient gemms (fusedSGD in
+// op_linear.go), which saves the MLP a pass over its weights and gradient
+// every step. Portable elementwise float32 loops (ReLU, PReLU, max-pool)
+// are branch-free and their sums run in four float64 lanes; the OpenBLAS
+// build also compiles with GOEXPERIMENT=simd and replaces the CNNs' hot
+// loops (PReLU, BatchNorm, max-pool, per-channel sums) with AVX-512 kernels
+// on CPUs that have it (kernels.go, kernels_simd.go). `starter bench`
+// measures samples/s and GFLOP/s per model against the machine's SGEMM
+// rate.
 //
 // # Errors
 //

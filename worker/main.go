@@ -22,6 +22,7 @@ import (
 	"github.com/flsweep/flsweep/conf"
 	"github.com/flsweep/flsweep/engine"
 	"github.com/flsweep/flsweep/store"
+	"github.com/flsweep/flsweep/trainer"
 	"github.com/flsweep/flsweep/workflows"
 )
 
@@ -86,8 +87,9 @@ func main() {
 			log.Fatalln("worker: start:", err)
 		}
 	}
-	log.Printf("worker %s: serving queue %q (workflows: %v) and %q on %s/%s with %d slots; blob %s; data %s",
-		conf.Version, *queue, *serveWorkflows, *trainQueue, *address, *namespace, *slots, *blobURL, *dataDir)
+	log.Printf("worker %s: serving queue %q (workflows: %v) and %q on %s/%s with %d slots; blob %s; data %s; BLAS %s (%s kernels), elementwise %s",
+		conf.Version, *queue, *serveWorkflows, *trainQueue, *address, *namespace, *slots, *blobURL, *dataDir,
+		trainer.BLAS, trainer.Core(), trainer.Kernels())
 	<-worker.InterruptCh()
 	for _, w := range ws {
 		w.Stop()
