@@ -3,6 +3,9 @@
 #
 #   infra/dev/worker.sh up      (re)start it with the current bin/worker
 #   infra/dev/worker.sh down    stop it
+#
+# FLSWEEP_WORKER_BIN=bin/worker-openblas runs the fast build (make openblas)
+# instead.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DATA=.data
@@ -25,7 +28,7 @@ up)
   mkdir -p "$DATA"
   # Restart so that the worker runs the binary just built.
   stop
-  nohup bin/worker "${@:2}" >>"$LOG" 2>&1 &
+  nohup "${FLSWEEP_WORKER_BIN:-bin/worker}" "${@:2}" >>"$LOG" 2>&1 &
   echo $! >"$PID"
   sleep 0.5
   running || { echo "worker: exited at start; see $LOG" >&2; tail -20 "$LOG" >&2; exit 1; }
