@@ -136,8 +136,8 @@ func maxPoolAVX(y []float32, arg []int32, x []float32, planes, h, w int) {
 		minI:  archsimd.LoadInt32x8(&minI32), abs: archsimd.LoadInt32x8(&absMask),
 		inf: archsimd.LoadInt32x8(&infBits), allOnes: archsimd.LoadInt32x8(&ones),
 	}
-	offW, offW1 := archsimd.BroadcastInt32x8(int32(w)), archsimd.BroadcastInt32x8(int32(w+1))
-	one := archsimd.BroadcastInt32x8(1)
+	// Offsets of a window's second, third and fourth elements from its first.
+	offs := [3]archsimd.Int32x8{archsimd.BroadcastInt32x8(1), archsimd.BroadcastInt32x8(int32(w)), archsimd.BroadcastInt32x8(int32(w + 1))}
 	for p := 0; p < planes; p++ {
 		for i := 0; i < ho; i++ {
 			r := p*h*w + 2*i*w
@@ -156,13 +156,7 @@ func maxPoolAVX(y []float32, arg []int32, x []float32, planes, h, w int) {
 					key := k.keys(v)
 					m := key.Greater(bestKey)
 					best, bestKey = v.Merge(best, m), key.Merge(bestKey, m)
-					off := one
-					if e == 1 {
-						off = offW
-					} else if e == 2 {
-						off = offW1
-					}
-					bestArg = at.Add(off).Merge(bestArg, m)
+					bestArg = at.Add(offs[e]).Merge(bestArg, m)
 				}
 				best.StoreSlicePart(y[o+j : o+wo])
 				bestArg.StoreSlicePart(arg[o+j : o+wo])

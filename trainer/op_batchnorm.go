@@ -43,7 +43,7 @@ type bnOp[T float] struct {
 	gen       int       // forward passes so far
 	sums      bnSums    // Σ dy and Σ dy·x̂ per channel, shared by the three gradient ops
 	coef      []float32 // per-channel coefficients for the vector kernels
-	acc       []float64 // per-channel sums for the vector kernels
+	acc       []float64 // per-channel Σ x and Σ (x − μ)² of batchStats
 	y         outBuf[T]
 }
 
@@ -146,39 +146,40 @@ func (op *bnOp[T]) Do(vs ...G.Value) (G.Value, error) {
 // channel (two passes, float64) and updates the running statistics.
 func (op *bnOp[T]) batchStats(x []T, batch int) {
 	N := float64(batch * op.hw)
-	var vsum, vss []float64 // the vector kernels' sums, all channels at once
-	if x32, ok := any(x).([]float32); ok && vec.channelSum != nil {
-		op.acc = growTo(op.acc, 2*op.c)
-		vsum, vss = op.acc[:op.c], op.acc[op.c:]
-		vec.channelSum(vsum, x32, op.c, op.hw)
+	op.acc = growTo(op.acc, 2*op.c)
+	sum, ss := op.acc[:op.c], op.acc[op.c:]
+	x32, vector := any(x).([]float32)
+	vector = vector && vec.channelSum != nil
+	plane := func(n, c int) []T { return x[(n*op.c+c)*op.hw:][:op.hw] }
+	if vector {
+		vec.channelSum(sum, x32, op.c, op.hw)
+	} else {
 		for c := range op.c {
-			op.mean[c] = vsum[c] / N
+			sum[c] = 0
+			for n := 0; n < batch; n++ {
+				sum[c] += sum64(plane(n, c))
+			}
 		}
-		vec.channelSqDev(vss, x32, op.mean, op.hw)
 	}
 	for c := range op.c {
-		var sum, ss float64
-		if vsum != nil {
-			sum, ss = vsum[c], vss[c]
-		} else {
+		op.mean[c] = sum[c] / N
+	}
+	if vector {
+		vec.channelSqDev(ss, x32, op.mean, op.hw)
+	} else {
+		for c := range op.c {
+			ss[c] = 0
 			for n := 0; n < batch; n++ {
-				off := (n*op.c + c) * op.hw
-				sum += sum64(x[off : off+op.hw])
+				ss[c] += sqDev64(plane(n, c), op.mean[c])
 			}
 		}
-		mean := sum / N
-		if vss == nil {
-			for n := 0; n < batch; n++ {
-				off := (n*op.c + c) * op.hw
-				ss += sqDev64(x[off:off+op.hw], mean)
-			}
-		}
-		variance := ss / N
-		op.mean[c] = mean
+	}
+	for c := range op.c {
+		mean, variance := op.mean[c], ss[c]/N
 		op.inv[c] = 1 / math.Sqrt(variance+bnEps)
 		unbiased := variance
 		if N > 1 {
-			unbiased = ss / (N - 1)
+			unbiased = ss[c] / (N - 1)
 		}
 		op.runMean[c] = T((1-bnMomentum)*float64(op.runMean[c]) + bnMomentum*mean)
 		op.runVar[c] = T((1-bnMomentum)*float64(op.runVar[c]) + bnMomentum*unbiased)
