@@ -133,13 +133,16 @@
 // # Graphs, sessions and speed
 //
 // A gorgonia graph has static shapes, so one is compiled per (net, batch
-// size, mode) and kept in the Trainer's pool of sessions (graph,
-// TapeMachine and the tensors' backing slices). A call borrows a session,
-// copies w into it (one copy: every parameter tensor and running statistic
-// is a view of one flat slice), fills the input, label and mask tensors in
-// place each step, and copies the result out; gradient ops write into views
-// of one flat gradient slice, and ops reuse their output buffers, so a step
-// allocates nothing but gorgonia's bookkeeping. An epoch's last partial
+// size, mode) and kept in the Trainer's pool of sessions (graph, tape and
+// the tensors' backing slices). gorgonia builds the graph and its symbolic
+// gradient; the tape (tape.go) runs the ops in topological order in place
+// of gorgonia's TapeMachine, which allocates on every instruction. A call
+// borrows a session, copies w into it (one copy: every parameter tensor and
+// running statistic is a view of one flat slice), fills the input, label
+// and mask tensors in place each step, and copies the result out; gradient
+// ops write into views of one flat gradient slice, and ops reuse their
+// output buffers, so a training step allocates nothing
+// (TestNoAllocationPerStep). An epoch's last partial
 // batch and clients smaller than B need graphs of their own; the pool keeps
 // at most Options.MaxIdleSessions idle sessions, least recently used
 // dropped first. A Trainer is safe for concurrent use, and the engine

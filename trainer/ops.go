@@ -27,6 +27,7 @@ import (
 	"hash"
 	"hash/fnv"
 	"io"
+	"slices"
 	"unsafe"
 
 	"github.com/chewxy/hm"
@@ -158,14 +159,16 @@ func (o *outBuf[T]) get(shape ...int) (*tensor.Dense, []T) {
 	if len(o.data) != size {
 		o.data, o.t, o.bound = make([]T, size), nil, false
 	}
+	// The tensor keeps copies of shape, so that callers' shapes stay on
+	// the stack: no allocation on the usual path.
 	if o.t == nil {
-		o.t = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(o.data))
+		o.t = tensor.New(tensor.WithShape(slices.Clone(shape)...), tensor.WithBacking(o.data))
 		return o.t, o.data
 	}
 	if !o.t.Shape().Eq(tensor.Shape(shape)) {
-		if err := o.t.Reshape(shape...); err != nil {
+		if err := o.t.Reshape(slices.Clone(shape)...); err != nil {
 			// Cannot happen: the size matches. Start afresh rather than panic.
-			o.t = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(o.data))
+			o.t = tensor.New(tensor.WithShape(slices.Clone(shape)...), tensor.WithBacking(o.data))
 		}
 	}
 	return o.t, o.data

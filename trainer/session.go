@@ -19,7 +19,7 @@ type sessionKey struct {
 	train bool
 }
 
-// session is a compiled gorgonia graph with its TapeMachine and the backing
+// session is a compiled gorgonia graph with its tape (tape.go) and the backing
 // slices of its tensors, which are filled in place. The weights live in one
 // flat slice w in the net's layout: every parameter tensor and BatchNorm
 // running statistic is a view into it, so loading and storing a model is
@@ -29,7 +29,7 @@ type sessionKey struct {
 type session[T float] struct {
 	key   sessionKey
 	net   *Net
-	vm    G.VM
+	tape  *tape
 	x, y  []T // input [batch, dim] and float-coded labels [batch]
 	w, g  []T // flat weights (and buffers), flat gradient (zero at buffers)
 	spans []span
@@ -48,9 +48,9 @@ type session[T float] struct {
 
 // gradSlot is one trainable tensor's gradient node and its view of g.
 type gradSlot[T float] struct {
-	node *G.Node
-	dst  []T
-	name string
+	node  *G.Node
+	dst   []T
+	label fmt.Stringer // the parameter's name, for errors (boxed once)
 }
 
 type mask[T float] struct {
@@ -94,7 +94,7 @@ func buildSession[T float](n *Net, batch int, train, grad bool) (s *session[T], 
 	buildMu.Lock()
 	defer buildMu.Unlock()
 	defer func() {
-		// NewTapeMachine panics when compilation fails.
+		// gorgonia panics on some malformed graphs.
 		if r := recover(); r != nil {
 			s, err = nil, fmt.Errorf("build %s graph (batch %d): %v", n.key, batch, r)
 		}
@@ -223,12 +223,14 @@ func buildSession[T float](n *Net, batch int, train, grad bool) (s *session[T], 
 			if b, ok := grads[k].Op().(gradBinder[T]); ok {
 				b.bindGrad(dst)
 			}
-			s.grads = append(s.grads, gradSlot[T]{node: grads[k], dst: dst, name: p.Name})
+			s.grads = append(s.grads, gradSlot[T]{node: grads[k], dst: dst, label: gradName(p.Name)})
 			k++
 		}
 	}
 	s.rest = subtractSpans(s.spans, s.fused)
-	s.vm = G.NewTapeMachine(g)
+	if s.tape, err = newTape(g); err != nil {
+		return nil, fmt.Errorf("build %s graph (batch %d): %w", n.key, batch, err)
+	}
 	return s, nil
 }
 
@@ -326,13 +328,11 @@ func (s *session[T]) keepAll() {
 // run executes the tape once: forward, and backward for training graphs,
 // after which s.g holds the gradient of the mean loss.
 func (s *session[T]) run() error {
-	err := s.vm.RunAll()
-	s.vm.Reset()
-	if err != nil {
+	if err := s.tape.run(); err != nil {
 		return fmt.Errorf("run %s graph: %w", s.net.key, err)
 	}
 	for _, gs := range s.grads {
-		d, err := dataN[T](gs.node.Value(), len(gs.dst), gradName(gs.name), "gradient")
+		d, err := dataN[T](s.tape.value(gs.node), len(gs.dst), gs.label, "gradient")
 		if err != nil {
 			return err
 		}

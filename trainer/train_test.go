@@ -831,3 +831,43 @@ func TestDivergedLastStep(t *testing.T) {
 		t.Error("Train changed w despite the error")
 	}
 }
+
+// TestNoAllocationPerStep checks that a training step allocates nothing
+// once the graph is built: Train with 12 steps allocates as much as with 2
+// (the per-call allocations are the same), for plain SGD (weights updated
+// inside the gemms), momentum, Adam and a CNN with BatchNorm, PReLU and
+// dropout.
+func TestNoAllocationPerStep(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		spec Spec
+		opt  func(*Hyper)
+	}{
+		{"mlp sgd", Spec{Arch: ArchMLP}, func(*Hyper) {}},
+		{"mlp momentum", Spec{Arch: ArchMLP}, func(h *Hyper) { h.Momentum = 0.9; h.WeightDecay = 1e-4 }},
+		{"logreg adam", Spec{Arch: ArchLogReg}, func(h *Hyper) { h.Optimizer = OptimizerAdam }},
+		{"cnn-hics sgd", Spec{Arch: ArchCNNHiCS}, func(*Hyper) {}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := mustNet(t, c.spec, mnist, 10)
+			ex := uniformData(1, 200, n.Dim(), 10)
+			w0 := initWeights(t, n, 1)
+			w := make([]float32, len(w0))
+			tr := New(nil)
+			allocs := func(steps int) float64 {
+				hp := sgdSteps(0.01, 20, steps)
+				c.opt(&hp)
+				return testing.AllocsPerRun(3, func() {
+					copy(w, w0)
+					if _, err := tr.Train(t.Context(), n, w, ex, hp, rand.New(rand.NewPCG(1, 1)), nil); err != nil {
+						t.Fatal(err)
+					}
+				})
+			}
+			a2, a12 := allocs(2), allocs(12)
+			if a12 != a2 {
+				t.Errorf("Train allocates %v times with 2 steps and %v with 12: %.1f per step", a2, a12, (a12-a2)/10)
+			}
+		})
+	}
+}
