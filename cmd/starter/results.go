@@ -46,6 +46,16 @@ func printResults(ctx context.Context, g *globals, name string, asJSON bool, liv
 	}
 	var ss engine.StoredSweep
 	if err := st.GetJSON(ctx, sk.Spec(), &ss); err != nil {
+		if live != nil && errors.Is(err, store.ErrNotFound) {
+			// The sweep ran, but its workers wrote elsewhere: workers of
+			// another bucket serve this queue (another checkout's dev
+			// server and worker on the same port), or the bucket was
+			// emptied since.
+			return fmt.Errorf("sweep %s ran on the Temporal server at %s (queue %q), but %s holds none of its results: "+
+				"the workers serving that queue write to another bucket (is another checkout's dev server and worker answering on %s?) or this bucket was emptied; "+
+				"pass that bucket with --blob, or stop the other workers (`make down` in their checkout) and start the sweep under a new name: %w",
+				name, g.address, g.queue, g.blob, g.address, err)
+		}
 		return fmt.Errorf("sweep %s has no results in %s: %w", name, g.blob, err)
 	}
 	var rows []pointResult
