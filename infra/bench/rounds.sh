@@ -9,7 +9,18 @@ cd "$(dirname "$0")/../.."
 SPEC=${1:-examples/demo.yaml}
 STAMP=$(date +%Y%m%d%H%M%S)
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+# A dev server this script starts, it stops (with the worker) at the end; one
+# that was running (make demo's) it leaves running.
+started=no
+infra/dev/temporal.sh status >/dev/null 2>&1 || started=yes
+cleanup() {
+  rm -rf "$WORK"
+  if [ "$started" = yes ]; then
+    infra/dev/worker.sh down >/dev/null 2>&1 || true
+    infra/dev/temporal.sh down >/dev/null 2>&1 || true
+  fi
+}
+trap cleanup EXIT
 
 infra/dev/temporal.sh up >/dev/null
 infra/dev/worker.sh up >/dev/null
