@@ -42,7 +42,7 @@ type bnOp[T float] struct {
 	mean, inv []float64 // batch mean and 1/√(σ² + ε) of the last forward pass, for backward
 	gen       int       // forward passes so far
 	sums      bnSums    // Σ dy and Σ dy·x̂ per channel, shared by the three gradient ops
-	coef      []float32 // per-channel coefficients for the vector kernels
+	coef      []T       // per-channel scale and shift of the forward pass
 	acc       []float64 // per-channel Σ x and Σ (x − μ)² of batchStats
 	y         outBuf[T]
 }
@@ -115,28 +115,21 @@ func (op *bnOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		}
 	}
 	t, y := op.y.get(batch, op.c, op.h, op.w)
-	if vec.bnAffine != nil {
-		if y32, ok := any(y).([]float32); ok {
-			op.coef = growTo(op.coef, 2*op.c)
-			s, b := op.coef[:op.c], op.coef[op.c:]
-			for c := range op.c {
-				scale := float64(gamma[c]) * op.inv[c]
-				s[c], b[c] = float32(scale), float32(float64(beta[c])-op.mean[c]*scale)
-			}
-			vec.bnAffine(y32, any(x).([]float32), s, b, op.hw)
-			return t, nil
-		}
-	}
+	op.coef = growTo(op.coef, 2*op.c)
+	scale, shift := op.coef[:op.c], op.coef[op.c:]
 	for c := range op.c {
-		scale := float64(gamma[c]) * op.inv[c]
-		shift := float64(beta[c]) - op.mean[c]*scale
-		s, b := T(scale), T(shift)
-		for n := 0; n < batch; n++ {
-			off := (n*op.c + c) * op.hw
-			xs, ys := x[off:off+op.hw], y[off:off+op.hw]
-			for i, v := range xs {
-				ys[i] = v*s + b
-			}
+		sc := float64(gamma[c]) * op.inv[c]
+		scale[c], shift[c] = T(sc), T(float64(beta[c])-op.mean[c]*sc)
+	}
+	if y32, ok := any(y).([]float32); ok && vec.bnAffine != nil {
+		vec.bnAffine(y32, any(x).([]float32), any(scale).([]float32), any(shift).([]float32), op.hw)
+		return t, nil
+	}
+	for p := 0; p*op.hw < len(y); p++ {
+		s, b := scale[p%op.c], shift[p%op.c]
+		ys, xs := y[p*op.hw:(p+1)*op.hw], x[p*op.hw:(p+1)*op.hw]
+		for i, v := range xs {
+			ys[i] = v*s + b
 		}
 	}
 	return t, nil
@@ -197,11 +190,11 @@ func (op *bnOp[T]) SymDiff(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 	if err != nil {
 		return nil, err
 	}
-	dg, err := G.ApplyOp(&bnDGammaOp[T]{fwd: op}, in[0], dy)
+	dg, err := G.ApplyOp(&bnParamGradOp[T]{fwd: op, gamma: true}, in[0], dy)
 	if err != nil {
 		return nil, err
 	}
-	db, err := G.ApplyOp(&bnDBetaOp[T]{fwd: op}, in[0], dy)
+	db, err := G.ApplyOp(&bnParamGradOp[T]{fwd: op}, in[0], dy)
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +234,7 @@ func (op *bnOp[T]) channelSums(x, dy []T, batch int) *bnSums {
 type bnDxOp[T float] struct {
 	gradOpBase
 	fwd  *bnOp[T]
-	coef []float32 // per-channel coefficients for the vector kernel
+	coef []T // per-channel coefficients a, b, c0
 	dx   outBuf[T]
 }
 
@@ -272,64 +265,62 @@ func (op *bnDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	}
 	t, dx := op.dx.get(batch, f.c, f.h, f.w)
 	N := float64(batch * f.hw)
-	if dx32, ok := any(dx).([]float32); ok && vec.bnDx != nil {
-		var sums *bnSums
-		if f.train {
-			sums = f.channelSums(x, dy, batch)
-		}
-		op.coef = growTo(op.coef, 3*f.c)
-		ca, cb, cc := op.coef[:f.c], op.coef[f.c:2*f.c], op.coef[2*f.c:]
-		for c := range f.c {
-			mean, inv := f.mean[c], f.inv[c]
-			k := float64(gamma[c]) * inv
-			var mdy, mdyx float64
-			if sums != nil {
-				mdy, mdyx = sums.sdy[c]/N, sums.sdyx[c]/N
-			}
-			ca[c], cb[c], cc[c] = float32(k), float32(-k*mdyx*inv), float32(k*(mean*inv*mdyx-mdy))
-		}
-		vec.bnDx(dx32, any(dy).([]float32), any(x).([]float32), ca, cb, cc, f.hw)
-		return t, nil
+	var sums *bnSums
+	if f.train {
+		sums = f.channelSums(x, dy, batch)
 	}
+	// k·(dy − mdy − x̂·mdyx) with x̂ = (x − μ)·inv is a·dy + b·x + c0 per
+	// channel: two multiply-adds per element in T.
+	op.coef = growTo(op.coef, 3*f.c)
+	ca, cb, cc := op.coef[:f.c], op.coef[f.c:2*f.c], op.coef[2*f.c:]
 	for c := range f.c {
 		mean, inv := f.mean[c], f.inv[c]
 		k := float64(gamma[c]) * inv
 		var mdy, mdyx float64
-		if f.train {
-			sums := f.channelSums(x, dy, batch)
+		if sums != nil {
 			mdy, mdyx = sums.sdy[c]/N, sums.sdyx[c]/N
 		}
-		// k·(dy − mdy − x̂·mdyx) with x̂ = (x − μ)·inv is a·dy + b·x + c0
-		// per channel: two multiply-adds per element in T.
-		a, b, c0 := T(k), T(-k*mdyx*inv), T(k*(mean*inv*mdyx-mdy))
-		for n := 0; n < batch; n++ {
-			off := (n*f.c + c) * f.hw
-			xs, ds, out := x[off:off+f.hw], dy[off:off+f.hw], dx[off:off+f.hw]
-			for i, v := range xs {
-				out[i] = a*ds[i] + b*v + c0
-			}
+		ca[c], cb[c], cc[c] = T(k), T(-k*mdyx*inv), T(k*(mean*inv*mdyx-mdy))
+	}
+	if dx32, ok := any(dx).([]float32); ok && vec.bnDx != nil {
+		vec.bnDx(dx32, any(dy).([]float32), any(x).([]float32), any(ca).([]float32), any(cb).([]float32), any(cc).([]float32), f.hw)
+		return t, nil
+	}
+	for p := 0; p*f.hw < len(dx); p++ {
+		a, b, c0 := ca[p%f.c], cb[p%f.c], cc[p%f.c]
+		xs, ds, out := x[p*f.hw:(p+1)*f.hw], dy[p*f.hw:(p+1)*f.hw], dx[p*f.hw:(p+1)*f.hw]
+		for i, v := range xs {
+			out[i] = a*ds[i] + b*v + c0
 		}
 	}
 	return t, nil
 }
 
-type bnDGammaOp[T float] struct {
+// bnParamGradOp is dγ = Σ dy·x̂ (gamma) or dβ = Σ dy per channel, from the
+// channel sums the three gradient ops share. Both take x and dy.
+type bnParamGradOp[T float] struct {
 	gradOpBase
-	fwd *bnOp[T]
-	dg  outBuf[T]
+	fwd   *bnOp[T]
+	gamma bool
+	d     outBuf[T]
 }
 
-func (op *bnDGammaOp[T]) Arity() int { return 2 }
-func (op *bnDGammaOp[T]) Type() hm.Type {
+func (op *bnParamGradOp[T]) Arity() int { return 2 }
+func (op *bnParamGradOp[T]) Type() hm.Type {
 	return hm.NewFnType(tensorType(4), tensorType(4), tensorType(1))
 }
-func (op *bnDGammaOp[T]) InferShape(...G.DimSizer) (tensor.Shape, error) {
+func (op *bnParamGradOp[T]) InferShape(...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{op.fwd.c}, nil
 }
-func (op *bnDGammaOp[T]) String() string        { return "batchnorm.dgamma(" + op.fwd.name + ")" }
-func (op *bnDGammaOp[T]) Hashcode() uint32      { return hashOf(op) }
-func (op *bnDGammaOp[T]) WriteHash(h hash.Hash) { writeHash(h, op) }
-func (op *bnDGammaOp[T]) Do(vs ...G.Value) (G.Value, error) {
+func (op *bnParamGradOp[T]) String() string {
+	if op.gamma {
+		return "batchnorm.dgamma(" + op.fwd.name + ")"
+	}
+	return "batchnorm.dbeta(" + op.fwd.name + ")"
+}
+func (op *bnParamGradOp[T]) Hashcode() uint32      { return hashOf(op) }
+func (op *bnParamGradOp[T]) WriteHash(h hash.Hash) { writeHash(h, op) }
+func (op *bnParamGradOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	f := op.fwd
 	x, err := dataOf[T](vs[0])
 	if err != nil {
@@ -340,47 +331,14 @@ func (op *bnDGammaOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, dg := op.dg.get(f.c)
+	t, d := op.d.get(f.c)
 	sums := f.channelSums(x, dy, batch)
+	src := sums.sdy
+	if op.gamma {
+		src = sums.sdyx
+	}
 	for c := range f.c {
-		dg[c] = T(sums.sdyx[c])
-	}
-	return t, nil
-}
-
-// bnDBetaOp is dβ = Σ dy per channel, from the shared channel sums. It
-// takes x only to share bnDGammaOp's signature.
-type bnDBetaOp[T float] struct {
-	gradOpBase
-	fwd *bnOp[T]
-	db  outBuf[T]
-}
-
-func (op *bnDBetaOp[T]) Arity() int { return 2 }
-func (op *bnDBetaOp[T]) Type() hm.Type {
-	return hm.NewFnType(tensorType(4), tensorType(4), tensorType(1))
-}
-func (op *bnDBetaOp[T]) InferShape(...G.DimSizer) (tensor.Shape, error) {
-	return tensor.Shape{op.fwd.c}, nil
-}
-func (op *bnDBetaOp[T]) String() string        { return "batchnorm.dbeta(" + op.fwd.name + ")" }
-func (op *bnDBetaOp[T]) Hashcode() uint32      { return hashOf(op) }
-func (op *bnDBetaOp[T]) WriteHash(h hash.Hash) { writeHash(h, op) }
-func (op *bnDBetaOp[T]) Do(vs ...G.Value) (G.Value, error) {
-	f := op.fwd
-	x, err := dataOf[T](vs[0])
-	if err != nil {
-		return nil, fmt.Errorf("%v x: %w", op, err)
-	}
-	batch := len(x) / (f.c * f.hw)
-	dy, err := dataN[T](vs[1], len(x), op, "dy")
-	if err != nil {
-		return nil, err
-	}
-	t, db := op.db.get(f.c)
-	sums := f.channelSums(x, dy, batch)
-	for c := range f.c {
-		db[c] = T(sums.sdy[c])
+		d[c] = T(src[c])
 	}
 	return t, nil
 }

@@ -72,12 +72,11 @@ func newTensor[T float](data []T, shape ...int) *tensor.Dense {
 // to a slice of the flat gradient.
 type gradBinder[T float] interface{ bindGrad([]T) }
 
-func (op *linearDwOp[T]) bindGrad(d []T) { op.dw.bind(d) }
-func (op *biasGradOp[T]) bindGrad(d []T) { op.db.bind(d) }
-func (op *convDwOp[T]) bindGrad(d []T)   { op.dw.bind(d) }
-func (op *preluDaOp[T]) bindGrad(d []T)  { op.da.bind(d) }
-func (op *bnDGammaOp[T]) bindGrad(d []T) { op.dg.bind(d) }
-func (op *bnDBetaOp[T]) bindGrad(d []T)  { op.db.bind(d) }
+func (op *linearDwOp[T]) bindGrad(d []T)    { op.dw.bind(d) }
+func (op *biasGradOp[T]) bindGrad(d []T)    { op.db.bind(d) }
+func (op *convDwOp[T]) bindGrad(d []T)      { op.dw.bind(d) }
+func (op *preluDaOp[T]) bindGrad(d []T)     { op.da.bind(d) }
+func (op *bnParamGradOp[T]) bindGrad(d []T) { op.d.bind(d) }
 
 // newSession builds and compiles the graph of net n for batch size batch.
 // A training graph computes the mean loss and its gradient with respect to
