@@ -21,6 +21,8 @@ demo: build bin/temporal data up
 ## test: every test, including integration tests against a real dev server
 test: bin/temporal bin/minio data vet workflowcheck
 	FLSWEEP_INTEGRATION=1 $(GO) test -count=1 -timeout 75m ./...
+	@echo "AVX-512 kernels against the portable loops (GOEXPERIMENT=simd; skipped on CPUs without AVX-512):"
+	GOEXPERIMENT=simd $(GO) test -count=1 -run 'Vec' ./trainer/
 	@if $(HAVE_OPENBLAS); then echo "OpenBLAS build:"; \
 	$(OPENBLAS_ENV) $(GO) test -count=1 -tags openblas ./trainer/ ./engine/; \
 	else echo "OpenBLAS is not installed: the trainer's OpenBLAS build is not tested ('make openblas' installs it)"; fi

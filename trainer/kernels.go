@@ -52,11 +52,3 @@ func Kernels() string {
 	}
 	return vec.name
 }
-
-// growTo returns s resized to n elements, reallocated only if too small.
-func growTo[E any](s []E, n int) []E {
-	if cap(s) < n {
-		return make([]E, n)
-	}
-	return s[:n]
-}

@@ -166,13 +166,6 @@ func maxPoolAVX(y []float32, arg []int32, x []float32, planes, h, w int) {
 	archsimd.ClearAVXUpperBits()
 }
 
-// reduce8 adds the lanes of s in a fixed order.
-func reduce8(s archsimd.Float64x8) float64 {
-	var l [8]float64
-	s.Store(&l)
-	return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]))
-}
-
 // The per-channel sums keep two 8-lane float64 accumulators per channel
 // over all its planes (16 float32 per step), then add the lanes in a fixed
 // order, then the scalar tails of the planes (hw not a multiple of 16).

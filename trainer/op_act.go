@@ -38,11 +38,7 @@ var _ G.SDOp = (*actOp[float32])(nil)
 func (op *actOp[T]) Arity() int    { return 1 }
 func (op *actOp[T]) Type() hm.Type { return hm.NewFnType(tensorType(op.dims), tensorType(op.dims)) }
 func (op *actOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
-	s, ok := ds[0].(tensor.Shape)
-	if !ok || len(s) != op.dims {
-		return nil, fmt.Errorf("%v: input shape %v, want %d dimensions", op, ds[0], op.dims)
-	}
-	return s.Clone(), nil
+	return sameShape(op, ds[0], op.dims)
 }
 func (op *actOp[T]) String() string        { return op.act.String() + "(" + op.name + ")" }
 func (op *actOp[T]) Hashcode() uint32      { return hashOf(op) }
@@ -101,11 +97,7 @@ func (op *actDxOp[T]) Type() hm.Type {
 	return hm.NewFnType(t, t, t, t)
 }
 func (op *actDxOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
-	s, ok := ds[0].(tensor.Shape)
-	if !ok || len(s) != op.dims {
-		return nil, fmt.Errorf("%v: input shape %v, want %d dimensions", op, ds[0], op.dims)
-	}
-	return s.Clone(), nil
+	return sameShape(op, ds[0], op.dims)
 }
 func (op *actDxOp[T]) String() string        { return op.act.String() + ".dx(" + op.name + ")" }
 func (op *actDxOp[T]) Hashcode() uint32      { return hashOf(op) }

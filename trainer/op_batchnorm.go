@@ -115,8 +115,8 @@ func (op *bnOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		}
 	}
 	t, y := op.y.get(batch, op.c, op.h, op.w)
-	op.coef = growTo(op.coef, 2*op.c)
-	scale, shift := op.coef[:op.c], op.coef[op.c:]
+	coef := grow(&op.coef, 2*op.c)
+	scale, shift := coef[:op.c], coef[op.c:]
 	for c := range op.c {
 		sc := float64(gamma[c]) * op.inv[c]
 		scale[c], shift[c] = T(sc), T(float64(beta[c])-op.mean[c]*sc)
@@ -139,8 +139,8 @@ func (op *bnOp[T]) Do(vs ...G.Value) (G.Value, error) {
 // channel (two passes, float64) and updates the running statistics.
 func (op *bnOp[T]) batchStats(x []T, batch int) {
 	N := float64(batch * op.hw)
-	op.acc = growTo(op.acc, 2*op.c)
-	sum, ss := op.acc[:op.c], op.acc[op.c:]
+	acc := grow(&op.acc, 2*op.c)
+	sum, ss := acc[:op.c], acc[op.c:]
 	x32, vector := any(x).([]float32)
 	vector = vector && vec.channelSum != nil
 	plane := func(n, c int) []T { return x[(n*op.c+c)*op.hw:][:op.hw] }
@@ -271,8 +271,8 @@ func (op *bnDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	}
 	// k·(dy − mdy − x̂·mdyx) with x̂ = (x − μ)·inv is a·dy + b·x + c0 per
 	// channel: two multiply-adds per element in T.
-	op.coef = growTo(op.coef, 3*f.c)
-	ca, cb, cc := op.coef[:f.c], op.coef[f.c:2*f.c], op.coef[2*f.c:]
+	coef := grow(&op.coef, 3*f.c)
+	ca, cb, cc := coef[:f.c], coef[f.c:2*f.c], coef[2*f.c:]
 	for c := range f.c {
 		mean, inv := f.mean[c], f.inv[c]
 		k := float64(gamma[c]) * inv

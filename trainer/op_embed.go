@@ -147,11 +147,7 @@ func (op *embedDxOp[T]) Type() hm.Type {
 	return hm.NewFnType(tensorType(op.fwd.dims), tensorType(2), tensorType(op.fwd.dims))
 }
 func (op *embedDxOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
-	s, ok := ds[0].(tensor.Shape)
-	if !ok {
-		return nil, fmt.Errorf("%v: input is not a shape", op)
-	}
-	return s.Clone(), nil
+	return sameShape(op, ds[0], 0)
 }
 func (op *embedDxOp[T]) String() string        { return "embed.dx" }
 func (op *embedDxOp[T]) Hashcode() uint32      { return hashOf(op) }

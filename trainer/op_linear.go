@@ -250,22 +250,21 @@ func (op *biasGradOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		op.acc = make([]float64, op.c)
 	}
 	clear(op.acc)
-	vector := false
 	if dy32, ok := any(dy).([]float32); ok && spatial > 1 && vec.channelSum != nil {
 		vec.channelSum(op.acc, dy32, op.c, spatial)
-		vector = true
-	}
-	for i := 0; i < batch && !vector; i++ {
-		if spatial == 1 {
-			// Each channel is its own running sum; consecutive
-			// channels do not wait for each other.
-			for c, v := range dy[i*op.c : (i+1)*op.c] {
-				op.acc[c] += float64(v)
+	} else {
+		for i := 0; i < batch; i++ {
+			if spatial == 1 {
+				// Each channel is its own running sum; consecutive
+				// channels do not wait for each other.
+				for c, v := range dy[i*op.c : (i+1)*op.c] {
+					op.acc[c] += float64(v)
+				}
+				continue
 			}
-			continue
-		}
-		for c := 0; c < op.c; c++ {
-			op.acc[c] += sum64(dy[(i*op.c+c)*spatial : (i*op.c+c+1)*spatial])
+			for c := 0; c < op.c; c++ {
+				op.acc[c] += sum64(dy[(i*op.c+c)*spatial : (i*op.c+c+1)*spatial])
+			}
 		}
 	}
 	t, db := op.db.get(op.c)

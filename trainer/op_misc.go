@@ -28,11 +28,7 @@ var _ G.SDOp = (*maskOp[float32])(nil)
 func (op *maskOp[T]) Arity() int    { return 1 }
 func (op *maskOp[T]) Type() hm.Type { return hm.NewFnType(tensorType(op.dims), tensorType(op.dims)) }
 func (op *maskOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
-	s, ok := ds[0].(tensor.Shape)
-	if !ok || len(s) != op.dims {
-		return nil, fmt.Errorf("%v: input shape %v, want %d dimensions", op, ds[0], op.dims)
-	}
-	return s.Clone(), nil
+	return sameShape(op, ds[0], op.dims)
 }
 func (op *maskOp[T]) String() string        { return "dropout(" + op.name + ")" }
 func (op *maskOp[T]) Hashcode() uint32      { return hashOf(op) }

@@ -29,11 +29,7 @@ func (op *preluOp[T]) Type() hm.Type {
 	return hm.NewFnType(tensorType(op.dims), tensorType(1), tensorType(op.dims))
 }
 func (op *preluOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
-	s, ok := ds[0].(tensor.Shape)
-	if !ok {
-		return nil, fmt.Errorf("%v: input is not a shape", op)
-	}
-	return s.Clone(), nil
+	return sameShape(op, ds[0], 0)
 }
 func (op *preluOp[T]) String() string        { return "prelu(" + op.name + ")" }
 func (op *preluOp[T]) Hashcode() uint32      { return hashOf(op) }
@@ -109,11 +105,7 @@ func (op *preluDxOp[T]) Type() hm.Type {
 	return hm.NewFnType(tensorType(op.dims), tensorType(1), tensorType(op.dims), tensorType(op.dims))
 }
 func (op *preluDxOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
-	s, ok := ds[0].(tensor.Shape)
-	if !ok {
-		return nil, fmt.Errorf("%v: input is not a shape", op)
-	}
-	return s.Clone(), nil
+	return sameShape(op, ds[0], 0)
 }
 func (op *preluDxOp[T]) String() string        { return "prelu.dx(" + op.name + ")" }
 func (op *preluDxOp[T]) Hashcode() uint32      { return hashOf(op) }

@@ -154,11 +154,7 @@ func (op *xentGradOp[T]) Type() hm.Type {
 	return hm.NewFnType(tensorType(2), tensorType(1), hm.TypeVariable('a'), tensorType(2))
 }
 func (op *xentGradOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
-	s, ok := ds[0].(tensor.Shape)
-	if !ok || len(s) != 2 {
-		return nil, fmt.Errorf("%v: logits shape %v", op, ds[0])
-	}
-	return s.Clone(), nil
+	return sameShape(op, ds[0], 2)
 }
 func (op *xentGradOp[T]) String() string        { return "softmax-xent.grad" }
 func (op *xentGradOp[T]) Hashcode() uint32      { return hashOf(op) }

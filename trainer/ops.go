@@ -69,6 +69,16 @@ func (gradOpBase) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
 
 // hashOf implements Op.Hashcode from the op's String, which names the layer;
 // gorgonia merges nodes with equal op hashes and equal children.
+// sameShape is InferShape for ops whose output has the shape of their first
+// input, which must have dims dimensions (any number if dims is 0).
+func sameShape(op fmt.Stringer, d G.DimSizer, dims int) (tensor.Shape, error) {
+	s, ok := d.(tensor.Shape)
+	if !ok || dims > 0 && len(s) != dims {
+		return nil, fmt.Errorf("%v: input shape %v, want %d dimensions", op, d, dims)
+	}
+	return s.Clone(), nil
+}
+
 func hashOf(s fmt.Stringer) uint32 {
 	h := fnv.New32a()
 	io.WriteString(h, s.String())
@@ -183,9 +193,9 @@ type workspace[T float] struct {
 	ta, tb   []T // gemm: transposed operands (blas_gonum.go)
 }
 
-func grow[T float](buf *[]T, n int) []T {
+func grow[E any](buf *[]E, n int) []E {
 	if cap(*buf) < n {
-		*buf = make([]T, n)
+		*buf = make([]E, n)
 	}
 	return (*buf)[:n]
 }

@@ -49,6 +49,7 @@ type session[T float] struct {
 // gradSlot is one trainable tensor's gradient node and its view of g.
 type gradSlot[T float] struct {
 	node  *G.Node
+	val   int // the node's position among the tape's values
 	dst   []T
 	label fmt.Stringer // the parameter's name, for errors (boxed once)
 }
@@ -230,6 +231,9 @@ func buildSession[T float](n *Net, batch int, train, grad bool) (s *session[T], 
 	if s.tape, err = newTape(g); err != nil {
 		return nil, fmt.Errorf("build %s graph (batch %d): %w", n.key, batch, err)
 	}
+	for i := range s.grads {
+		s.grads[i].val = s.tape.index[s.grads[i].node]
+	}
 	return s, nil
 }
 
@@ -331,7 +335,7 @@ func (s *session[T]) run() error {
 		return fmt.Errorf("run %s graph: %w", s.net.key, err)
 	}
 	for _, gs := range s.grads {
-		d, err := dataN[T](s.tape.value(gs.node), len(gs.dst), gs.label, "gradient")
+		d, err := dataN[T](s.tape.vals[gs.val], len(gs.dst), gs.label, "gradient")
 		if err != nil {
 			return err
 		}

@@ -90,6 +90,3 @@ func (t *tape) run() error {
 	}
 	return nil
 }
-
-// value returns n's value after run.
-func (t *tape) value(n *G.Node) G.Value { return t.vals[t.index[n]] }
