@@ -86,8 +86,7 @@ func setup() {
 	if _, set := os.LookupEnv("OPENBLAS_CORETYPE"); set || C.openblas_is_dynamic() == 0 {
 		return
 	}
-	avx512 := cpu.X86.HasAVX512F && cpu.X86.HasAVX512CD && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
-	avx2 := cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	avx512, avx2 := cpuLevels()
 	if want := betterCore(corename(), avx512, avx2); want != "" {
 		name := C.CString(want)
 		defer C.free(unsafe.Pointer(name))
@@ -96,6 +95,13 @@ func setup() {
 }
 
 func corename() string { return C.GoString(C.openblas_get_corename()) }
+
+// cpuLevels reports whether the CPU has the AVX-512 subsets SkylakeX's
+// kernels use (F, CD, BW, DQ, VL), and AVX2 with FMA.
+func cpuLevels() (avx512, avx2 bool) {
+	return cpu.X86.HasAVX512F && cpu.X86.HasAVX512CD && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL,
+		cpu.X86.HasAVX2 && cpu.X86.HasFMA
+}
 
 // Core names OpenBLAS's kernel family in use, e.g. "SkylakeX".
 func Core() string {
