@@ -191,6 +191,7 @@ type TrainResult struct {
 	Steps    int     // optimiser steps taken
 	Samples  int     // sum of the minibatch sizes
 	MeanLoss float64 // mean of the per-step minibatch cross-entropies (without the Objective's extra terms)
+	LRSum    float64 // Σ of the steps' learning rates: K·η for a constant rate (SCAFFOLD's K·η_l)
 }
 
 // EvalResult summarises an Evaluate call.

@@ -99,6 +99,11 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// HiddenEmbedding reports whether nets of this architecture have a hidden
+// layer feeding the output layer (every architecture but logreg, whose
+// output reads the input): MOON's representation z and FNR-FL's feature.
+func (s Spec) HiddenEmbedding() bool { return s.Arch != ArchLogReg }
+
 // hidden returns the MLP hidden widths with the default applied.
 func (s Spec) hidden() []int {
 	if s.Arch != ArchMLP {

@@ -43,6 +43,18 @@ type Objective struct {
 
 	Contrast *Contrastive // MOON's term; nil means none
 
+	// AfterStep, if not nil, is subtracted after every optimiser step,
+	// scaled by the step's learning rate, from every entry of the weights,
+	// BatchNorm running statistics included:
+	//
+	//	w ← w − η·AfterStep
+	//
+	// It is not a term of F: it bypasses momentum and weight decay. This is
+	// NIID-Bench's SCAFFOLD, which corrects the state dict by
+	// −lr·(c − c_i) after each optimizer.step() (specs/fnrfl.md §3), where
+	// the paper puts c − c_i into the gradient (Linear).
+	AfterStep []float32
+
 	// State, if not nil, carries the optimiser's state across Train calls:
 	// Train starts from it and leaves the final state in it. nil starts
 	// from zero every call, as a fresh torch optimizer per round does. The
@@ -117,7 +129,7 @@ func MOON(nu, tau float64, global, prev []float32) Objective {
 
 // plain reports whether o is the plain cross-entropy with a fresh optimiser.
 func (o *Objective) plain() bool {
-	return o.Prox == 0 && o.Linear == nil && o.Align == 0 && o.Contrast == nil && o.State == nil
+	return o.Prox == 0 && o.Linear == nil && o.Align == 0 && o.Contrast == nil && o.State == nil && o.AfterStep == nil
 }
 
 // Validate checks o against the net and the number of training samples.
@@ -149,6 +161,9 @@ func (o *Objective) Validate(n *Net, samples int) error {
 		return err
 	}
 	if err := vec("align_grad", o.AlignGrad, o.Align > 0); err != nil {
+		return err
+	}
+	if err := vec("after_step", o.AfterStep, false); err != nil {
 		return err
 	}
 	if c := o.Contrast; c != nil {

@@ -117,6 +117,20 @@ func applyObjective[T float](spans []span, w, g []T, o *Objective, anchor []floa
 	}
 }
 
+// afterStep applies Objective.AfterStep after an optimiser step with learning
+// rate lr: w ← w − lr·c over every entry, buffers included. It returns
+// whether every entry is finite.
+func afterStep[T float](w []T, c []float32, lr float64) bool {
+	eta := T(lr)
+	var check T
+	for j, cj := range c {
+		v := w[j] - eta*T(cj)
+		w[j] = v
+		check += v - v
+	}
+	return check == 0
+}
+
 // optimize applies one optimiser step with learning rate lr to the trainable
 // spans of w, in PyTorch's form:
 //

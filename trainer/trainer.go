@@ -180,7 +180,8 @@ func (t *Trainer) TrainObjective(ctx context.Context, n *Net, w []float32, ex Ex
 	if anchor == nil {
 		anchor = w
 	}
-	custom := obj.Prox != 0 || obj.Linear != nil || obj.Align != 0
+	terms := obj.Prox != 0 || obj.Linear != nil || obj.Align != 0
+	custom := terms || obj.AfterStep != nil
 	// Plain SGD runs inside the linear layers' gemms (see fusedSGD).
 	fuse := hp.Optimizer == OptimizerSGD && hp.Momentum == 0 && hp.WeightDecay == 0 && !custom
 	batchIdx := make([]int, 0, min(hp.BatchSize, len(ex.Idx)))
@@ -214,7 +215,7 @@ func (t *Trainer) TrainObjective(ctx context.Context, n *Net, w []float32, ex Ex
 		if !finite(loss) {
 			return fmt.Errorf("train: step %d of %d: minibatch loss is %v: %w", res.Steps+1, total, loss, ErrDiverged)
 		}
-		if custom {
+		if terms {
 			applyObjective(s.spans, s.w, s.g, &obj, anchor)
 		}
 		spans := s.spans
@@ -227,8 +228,12 @@ func (t *Trainer) TrainObjective(ctx context.Context, n *Net, w []float32, ex Ex
 		if !optimize(spans, s.w, s.g, &s.opt, hp, lr) {
 			return fmt.Errorf("train: step %d of %d: %s: %w", res.Steps+1, total, badWeight(n, s.w), ErrDiverged)
 		}
+		if obj.AfterStep != nil && !afterStep(s.w, obj.AfterStep, lr) {
+			return fmt.Errorf("train: step %d of %d: %s: %w", res.Steps+1, total, badWeight(n, s.w), ErrDiverged)
+		}
 		res.Steps++
 		res.Samples += len(pos)
+		res.LRSum += lr
 		lossSum += loss
 		if progress != nil {
 			progress(Progress{Step: res.Steps, Steps: total, Loss: loss})
@@ -266,6 +271,10 @@ func badWeight(n *Net, w []float32) string {
 }
 
 // numSteps is the number of optimiser steps of a schedule over n samples.
+// NumSteps returns the number of optimiser steps Train takes on n samples
+// with hp: LocalSteps, or LocalEpochs·⌈n/BatchSize⌉.
+func NumSteps(n int, hp Hyper) int { return numSteps(n, hp) }
+
 func numSteps(n int, hp Hyper) int {
 	if hp.LocalEpochs > 0 {
 		return hp.LocalEpochs * ((n + hp.BatchSize - 1) / hp.BatchSize)
