@@ -1,7 +1,7 @@
 // Package activities adapts the engine's steps to Temporal activities. Each
 // activity validates nothing and computes nothing itself: it passes its
-// input to the engine, reports progress as heartbeats, and turns the
-// engine's error classes into Temporal errors, in one place (toTemporal).
+// input to the engine, heartbeats, and turns the engine's error classes into
+// Temporal errors, in one place (toTemporal).
 package activities
 
 import (
@@ -20,28 +20,35 @@ import (
 // Activities are the steps of a sweep as Temporal activities.
 type Activities struct {
 	Engine *engine.Engine
-	// HeartbeatEvery is how often activities without step-level progress
-	// heartbeat (default 5 s); it must be well under the heartbeat timeout.
+	// HeartbeatEvery is how often activities heartbeat while they wait or
+	// compute (default 5 s); it must be well under the heartbeat timeout.
 	HeartbeatEvery time.Duration
 }
 
-// Register registers every activity under its name in package steps.
-func (a *Activities) Register(r interface {
+// Registrar is what a worker (or a test environment) registers activities on.
+type Registrar interface {
 	RegisterActivityWithOptions(any, activity.RegisterOptions)
-}) {
-	for name, fn := range map[string]any{
-		steps.PlanSweep:     a.PlanSweep,
-		steps.PreparePoint:  a.PreparePoint,
-		steps.SelectClients: a.SelectClients,
-		steps.TrainClient:   a.TrainClient,
-		steps.TrainClients:  a.TrainClients,
-		steps.Aggregate:     a.Aggregate,
-		steps.Evaluate:      a.Evaluate,
-		steps.CommitRound:   a.CommitRound,
-		steps.FinishPoint:   a.FinishPoint,
-	} {
-		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
-	}
+}
+
+// register registers f as step s's activity. f's signature must match the
+// step's payload types, which the compiler checks.
+func register[In, Out any](r Registrar, s steps.Step[In, Out], f func(context.Context, In) (Out, error)) {
+	r.RegisterActivityWithOptions(f, activity.RegisterOptions{Name: s.Name})
+}
+
+// Register registers every step of steps.All as an activity.
+func (a *Activities) Register(r Registrar) {
+	register(r, steps.PlanSweep, a.PlanSweep)
+	register(r, steps.PreparePoint, a.PreparePoint)
+	register(r, steps.FinishPoint, a.FinishPoint)
+	register(r, steps.SelectClients, a.SelectClients)
+	register(r, steps.QueryClients, a.QueryClients)
+	register(r, steps.Broadcast, a.Broadcast)
+	register(r, steps.TrainClients, a.TrainClients)
+	register(r, steps.InspectUpdates, a.InspectUpdates)
+	register(r, steps.Aggregate, a.Aggregate)
+	register(r, steps.Evaluate, a.Evaluate)
+	register(r, steps.CommitRound, a.CommitRound)
 }
 
 // PlanSweep records a sweep's spec and points.
@@ -54,31 +61,66 @@ func (a *Activities) PreparePoint(ctx context.Context, in steps.PointRef) (steps
 	return heartbeating(ctx, a.every(), func() (steps.PrepareOutput, error) { return a.Engine.PreparePoint(ctx, in) })
 }
 
-// SelectClients draws a round's clients (run as a local activity).
-func (a *Activities) SelectClients(ctx context.Context, in steps.RoundRef) (fl.Selection, error) {
+// FinishPoint closes a point.
+func (a *Activities) FinishPoint(ctx context.Context, in steps.FinishInput) (steps.PointResult, error) {
+	return heartbeating(ctx, a.every(), func() (steps.PointResult, error) { return a.Engine.FinishPoint(ctx, in) })
+}
+
+// SelectClients asks the sampler for a round's decision (a local activity).
+func (a *Activities) SelectClients(ctx context.Context, in steps.SelectInput) (fl.Plan, error) {
 	out, err := a.Engine.SelectClients(ctx, in)
 	return out, toTemporal(err)
 }
 
-// TrainClient trains one client; it heartbeats after every local step.
-func (a *Activities) TrainClient(ctx context.Context, in steps.TrainClientInput) (steps.TrainClientOutput, error) {
-	out, err := a.Engine.TrainClient(ctx, in, func(h steps.Heartbeat) { activity.RecordHeartbeat(ctx, h) })
-	return out, toTemporal(err)
+// QueryClients answers a round's question for a chunk of clients.
+func (a *Activities) QueryClients(ctx context.Context, in steps.QueryInput) ([]fl.Answer, error) {
+	return heartbeating(ctx, a.every(), func() ([]fl.Answer, error) { return a.Engine.QueryClients(ctx, in) })
 }
 
-// TrainClients trains a chunk of clients; it heartbeats with the progress of
-// the client that reported last.
-func (a *Activities) TrainClients(ctx context.Context, in steps.TrainClientsInput) ([]steps.TrainClientOutput, error) {
-	var mu sync.Mutex
-	out, err := a.Engine.TrainClients(ctx, in, func(h steps.Heartbeat) {
-		mu.Lock()
-		defer mu.Unlock()
-		activity.RecordHeartbeat(ctx, h)
+// Broadcast computes the vector a round's clients train with.
+func (a *Activities) Broadcast(ctx context.Context, in steps.BroadcastInput) (steps.BroadcastOutput, error) {
+	return heartbeating(ctx, a.every(), func() (steps.BroadcastOutput, error) { return a.Engine.Broadcast(ctx, in) })
+}
+
+// TrainClients trains a chunk of clients; it heartbeats with the progress
+// of the client that reported last, also while it waits for a core.
+func (a *Activities) TrainClients(ctx context.Context, in steps.TrainInput) ([]fl.ClientSummary, error) {
+	var last progress
+	return heartbeatingWith(ctx, a.every(), &last, func() ([]fl.ClientSummary, error) {
+		return a.Engine.TrainClients(ctx, in, func(h steps.Heartbeat) {
+			last.set(h)
+			activity.RecordHeartbeat(ctx, h) // the SDK throttles these
+		})
 	})
-	return out, toTemporal(err)
 }
 
-// Aggregate builds a round's new global model.
+// progress is the latest heartbeat detail of an activity.
+type progress struct {
+	mu   sync.Mutex
+	last any
+}
+
+func (p *progress) set(v any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last = v
+}
+
+func (p *progress) details() []any {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.last == nil {
+		return nil
+	}
+	return []any{p.last}
+}
+
+// InspectUpdates runs the inspectors over a chunk of a round's updates.
+func (a *Activities) InspectUpdates(ctx context.Context, in steps.InspectInput) ([]steps.Finding, error) {
+	return heartbeating(ctx, a.every(), func() ([]steps.Finding, error) { return a.Engine.InspectUpdates(ctx, in) })
+}
+
+// Aggregate builds a round's new global model and server state.
 func (a *Activities) Aggregate(ctx context.Context, in steps.AggregateInput) (steps.AggregateOutput, error) {
 	return heartbeating(ctx, a.every(), func() (steps.AggregateOutput, error) { return a.Engine.Aggregate(ctx, in) })
 }
@@ -88,15 +130,10 @@ func (a *Activities) Evaluate(ctx context.Context, in steps.RoundRef) (steps.Eva
 	return heartbeating(ctx, a.every(), func() (steps.EvalSummary, error) { return a.Engine.Evaluate(ctx, in) })
 }
 
-// CommitRound closes a round (run as a local activity).
+// CommitRound closes a round (a local activity).
 func (a *Activities) CommitRound(ctx context.Context, in steps.CommitInput) (steps.RoundSummary, error) {
 	out, err := a.Engine.CommitRound(ctx, in)
 	return out, toTemporal(err)
-}
-
-// FinishPoint closes a point.
-func (a *Activities) FinishPoint(ctx context.Context, in steps.FinishInput) (steps.PointResult, error) {
-	return heartbeating(ctx, a.every(), func() (steps.PointResult, error) { return a.Engine.FinishPoint(ctx, in) })
 }
 
 func (a *Activities) every() time.Duration {
@@ -107,9 +144,14 @@ func (a *Activities) every() time.Duration {
 }
 
 // heartbeating runs f while heartbeating every interval, so that a worker
-// that dies during f is noticed within the heartbeat timeout. These steps are
-// short and bounded by their start-to-close timeout, which catches a hang.
+// that dies during f is noticed within the heartbeat timeout, and so is a
+// hang: the start-to-close timeout bounds f.
 func heartbeating[O any](ctx context.Context, every time.Duration, f func() (O, error)) (O, error) {
+	return heartbeatingWith(ctx, every, &progress{}, f)
+}
+
+// heartbeatingWith is heartbeating with p's latest detail in every beat.
+func heartbeatingWith[O any](ctx context.Context, every time.Duration, p *progress, f func() (O, error)) (O, error) {
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
@@ -120,7 +162,7 @@ func heartbeating[O any](ctx context.Context, every time.Duration, f func() (O, 
 			case <-done:
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx)
+				activity.RecordHeartbeat(ctx, p.details()...)
 			}
 		}
 	}()

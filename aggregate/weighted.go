@@ -37,7 +37,8 @@ type weightedOptions struct {
 	Normalize bool     `json:"normalize"`
 }
 
-func newWeightedDelta(opts fl.Options) (fl.Rule, error) {
+// NewWeightedDelta builds the rule from {server_lr, normalize}.
+func NewWeightedDelta(opts fl.Options) (fl.Rule, error) {
 	var o weightedOptions
 	if err := opts.Decode("aggregator (fedavg)", &o); err != nil {
 		return nil, err

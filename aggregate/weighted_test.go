@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/flsweep/flsweep/fl"
@@ -152,14 +151,9 @@ func TestBadInput(t *testing.T) {
 	if err := agg.Finish(make([]float32, 1)); !errors.Is(err, fl.ErrDiverged) {
 		t.Errorf("Inf delta: Finish error = %v; want ErrDiverged", err)
 	}
-	reg := fl.NewRegistry()
-	Register(reg)
 	for _, o := range []fl.Options{{"server_lr": -1.0}, {"server_lr": 0.0}, {"serverlr": 1.0}} {
-		if _, err := reg.Rule("fedavg", o); !errors.Is(err, fl.ErrInvalid) {
-			t.Errorf("Rule(fedavg, %v) error = %v; want ErrInvalid", o, err)
+		if _, err := NewWeightedDelta(o); !errors.Is(err, fl.ErrInvalid) {
+			t.Errorf("NewWeightedDelta(%v) error = %v; want ErrInvalid", o, err)
 		}
-	}
-	if _, err := reg.Rule("fedavgg", nil); !errors.Is(err, fl.ErrInvalid) || !slices.Contains(reg.Rules(), "fedavg") {
-		t.Errorf("unknown rule error = %v; want ErrInvalid listing fedavg", err)
 	}
 }

@@ -11,9 +11,10 @@ import (
 	"github.com/flsweep/flsweep/store"
 )
 
-// CommitRound closes round r: it writes the round's metric rows, then the
-// COMMITTED manifest, then drops transient files and checkpoints that are
-// not retained. Committing a committed round again changes nothing.
+// CommitRound closes round r (DESIGN.md §3, "commit"): it writes the
+// round's metric rows, then the COMMITTED manifest, then drops transient
+// files, checkpoints and client-state versions that no kept checkpoint
+// needs. Committing a committed round again changes nothing.
 func (e *Engine) CommitRound(ctx context.Context, in steps.CommitInput) (steps.RoundSummary, error) {
 	env, err := e.roundEnv(ctx, in.RoundRef)
 	if err != nil {
@@ -22,9 +23,15 @@ func (e *Engine) CommitRound(ctx context.Context, in steps.CommitInput) (steps.R
 	var c store.Commit
 	switch err := e.Store.GetJSON(ctx, env.keys.Committed(in.Round), &c); {
 	case err == nil:
-		return summaryOf(c, in.Eval), e.cleanRound(ctx, env, in.Round, in.KeepUpdates)
+		return summaryOf(c, in.Eval), e.cleanRound(ctx, env, in.Round, in.KeepUpdates, in.Model.Superseded)
 	case !errors.Is(err, store.ErrNotFound):
 		return steps.RoundSummary{}, err
+	}
+	if err := checkSelection(in.Selection, env.pop.N()); err != nil {
+		return steps.RoundSummary{}, err
+	}
+	if len(in.Clients) != len(in.Selection.Clients) {
+		return steps.RoundSummary{}, fmt.Errorf("commit: %d summaries for %d clients: %w", len(in.Clients), len(in.Selection.Clients), fl.ErrInvalid)
 	}
 	var per *ClientEvals
 	if in.Eval != nil {
@@ -33,13 +40,13 @@ func (e *Engine) CommitRound(ctx context.Context, in steps.CommitInput) (steps.R
 			return steps.RoundSummary{}, fmt.Errorf("round %d: evaluation results: %w", in.Round, err)
 		}
 	}
-	return e.commit(ctx, env, in.Round, in.Selection, in.Clients, in.Model.ModelSHA256, in.Eval, per, in.KeepUpdates)
+	return e.commit(ctx, env, in, per)
 }
 
-// commit writes round r's rows and manifest. It is the one implementation
-// used by both engines.
-func (e *Engine) commit(ctx context.Context, env *pointEnv, r int, sel fl.Selection, sums []fl.ClientSummary, sha string, ev *steps.EvalSummary, per *ClientEvals, keep bool) (steps.RoundSummary, error) {
-	rounds, clients := env.rows(r, sel, sums, sha, ev, per)
+// commit writes round r's rows and manifest.
+func (e *Engine) commit(ctx context.Context, env *pointEnv, in steps.CommitInput, per *ClientEvals) (steps.RoundSummary, error) {
+	r := in.Round
+	rounds, clients := env.rows(in, per)
 	rounds[0].CodeVersion = e.Version
 	if err := store.WriteRows(ctx, e.Store, env.keys.Part(store.TableRounds, r), rounds); err != nil {
 		return steps.RoundSummary{}, err
@@ -47,33 +54,41 @@ func (e *Engine) commit(ctx context.Context, env *pointEnv, r int, sel fl.Select
 	if err := store.WriteRows(ctx, e.Store, env.keys.Part(store.TableClients, r), clients); err != nil {
 		return steps.RoundSummary{}, err
 	}
-	c := store.Commit{Round: r, Global: env.keys.Global(r), GlobalSHA256: sha, Clients: sel.Clients, DataDigest: env.data.Digest, CodeVersion: e.Version}
-	if rounds[0].TrainLoss != nil {
-		c.TrainLoss = *rounds[0].TrainLoss
+	c := store.Commit{Round: r, Global: env.keys.Global(r), GlobalSHA256: in.Model.ModelSHA256, Clients: in.Selection.Clients,
+		DataDigest: env.data.Digest, CodeVersion: e.Version}
+	if rounds[0].BatchLoss != nil {
+		c.TrainLoss = *rounds[0].BatchLoss
 	}
-	if ev != nil {
-		c.Evaluated, c.TestAcc, c.TestLoss = true, ev.TestAcc, ev.TestLoss
+	if in.Eval != nil {
+		c.Evaluated, c.TestAcc, c.TestLoss = true, in.Eval.TestAcc, in.Eval.TestLoss
 	}
 	if err := e.Store.PutJSON(ctx, env.keys.Committed(r), c); err != nil {
 		return steps.RoundSummary{}, err
 	}
-	return summaryOf(c, ev), e.cleanRound(ctx, env, r, keep)
+	return summaryOf(c, in.Eval), e.cleanRound(ctx, env, r, in.KeepUpdates, in.Model.Superseded)
 }
 
 func summaryOf(c store.Commit, ev *steps.EvalSummary) steps.RoundSummary {
-	return steps.RoundSummary{Round: c.Round, Clients: len(c.Clients), TrainLoss: c.TrainLoss, ModelSHA256: c.GlobalSHA256, Eval: ev}
+	return steps.RoundSummary{Round: c.Round, Clients: len(c.Clients), BatchLoss: c.TrainLoss, ModelSHA256: c.GlobalSHA256, Eval: ev}
 }
 
-// cleanRound drops round r's transient files and the previous round's
-// checkpoint unless it is retained.
-func (e *Engine) cleanRound(ctx context.Context, env *pointEnv, r int, keepUpdates bool) error {
+// cleanRound drops round r's transient files, the previous round's
+// checkpoint unless it is retained, and the client-state versions round r
+// superseded unless a retained checkpoint still names them.
+func (e *Engine) cleanRound(ctx context.Context, env *pointEnv, r int, keepUpdates bool, superseded map[int]int) error {
 	var errs []error
 	if !keepUpdates {
 		errs = append(errs, e.Store.DeletePrefix(ctx, env.keys.Updates(r)))
 	}
-	errs = append(errs, e.Store.Delete(ctx, env.keys.Eval(r)))
+	errs = append(errs, e.Store.Delete(ctx, env.keys.Eval(r)), e.Store.Delete(ctx, env.keys.Broadcast(r)),
+		e.Store.DeletePrefix(ctx, env.keys.Queries(r)))
 	if q := r - 1; q >= 0 && !env.retained(q) {
 		errs = append(errs, e.Store.Delete(ctx, env.keys.Global(q)), e.Store.Delete(ctx, env.keys.State(q)))
+	}
+	for _, k := range sortedClients(superseded) {
+		if v := superseded[k]; !env.stateNeeded(v, r) {
+			errs = append(errs, e.Store.Delete(ctx, env.keys.ClientState(k, v)))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -86,50 +101,109 @@ func (env *pointEnv) retained(q int) bool {
 }
 
 // rows builds round r's metric rows: one rounds row, and clients rows for
-// the trained clients and, on evaluation rounds, for every client.
-func (env *pointEnv) rows(r int, sel fl.Selection, sums []fl.ClientSummary, sha string, ev *steps.EvalSummary, per *ClientEvals) ([]store.RoundRow, []store.ClientRow) {
+// the clients queried or trained in the round and, on evaluation rounds,
+// for every client.
+func (env *pointEnv) rows(in steps.CommitInput, per *ClientEvals) ([]store.RoundRow, []store.ClientRow) {
+	sel, sums, ev := in.Selection, in.Clients, in.Eval
 	seed := int64(env.cfg.Seed)
-	rr := store.RoundRow{Sweep: env.sweep, Point: env.point.ID, Seed: seed, Round: int32(r), Clients: int32(len(sel.Clients)), ModelSHA256: sha}
+	rr := store.RoundRow{Sweep: env.sweep, Point: env.point.ID, Seed: seed, Round: int32(in.Round), Clients: int32(len(sel.Clients)),
+		ModelSHA256: in.Model.ModelSHA256, Queried: int32(len(in.Answers))}
 	byClient := map[int]*store.ClientRow{}
+	row := func(k int) *store.ClientRow {
+		if byClient[k] == nil {
+			byClient[k] = &store.ClientRow{}
+		}
+		return byClient[k]
+	}
+	comm := env.communication(in)
+	rr.RoundTrips, rr.DownFloats, rr.UpFloats = comm.trips, comm.down, comm.up
+	for _, a := range in.Answers {
+		if a.Ask == fl.AskLoss || a.Ask == fl.AskGradient {
+			row(a.Client).QueryLoss = ptr(a.Loss)
+		}
+	}
 	if len(sums) > 0 {
 		loss := 0.0
 		for i, s := range sums {
-			loss += s.Loss
+			loss += s.BatchLoss
 			rr.Draws += int32(sel.Draws[i])
 			rr.WeightSum += sel.Weights[i]
 			rr.TrainSamples += int64(s.Samples)
-			byClient[s.Client] = &store.ClientRow{
-				Selected: true, Draws: int32(sel.Draws[i]), Weight: sel.Weights[i],
-				TrainLoss: ptr(s.Loss), TrainSamples: ptr(int32(s.Samples)), Steps: ptr(int32(s.Steps)),
-			}
+			cr := row(s.Client)
+			cr.Selected, cr.Draws, cr.Weight = true, int32(sel.Draws[i]), sel.Weights[i]
+			cr.BatchLoss, cr.TrainSamples, cr.Steps = ptr(s.BatchLoss), ptr(int32(s.Samples)), ptr(int32(s.Steps))
+			cr.TrainLossBefore, cr.TrainLossAfter, cr.BiasDelta = s.LossBefore, s.LossAfter, s.BiasDelta
 		}
-		rr.TrainLoss = ptr(loss / float64(len(sums)))
+		rr.BatchLoss = ptr(loss / float64(len(sums)))
 	}
 	if ev != nil {
 		rr.Evaluated = true
 		rr.TestLoss, rr.TestAcc = ptr(ev.TestLoss), ptr(ev.TestAcc)
 		rr.ClientAccMean, rr.ClientAccVar = ptr(ev.ClientAccMean), ptr(ev.ClientAccVar)
 		rr.ClientAccWorst, rr.ClientAccBest = ptr(ev.ClientAccWorst), ptr(ev.ClientAccBest)
+		rr.GlobalTrainLoss = ev.GlobalTrainLoss
 		for k := range per.N {
-			row := byClient[k]
-			if row == nil {
-				row = &store.ClientRow{}
-				byClient[k] = row
-			}
-			row.TestN = ptr(int32(per.N[k]))
+			cr := row(k)
+			cr.TestN = ptr(int32(per.N[k]))
 			if per.N[k] > 0 {
-				row.TestLoss = ptr(per.LossSum[k] / float64(per.N[k]))
-				row.TestAcc = ptr(float64(per.Correct[k]) / float64(per.N[k]))
+				cr.TestLoss = ptr(per.LossSum[k] / float64(per.N[k]))
+				cr.TestAcc = ptr(float64(per.Correct[k]) / float64(per.N[k]))
+			}
+			if per.TrainLoss != nil {
+				cr.EvalTrainLoss = ptr(per.TrainLoss[k])
 			}
 		}
 	}
 	clients := make([]store.ClientRow, 0, len(byClient))
-	for k, row := range byClient {
-		row.Sweep, row.Point, row.Seed, row.Round, row.Client = env.sweep, env.point.ID, seed, int32(r), int32(k)
-		clients = append(clients, *row)
+	for k, cr := range byClient {
+		cr.Sweep, cr.Point, cr.Seed, cr.Round, cr.Client = env.sweep, env.point.ID, seed, int32(in.Round), int32(k)
+		clients = append(clients, *cr)
 	}
 	slices.SortFunc(clients, lessClient)
 	return []store.RoundRow{rr}, clients
+}
+
+// comm is a round's communication: client fan-outs, and values sent and
+// uploaded.
+type comm struct {
+	trips    int32
+	down, up int64
+}
+
+// communication counts a round's traffic in values (docs/architecture.md,
+// "Communication"): a client that answered a query received θ^t and
+// uploaded its loss (and its gradient); a trained client received θ^t
+// (once, if it was asked before), the algorithm's sent vectors and the
+// broadcast, and uploaded its update, further vectors and scalars.
+func (env *pointEnv) communication(in steps.CommitInput) comm {
+	p := int64(env.net.NumParams())
+	var c comm
+	c.trips = int32(in.Queries)
+	if in.Broadcast {
+		c.trips++
+	}
+	if len(in.Clients) > 0 {
+		c.trips++
+	}
+	asked := map[int]bool{}
+	for _, a := range in.Answers {
+		if !asked[a.Client] {
+			asked[a.Client] = true
+			c.down += p
+		}
+		c.up++
+		if a.Ask == fl.AskGradient {
+			c.up += p
+		}
+	}
+	for _, s := range in.Clients {
+		c.down += s.Down
+		if asked[s.Client] {
+			c.down -= p
+		}
+		c.up += s.Up
+	}
+	return c
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -1,9 +1,10 @@
 // Package engine runs sweeps: it is the single implementation of every step
-// of a round (select, train, aggregate, evaluate, commit) on top of blob
-// storage. Temporal activities call these steps one by one (package
-// activities); the in-process runner (RunPoint, RunSweep) calls the same
-// steps in a plain loop. Both therefore produce bit-identical models and
-// rows, which is the system's core test.
+// of a round (select, query, broadcast, train, inspect, aggregate, evaluate,
+// commit; docs/architecture.md) on top of blob storage. Temporal activities
+// call these steps (package activities); the in-process runner (RunPoint,
+// RunSweep) walks the same round protocol (steps.Round) and calls them
+// directly. Both therefore produce bit-identical models and rows, which is
+// the system's core test.
 //
 // The engine knows nothing of Temporal. Progress is reported through plain
 // callbacks, and errors are classified with IsBadInput and IsDiverged.
@@ -19,11 +20,10 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
-	"github.com/flsweep/flsweep/aggregate"
 	"github.com/flsweep/flsweep/dataset"
 	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/methods"
 	"github.com/flsweep/flsweep/partition"
-	"github.com/flsweep/flsweep/sampling"
 	"github.com/flsweep/flsweep/store"
 	"github.com/flsweep/flsweep/sweep"
 	"github.com/flsweep/flsweep/trainer"
@@ -35,16 +35,19 @@ type Engine struct {
 	Store   *store.Store
 	Data    *dataset.Cache
 	DataDir string // default location of datasets: DataDir/<name> when a spec gives no root
-	Reg     *fl.Registry
+	Reg     *methods.Registry
 	Trainer *trainer.Trainer
-	// Workers bounds the clients trained at once by the in-process runner
-	// and within a TrainClients activity (0: GOMAXPROCS). Temporal workers
-	// bound concurrency across activities with task slots.
+	// Workers bounds the clients trained, queried or evaluated at once in
+	// this process, across all steps running in it (0: GOMAXPROCS).
 	Workers int
 	// Version identifies the build; every committed round records it.
 	Version string
 
-	envs envCache
+	envs         envCache
+	slotsOnce    sync.Once
+	slots        chan struct{}
+	handlersOnce sync.Once
+	steps        map[string]handler
 }
 
 // Options configure New.
@@ -52,6 +55,8 @@ type Options struct {
 	DataDir string
 	Workers int
 	Version string
+	// Registry resolves the spec's method names; nil means methods.Builtin().
+	Registry *methods.Registry
 }
 
 // New returns an engine over st with the built-in methods.
@@ -59,24 +64,20 @@ func New(st *store.Store, opts *Options) *Engine {
 	if opts == nil {
 		opts = &Options{}
 	}
+	reg := opts.Registry
+	if reg == nil {
+		reg = methods.Builtin()
+	}
 	return &Engine{
 		Store:   st,
 		Data:    dataset.NewCache(),
 		DataDir: opts.DataDir,
-		Reg:     Registry(),
+		Reg:     reg,
 		Trainer: trainer.New(nil),
 		Workers: opts.Workers,
 		Version: opts.Version,
 		envs:    envCache{max: 32},
 	}
-}
-
-// Registry returns a registry with every built-in sampler and aggregator.
-func Registry() *fl.Registry {
-	r := fl.NewRegistry()
-	sampling.Register(r)
-	aggregate.Register(r)
-	return r
 }
 
 func (e *Engine) workers() int {

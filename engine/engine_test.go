@@ -11,6 +11,7 @@ import (
 	"gocloud.dev/blob/memblob"
 
 	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/methods"
 	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store"
 )
@@ -127,14 +128,14 @@ func TestRows(t *testing.T) {
 		if r.Evaluated != wantEval || (r.TestAcc != nil) != wantEval {
 			t.Errorf("point %s round %d: evaluated %v; want %v", r.Point, r.Round, r.Evaluated, wantEval)
 		}
-		if r.Round > 0 && (r.Draws != m || r.TrainLoss == nil || r.ModelSHA256 == "") {
+		if r.Round > 0 && (r.Draws != m || r.BatchLoss == nil || r.ModelSHA256 == "") {
 			t.Errorf("round %d row = %+v; want %d draws, a train loss and a model checksum", r.Round, r, m)
 		}
 	}
 	perRound := map[string]int{}
 	for _, c := range s.Clients {
 		perRound[fmt.Sprintf("%s/%d", c.Point, c.Round)]++
-		if c.Selected != (c.TrainLoss != nil) || (c.Selected && c.Weight <= 0) {
+		if c.Selected != (c.BatchLoss != nil) || (c.Selected && c.Weight <= 0) {
 			t.Errorf("client row %+v: selected rows carry a weight and a train loss, others none", c)
 		}
 	}
@@ -174,9 +175,10 @@ func TestRows(t *testing.T) {
 	}
 }
 
-// TestActivityStepsEqualLocal runs a point step by step as the Temporal
-// workflows do (separate select, train, aggregate, evaluate and commit steps
-// with blob storage between them) and compares with the in-process runner.
+// TestActivityStepsEqualLocal runs each point's rounds as the Temporal
+// workflows do, one activity per client (separate steps with blob storage
+// between them), and compares with the in-process runner, which trains the
+// clients in chunks.
 func TestActivityStepsEqualLocal(t *testing.T) {
 	_, want := runLocal(t, newEngine(t))
 	e := newEngine(t)
@@ -186,58 +188,74 @@ func TestActivityStepsEqualLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range plan.Points {
-		runSteps(t, e, steps.PointRef{Sweep: plan.Name, Point: p.ID}, 1, 0)
+		runSteps(t, e, steps.PointRef{Sweep: plan.Name, Point: p.ID}, 0, "")
 	}
 	compare(t, "activity steps vs local", take(t, e, plan), want)
 }
 
-// runSteps drives one point through the activity steps from round `from`;
-// with crashAt > 0 it stops in the middle of round crashAt, after training
-// only some clients, as a killed worker would.
-func runSteps(t *testing.T, e *Engine, ref steps.PointRef, from, crashAt int) {
+// crashExec runs the steps of a round like a worker that is killed: when
+// step crash is called in round crashAt, a fan-out fails after its first
+// half ran (some clients trained, their files written), a single step after
+// it ran.
+type crashExec struct {
+	steps.Exec
+	round   int
+	crashAt int
+	crash   string
+}
+
+var errKilled = errors.New("worker killed")
+
+func (x crashExec) RunAll(s steps.Info, ins, outs []any) error {
+	if x.round != x.crashAt || s.Name != x.crash {
+		return x.Exec.RunAll(s, ins, outs)
+	}
+	half := (len(ins) + 1) / 2
+	if err := x.Exec.RunAll(s, ins[:half], outs[:half]); err != nil {
+		return err
+	}
+	return errKilled
+}
+
+// Run crashes after the step did its work and before its caller learns of
+// it: its files are written, its result lost.
+func (x crashExec) Run(s steps.Info, in, out any) error {
+	err := x.Exec.Run(s, in, out)
+	if err == nil && x.round == x.crashAt && s.Name == x.crash {
+		return errKilled
+	}
+	return err
+}
+
+// runSteps drives one point through its rounds with steps.Round, one
+// activity per client; with crashAt > 0 it stops in round crashAt when step
+// crash runs, as a killed worker would, and returns.
+func runSteps(t *testing.T, e *Engine, ref steps.PointRef, crashAt int, crash string) {
 	t.Helper()
 	ctx := context.Background()
 	prep, err := e.PreparePoint(ctx, ref)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if from <= prep.LastCommitted {
-		from = prep.LastCommitted + 1
-	}
-	for r := from; r <= prep.Rounds; r++ {
-		rr := steps.RoundRef{PointRef: ref, Round: r, DataDigest: prep.DataDigest}
-		sel, err := e.SelectClients(ctx, rr)
+	for r := prep.LastCommitted + 1; r <= prep.Rounds; r++ {
+		in := steps.RoundInput{RoundRef: steps.RoundRef{PointRef: ref, Round: r, DataDigest: prep.DataDigest},
+			Eval: steps.ShouldEval(r, prep.EvalEvery, prep.Rounds), ClientsPerActivity: 1, Phases: prep.Phases}
+		_, err := steps.Round(crashExec{Exec: e.exec(ctx, nil), round: r, crashAt: crashAt, crash: crash}, in)
+		if errors.Is(err, errKilled) {
+			return
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		var sums []fl.ClientSummary
-		for i, k := range sel.Clients {
-			if r == crashAt && i == len(sel.Clients)/2 {
-				return
-			}
-			out, err := e.TrainClient(ctx, steps.TrainClientInput{RoundRef: rr, Client: k}, nil)
-			if err != nil {
+		if r == 2 { // a retried round after its commit changes nothing
+			sk, _ := store.SweepKeys(ref.Sweep)
+			pk, _ := sk.Point(ref.Point)
+			var c store.Commit
+			if err := e.Store.GetJSON(ctx, pk.Committed(r), &c); err != nil {
 				t.Fatal(err)
 			}
-			sums = append(sums, out.ClientSummary)
-		}
-		agg, err := e.Aggregate(ctx, steps.AggregateInput{RoundRef: rr, Selection: sel, Clients: sums})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ev *steps.EvalSummary
-		if steps.ShouldEval(r, prep.EvalEvery, prep.Rounds) {
-			s, err := e.Evaluate(ctx, rr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ev = &s
-		}
-		in := steps.CommitInput{RoundRef: rr, Selection: sel, Clients: sums, Model: agg, Eval: ev}
-		if _, err := e.CommitRound(ctx, in); err != nil {
-			t.Fatal(err)
-		}
-		if r == 2 { // a retried commit changes nothing
+			in := steps.CommitInput{RoundRef: in.RoundRef, Selection: fl.Selection{Clients: c.Clients, Weights: make([]float64, len(c.Clients)), Draws: make([]int, len(c.Clients))},
+				Clients: make([]fl.ClientSummary, len(c.Clients)), Model: steps.AggregateOutput{ModelSHA256: c.GlobalSHA256}}
 			if _, err := e.CommitRound(ctx, in); err != nil {
 				t.Fatalf("second commit of round %d: %v", r, err)
 			}
@@ -248,22 +266,36 @@ func runSteps(t *testing.T, e *Engine, ref steps.PointRef, from, crashAt int) {
 	}
 }
 
-// TestCrashAndResume: a point interrupted in the middle of round 3 (some
-// updates written, nothing committed) and resumed by a fresh engine, as after
-// a worker is killed and restarted, ends exactly like an uninterrupted run.
+// TestCrashAndResume: a point interrupted in round 3 (some clients trained,
+// nothing aggregated or committed) and resumed by a fresh engine, as after a
+// worker is killed and restarted, ends exactly like an uninterrupted run.
 func TestCrashAndResume(t *testing.T) {
 	_, want := runLocal(t, newEngine(t))
+	crashAndResume(t, spec, want, nil)
+}
+
+// crashAndResume runs every point of spec step by step up to a crash in
+// round 3 (in each of training, aggregation and evaluation for successive
+// points), resumes them all with a fresh engine on the same store, and
+// compares with want.
+func crashAndResume(t *testing.T, specText string, want snapshot, reg *methods.Registry) {
+	t.Helper()
 	e := newEngine(t)
+	if reg != nil {
+		e.Reg = reg
+	}
 	ctx := context.Background()
-	plan, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)})
+	plan, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(specText)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range plan.Points {
-		runSteps(t, e, steps.PointRef{Sweep: plan.Name, Point: p.ID}, 1, 3)
+	crashes := []string{steps.TrainClients.Name, steps.Aggregate.Name, steps.CommitRound.Name, steps.QueryClients.Name}
+	for i, p := range plan.Points {
+		runSteps(t, e, steps.PointRef{Sweep: plan.Name, Point: p.ID}, 3, crashes[i%len(crashes)])
 	}
-	restarted := &Engine{Store: e.Store, Data: e.Data, Reg: Registry(), Trainer: e.Trainer, Workers: 2, envs: envCache{max: 4}}
-	if _, err := restarted.RunSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)}, nil); err != nil {
+	restarted := New(e.Store, &Options{Workers: 2, Registry: e.Reg})
+	restarted.Data = e.Data
+	if _, err := restarted.RunSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(specText)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	compare(t, "crashed and resumed", take(t, restarted, plan), want)
@@ -303,7 +335,7 @@ func TestCorruptCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref := steps.PointRef{Sweep: plan.Name, Point: plan.Points[0].ID}
-	runSteps(t, e, ref, 1, 3) // rounds 0..2 committed
+	runSteps(t, e, ref, 3, steps.TrainClients.Name) // rounds 0..2 committed
 	sk, _ := store.SweepKeys(plan.Name)
 	pk, _ := sk.Point(ref.Point)
 	b, err := e.Store.Get(ctx, pk.Global(2))
@@ -326,7 +358,7 @@ func TestCorruptCheckpoint(t *testing.T) {
 	if !reflect.DeepEqual(before, after) {
 		t.Errorf("PreparePoint changed the store:\nbefore %v\nafter  %v", before, after)
 	}
-	if _, err := e.RunRound(ctx, steps.RoundRef{PointRef: ref, Round: 3}, false, false); !errors.Is(err, store.ErrCorrupt) {
+	if _, err := e.RunRound(ctx, steps.RoundInput{RoundRef: steps.RoundRef{PointRef: ref, Round: 3}}); !errors.Is(err, store.ErrCorrupt) {
 		t.Errorf("RunRound from a corrupt model: error = %v; want ErrCorrupt", err)
 	}
 }
@@ -424,47 +456,5 @@ func TestKeepUpdates(t *testing.T) {
 	}
 	if trained == 0 {
 		t.Error("no trained clients")
-	}
-}
-
-// TestRoundIsPure: Round depends only on its arguments: two calls agree, it
-// writes nothing, and it equals what the stored run committed.
-func TestRoundIsPure(t *testing.T) {
-	e := newEngine(t)
-	plan, _ := runLocal(t, e)
-	ctx := context.Background()
-	ref := steps.PointRef{Sweep: plan.Name, Point: plan.Points[0].ID}
-	sk, _ := store.SweepKeys(plan.Name)
-	pk, _ := sk.Point(ref.Point)
-	f, err := e.Store.GetFile(ctx, pk.Global(4)) // retained: checkpoint_every 2
-	if err != nil {
-		t.Fatal(err)
-	}
-	global, _ := f.Vector("weights", -1)
-	before, _ := e.Store.List(ctx, "")
-	a, err := e.Round(ctx, ref, global, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := e.Round(ctx, ref, global, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(a, b) {
-		t.Error("two calls of Round with equal arguments differ")
-	}
-	after, _ := e.Store.List(ctx, "")
-	if !reflect.DeepEqual(before, after) {
-		t.Error("Round wrote to storage")
-	}
-	var c store.Commit
-	if err := e.Store.GetJSON(ctx, pk.Committed(5), &c); err != nil {
-		t.Fatal(err)
-	}
-	if got := store.Checksum(a.Global); got != c.GlobalSHA256 {
-		t.Errorf("Round(5) model %s; the run committed %s", got, c.GlobalSHA256)
-	}
-	if _, err := e.Round(ctx, ref, global[:10], 5); !IsBadInput(err) {
-		t.Errorf("Round with a short model: error = %v; want bad input", err)
 	}
 }

@@ -2,11 +2,14 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
+	"github.com/flsweep/flsweep/algorithm"
 	"github.com/flsweep/flsweep/dataset"
 	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/methods"
 	"github.com/flsweep/flsweep/partition"
 	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store"
@@ -29,14 +32,83 @@ type pointEnv struct {
 	pop      fl.Population
 	net      *trainer.Net
 	hyper    trainer.Hyper
-	sampler  fl.Sampler
-	rule     fl.Rule
+	pointMethods
 }
 
-// StoredPoint is a point's config.json.
+// pointMethods are a point's methods, built from its configuration.
+type pointMethods struct {
+	sampler    fl.Planner
+	rule       fl.Rule
+	alg        algorithm.Algorithm
+	inspectors []inspector
+	// resolved is every method's resolved options (the points table's
+	// methods_json and config.json's "resolved").
+	resolved json.RawMessage
+}
+
+type inspector struct {
+	name string
+	fl.Inspector
+}
+
+// phases returns the optional phases the point's methods use.
+func (m pointMethods) phases() steps.Phases {
+	_, broadcasts := m.alg.(algorithm.Broadcaster)
+	return steps.Phases{Broadcast: broadcasts, Inspect: len(m.inspectors) > 0}
+}
+
+// buildMethods builds c's sampler, rule, algorithm and inspectors, checks
+// the algorithm against the model and optimiser, and records every
+// method's resolved options.
+func buildMethods(reg *methods.Registry, c sweep.Config) (pointMethods, error) {
+	var m pointMethods
+	var err error
+	if m.sampler, err = reg.Sampler(c.Sampler.Name, c.ClientsPerRound, c.Sampler.Options); err != nil {
+		return m, err
+	}
+	if m.rule, err = reg.Rule(c.Aggregator.Name, c.Aggregator.Options); err != nil {
+		return m, err
+	}
+	if m.alg, err = reg.Algorithm(c.Algorithm.Name, c.Algorithm.Options); err != nil {
+		return m, err
+	}
+	if err := m.alg.Check(c.TrainerSpec(), c.Hyper()); err != nil {
+		return m, err
+	}
+	type named struct {
+		Name    string `json:"name"`
+		Options any    `json:"options"`
+	}
+	rec := struct {
+		Sampler    named   `json:"sampler"`
+		Aggregator named   `json:"aggregator"`
+		Algorithm  named   `json:"algorithm"`
+		Inspect    []named `json:"inspect,omitempty"`
+	}{
+		Sampler:    named{c.Sampler.Name, m.sampler},
+		Aggregator: named{c.Aggregator.Name, m.rule},
+		Algorithm:  named{c.AlgorithmName(), m.alg},
+	}
+	for i, in := range c.Inspect {
+		ins, err := reg.Inspector(in.Name, in.Options)
+		if err != nil {
+			return m, fmt.Errorf("inspect[%d]: %w", i, err)
+		}
+		m.inspectors = append(m.inspectors, inspector{in.Name, ins})
+		rec.Inspect = append(rec.Inspect, named{in.Name, ins})
+	}
+	if m.resolved, err = methods.Resolved(rec); err != nil {
+		return m, err
+	}
+	return m, nil
+}
+
+// StoredPoint is a point's config.json: the configuration as resolved from
+// the spec, and every method's resolved options (defaults applied).
 type StoredPoint struct {
-	Sweep string      `json:"sweep"`
-	Point sweep.Point `json:"point"`
+	Sweep    string          `json:"sweep"`
+	Point    sweep.Point     `json:"point"`
+	Resolved json.RawMessage `json:"resolved,omitempty"`
 }
 
 func (e *Engine) env(ctx context.Context, ref steps.PointRef) (*pointEnv, error) {
@@ -86,10 +158,7 @@ func (e *Engine) buildEnv(ctx context.Context, sweepName string, p sweep.Point) 
 	if env.net, err = trainer.NewNet(c.TrainerSpec(), sp.Data.Shape, sp.Data.Classes); err != nil {
 		return nil, err
 	}
-	if env.sampler, err = e.Reg.Sampler(c.Sampler.Name, c.ClientsPerRound, c.Sampler.Options); err != nil {
-		return nil, err
-	}
-	if env.rule, err = e.Reg.Rule(c.Aggregator.Name, c.Aggregator.Options); err != nil {
+	if env.pointMethods, err = buildMethods(e.Reg, c); err != nil {
 		return nil, err
 	}
 	return env, nil
@@ -125,4 +194,13 @@ func (env *pointEnv) testSplit() dataset.Split {
 		return env.data.Train
 	}
 	return env.data.Test
+}
+
+// totalSize returns Σ_k n_k.
+func (env *pointEnv) totalSize() int {
+	t := 0
+	for _, n := range env.pop.Sizes {
+		t += n
+	}
+	return t
 }

@@ -47,7 +47,11 @@ func (e *Engine) PlanSweep(ctx context.Context, in steps.PlanSweepInput) (steps.
 		if err != nil {
 			return steps.PlanSweepOutput{}, err
 		}
-		if err := e.Store.PutJSON(ctx, pk.Config(), StoredPoint{Sweep: sw.Name, Point: p}); err != nil {
+		m, err := buildMethods(e.Reg, p.Config)
+		if err != nil {
+			return steps.PlanSweepOutput{}, fmt.Errorf("point %s: %w", p.Label, err)
+		}
+		if err := e.Store.PutJSON(ctx, pk.Config(), StoredPoint{Sweep: sw.Name, Point: p, Resolved: m.resolved}); err != nil {
 			return steps.PlanSweepOutput{}, err
 		}
 	}
@@ -69,6 +73,7 @@ func PlanOutput(sw *sweep.Sweep) steps.PlanSweepOutput {
 		out.Points = append(out.Points, steps.PointInfo{
 			Index: p.Index, ID: p.ID, Label: p.Label, Seed: c.Seed, Rounds: c.Rounds,
 			Dataset: c.Dataset.Name, Model: c.Model.Arch, Sampler: c.Sampler.Name, Aggregator: c.Aggregator.Name,
+			Algorithm: c.AlgorithmName(),
 		})
 	}
 	return out

@@ -24,7 +24,8 @@ func (e *Engine) PreparePoint(ctx context.Context, ref steps.PointRef) (steps.Pr
 	if err != nil {
 		return steps.PrepareOutput{}, err
 	}
-	out := steps.PrepareOutput{Rounds: env.cfg.Rounds, EvalEvery: env.cfg.EvalEvery, NumParams: env.net.NumParams(), DataDigest: env.data.Digest}
+	out := steps.PrepareOutput{Rounds: env.cfg.Rounds, EvalEvery: env.cfg.EvalEvery, NumParams: env.net.NumParams(),
+		DataDigest: env.data.Digest, Phases: env.phases()}
 	var done doneManifest
 	switch err := e.Store.GetJSON(ctx, env.keys.Done(), &done); {
 	case err == nil:
@@ -58,6 +59,9 @@ func (e *Engine) PreparePoint(ctx context.Context, ref steps.PointRef) (steps.Pr
 			return out, fmt.Errorf("resume point %s: the model of round %d (%s) has checksum %.12s but its manifest says %.12s: %w",
 				ref.Point, last, env.keys.Global(last), sum, c.GlobalSHA256, store.ErrCorrupt)
 		}
+		if _, err := e.loadState(ctx, env, last); err != nil {
+			return out, fmt.Errorf("resume point %s from round %d: %w", ref.Point, last, err)
+		}
 	}
 	out.LastCommitted, out.TestAcc = last, c.TestAcc
 	return out, e.writePointRow(ctx, env, steps.StatusRunning, last, nil, c.GlobalSHA256)
@@ -74,11 +78,20 @@ func (e *Engine) initPoint(ctx context.Context, env *pointEnv) (*store.Commit, e
 	if err != nil {
 		return nil, err
 	}
+	st, err := env.initState()
+	if err != nil {
+		return nil, err
+	}
+	if err := e.saveState(ctx, env, 0, st); err != nil {
+		return nil, err
+	}
 	ev, per, err := e.evaluate(ctx, env, w)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := e.commit(ctx, env, 0, fl.Selection{}, nil, sha, &ev, &per, false); err != nil {
+	in := steps.CommitInput{RoundRef: steps.RoundRef{PointRef: steps.PointRef{Sweep: env.sweep, Point: env.point.ID}},
+		Model: steps.AggregateOutput{ModelSHA256: sha}, Eval: &ev}
+	if _, err := e.commit(ctx, env, in, &per); err != nil {
 		return nil, err
 	}
 	_, c, err := e.Store.LastCommitted(ctx, env.keys)
@@ -139,17 +152,36 @@ func (e *Engine) FinishPoint(ctx context.Context, in steps.FinishInput) (steps.P
 	return res, e.Store.PutJSON(ctx, env.keys.Done(), res)
 }
 
-// prune removes every checkpoint that is not retained and every transient
-// file, whatever crashes or late duplicate attempts left behind.
+// prune removes every checkpoint that is not retained, every client-state
+// version that no kept checkpoint names, and every transient file,
+// whatever crashes or late duplicate attempts left behind.
 func (e *Engine) prune(ctx context.Context, env *pointEnv, last int, keepUpdates bool) error {
 	rounds, err := e.Store.CommittedRounds(ctx, env.keys)
 	if err != nil {
 		return err
 	}
 	var errs []error
+	needed := map[string]bool{} // client-state keys a kept checkpoint names
 	for _, q := range rounds {
 		if q != last && !env.retained(q) {
 			errs = append(errs, e.Store.Delete(ctx, env.keys.Global(q)), e.Store.Delete(ctx, env.keys.State(q)))
+			continue
+		}
+		st, err := e.loadState(ctx, env, q)
+		if err != nil {
+			return err
+		}
+		for k, v := range st.Versions {
+			needed[env.keys.ClientState(k, v)] = true
+		}
+	}
+	states, err := e.Store.List(ctx, env.keys.Clients())
+	if err != nil {
+		return err
+	}
+	for _, key := range states {
+		if !needed[key] {
+			errs = append(errs, e.Store.Delete(ctx, key))
 		}
 	}
 	dirs, err := e.Store.Dirs(ctx, env.keys.Rounds())
@@ -159,7 +191,8 @@ func (e *Engine) prune(ctx context.Context, env *pointEnv, last int, keepUpdates
 	for _, d := range dirs {
 		var q int
 		if _, err := fmt.Sscanf(d, "%d", &q); err == nil {
-			errs = append(errs, e.Store.Delete(ctx, env.keys.Eval(q)))
+			errs = append(errs, e.Store.Delete(ctx, env.keys.Eval(q)), e.Store.Delete(ctx, env.keys.Broadcast(q)),
+				e.Store.DeletePrefix(ctx, env.keys.Queries(q)))
 			if !keepUpdates {
 				errs = append(errs, e.Store.DeletePrefix(ctx, env.keys.Updates(q)))
 			}
@@ -186,7 +219,8 @@ func (e *Engine) writePointRow(ctx context.Context, env *pointEnv, status string
 		Model: env.net.Key(), NumParams: int64(env.net.NumParams()), Optimizer: c.Train.Optimizer, LR: c.Train.LR,
 		BatchSize: int32(c.Train.BatchSize), LocalSteps: int32(c.Train.LocalSteps), LocalEpochs: int32(c.Train.LocalEpochs),
 		Rounds: int32(c.Rounds), ClientsPerRound: int32(c.ClientsPerRound), Importance: c.Importance,
-		Sampler: c.Sampler.Name, Aggregator: c.Aggregator.Name, Config: string(cfg), Status: status, RoundsDone: int32(last),
+		Sampler: c.Sampler.Name, Aggregator: c.Aggregator.Name, Algorithm: c.AlgorithmName(), Methods: string(env.resolved),
+		Config: string(cfg), Status: status, RoundsDone: int32(last),
 		FinalModelSHA256: sha, CodeVersion: e.Version,
 	}
 	if c.Partition.Alpha != 0 { // the label or size concentration of dirichlet, quantity, mixed, unbalanced

@@ -50,14 +50,36 @@ type Sampler interface {
 	Sample(t int, pop Population, r *rand.Rand) (Selection, error)
 }
 
-// ClientSummary is what the server learns about a trained client besides its
-// model delta.
+// ClientSummary is what the server learns about a trained client besides
+// the vectors it uploads (which stay in blob storage). Every loss is a mean
+// cross-entropy; each field's name says on what and at which model.
 type ClientSummary struct {
-	Client      int     `json:"client"`
-	NumExamples int     `json:"n"`       // n_k, the client's training-set size
-	Samples     int     `json:"samples"` // samples processed in local training
-	Steps       int     `json:"steps"`
-	Loss        float64 `json:"loss"` // mean minibatch training loss
+	Client      int `json:"client"`
+	NumExamples int `json:"n"`       // n_k, the client's training-set size
+	Samples     int `json:"samples"` // samples processed in local training
+	Steps       int `json:"steps"`   // τ_k, local optimiser steps
+	// BatchLoss is the mean over the local steps of each minibatch's loss:
+	// what the client saw while training.
+	BatchLoss float64 `json:"batch_loss"`
+	// LossBefore is F_k(θ^t), the loss of the received global model on the
+	// client's full training set before training; LossAfter is F_k(θ_k),
+	// the local model's loss on the same set after training. nil when not
+	// measured (DESIGN.md §3: FedEBA uses LossAfter for its weights and
+	// LossBefore for its fairness angle, specs/fedeba.md §1.1, §1.3).
+	LossBefore *float64 `json:"loss_before,omitempty"`
+	LossAfter  *float64 `json:"loss_after,omitempty"`
+	// BiasDelta is Δb = b_k − b, the update of the output layer's bias
+	// (one value per class): HiCS-FL's and the label-recovery attacks'
+	// signal.
+	BiasDelta []float64 `json:"bias_delta,omitempty"`
+	// Scalars are an algorithm's small per-client outputs, by name (FedNova's
+	// normalising factor a_k as "fednova.a").
+	Scalars map[string]float64 `json:"scalars,omitempty"`
+	// Down and Up count the values the client received (θ^t, the server's
+	// sent vectors, the round's broadcast) and uploaded (its update, further
+	// vectors and scalars) for its training.
+	Down int64 `json:"down"`
+	Up   int64 `json:"up"`
 }
 
 // Rule turns a round's client deltas into a new global model.

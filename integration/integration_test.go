@@ -271,7 +271,7 @@ func straightRun(t *testing.T) results {
 			straightErr = fmt.Sprintf("sweep start --wait: %v\n%s", err, out)
 			return
 		}
-		for _, want := range []string{"POINT", "sampler=uniform seed=7", "done", "5/5", "Parquet tables"} {
+		for _, want := range []string{"POINT", "algorithm=scaffold seed=7", "done", "5/5", "Parquet tables"} {
 			if !strings.Contains(out, want) {
 				straightErr = fmt.Sprintf("output lacks %q:\n%s", want, out)
 				return
@@ -294,12 +294,12 @@ func straightRun(t *testing.T) results {
 	return straight
 }
 
-// TestSweepThroughTemporal: a 2-point sweep completes through the real dev
+// TestSweepThroughTemporal: a 4-point sweep completes through the real dev
 // server and writes the rows the spec implies.
 func TestSweepThroughTemporal(t *testing.T) {
 	r := straightRun(t)
-	if len(r.Models) != 2 {
-		t.Fatalf("%d points; want 2", len(r.Models))
+	if len(r.Models) != 4 {
+		t.Fatalf("%d points; want 4", len(r.Models))
 	}
 	for p, rounds := range r.Rounds {
 		if len(rounds) != 6 {
@@ -325,6 +325,54 @@ func TestSweepThroughTemporal(t *testing.T) {
 		}
 		if r.Points[p][0].FinalModelSHA256 != r.Models[p] {
 			t.Errorf("point %s: points row model %s, last commit %s", p, r.Points[p][0].FinalModelSHA256, r.Models[p])
+		}
+		checkProtocolRows(t, p, rounds, r.Clients[p])
+	}
+}
+
+// checkProtocolRows checks what the round protocol records on real data:
+// pow-d's query (10 candidates each round, the 5 with the highest loss of
+// the global model trained), the clients' losses before and after training
+// and their bias updates, and the global training loss at evaluations.
+func checkProtocolRows(t *testing.T, p string, rounds []store.RoundRow, clients []store.ClientRow) {
+	t.Helper()
+	byRound := map[int32][]store.ClientRow{}
+	for _, c := range clients {
+		byRound[c.Round] = append(byRound[c.Round], c)
+	}
+	for _, row := range rounds {
+		if row.Evaluated && (row.GlobalTrainLoss == nil || !(*row.GlobalTrainLoss > 0)) {
+			t.Errorf("point %s round %d: evaluated without a global training loss", p, row.Round)
+		}
+		if row.Round == 0 {
+			continue
+		}
+		if row.Queried != 10 || row.RoundTrips != 2 || row.DownFloats <= 0 || row.UpFloats <= 0 {
+			t.Errorf("point %s round %d: queried %d, round trips %d, traffic %d/%d; want pow-d's 10 answers and 2 round trips",
+				p, row.Round, row.Queried, row.RoundTrips, row.DownFloats, row.UpFloats)
+		}
+		var asked, trained []store.ClientRow
+		for _, c := range byRound[row.Round] {
+			if c.QueryLoss != nil {
+				asked = append(asked, c)
+			}
+			if c.Selected {
+				trained = append(trained, c)
+				if c.TrainLossBefore == nil || c.TrainLossAfter == nil || len(c.BiasDelta) != 10 {
+					t.Errorf("point %s round %d client %d: losses before/after %v/%v, bias delta %v", p, row.Round, c.Client, c.TrainLossBefore, c.TrainLossAfter, c.BiasDelta)
+				} else if *c.TrainLossBefore != *c.QueryLoss {
+					t.Errorf("point %s round %d client %d: loss before training %v differs from its answer %v", p, row.Round, c.Client, *c.TrainLossBefore, *c.QueryLoss)
+				}
+			}
+		}
+		if len(asked) != 10 || len(trained) != 5 {
+			t.Fatalf("point %s round %d: %d asked, %d trained; want 10 and 5", p, row.Round, len(asked), len(trained))
+		}
+		slices.SortFunc(asked, func(a, b store.ClientRow) int { return cmp.Compare(*b.QueryLoss, *a.QueryLoss) })
+		for _, c := range asked[:5] {
+			if !c.Selected {
+				t.Errorf("point %s round %d: client %d (loss %v) is among the 5 highest of 10 but was not trained", p, row.Round, c.Client, *c.QueryLoss)
+			}
 		}
 	}
 }
@@ -444,18 +492,18 @@ func TestMissingData(t *testing.T) {
 }
 
 // checkQuery runs `starter sweep query` over a finished integration sweep
-// (2 points, 20 clients, rounds 0..5) and checks the SQL answers.
+// (4 points, 20 clients, rounds 0..5) and checks the SQL answers.
 func checkQuery(e *env, sweep string) error {
 	out, err := e.starter("sweep", "query", sweep, `SELECT (SELECT count(*) FROM rounds) AS r, (SELECT count(*) FROM partitions) AS p,
 		(SELECT count(*) FROM points WHERE status = 'done') AS d, (SELECT count(DISTINCT point) FROM clients) AS c`)
 	if err != nil {
 		return fmt.Errorf("sweep query: %v\n%s", err, out)
 	}
-	if f := strings.Fields(out); len(f) != 8 || strings.Join(f[4:], " ") != "12 40 2 2" {
-		return fmt.Errorf("sweep query answered %q; want rounds 12, partitions 40, done points 2, points with client rows 2", out)
+	if f := strings.Fields(out); len(f) != 8 || strings.Join(f[4:], " ") != "24 80 4 4" {
+		return fmt.Errorf("sweep query answered %q; want rounds 24, partitions 80, done points 4, points with client rows 4", out)
 	}
 	out, err = e.starter("sweep", "query", sweep)
-	if err != nil || strings.Count(out, " done ") != 2 {
+	if err != nil || strings.Count(out, " done ") != 4 {
 		return fmt.Errorf("default sweep query: %v\n%s", err, out)
 	}
 	return nil
@@ -573,7 +621,7 @@ func TestCancelAndResume(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	before, _ := filepath.Glob(filepath.Join(e.blob, "sweeps", "cancelled", "*", "rounds", "*", "COMMITTED.json"))
-	if len(before) >= 12 {
+	if len(before) >= 24 {
 		t.Fatalf("everything (%d rounds) was committed before the cancellation took effect", len(before))
 	}
 	out, err := e.starter("sweep", "resume", "cancelled", "--wait")

@@ -7,11 +7,3 @@
 // arXiv:2107.12211; digested in specs/sampling-theory.md). Every scheme here
 // is unbiased: E[ω_k] = p_k (Definition 1).
 package sampling
-
-import "github.com/flsweep/flsweep/fl"
-
-// Register adds this package's samplers to r under their spec names.
-func Register(r *fl.Registry) {
-	r.AddSampler("uniform", newUniform)
-	r.AddSampler("md", newMD)
-}

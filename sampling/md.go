@@ -24,7 +24,8 @@ type MD struct {
 
 var _ fl.Sampler = MD{}
 
-func newMD(m int, opts fl.Options) (fl.Sampler, error) {
+// NewMD builds the sampler from its spec options.
+func NewMD(m int, opts fl.Options) (fl.Sampler, error) {
 	if err := opts.Decode("sampler (md)", &struct{}{}); err != nil {
 		return nil, err
 	}

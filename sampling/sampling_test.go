@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/methods"
 	"github.com/flsweep/flsweep/sampling"
 	"github.com/flsweep/flsweep/sampling/samplingtest"
 )
@@ -174,8 +175,7 @@ func TestWeights(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	reg := fl.NewRegistry()
-	sampling.Register(reg)
+	reg := methods.Builtin()
 	pop := population(t, equalSizes(10), fl.ImportanceSize)
 	tests := []struct {
 		name     string
@@ -186,6 +186,8 @@ func TestBadInput(t *testing.T) {
 		{"unknown", "hics-typo", 5, nil},
 		{"m zero", "uniform", 0, nil},
 		{"unknown option", "md", 5, fl.Options{"temperature": 1}},
+		{"pow-d d below m", "pow-d", 5, fl.Options{"d": 4}},
+		{"pow-d unknown option", "pow-d", 5, fl.Options{"k": 4}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -22,7 +22,8 @@ type Uniform struct {
 
 var _ fl.Sampler = Uniform{}
 
-func newUniform(m int, opts fl.Options) (fl.Sampler, error) {
+// NewUniform builds the sampler from its spec options.
+func NewUniform(m int, opts fl.Options) (fl.Sampler, error) {
 	if err := opts.Decode("sampler (uniform)", &struct{}{}); err != nil {
 		return nil, err
 	}

@@ -1,27 +1,50 @@
-// Package steps declares the steps of a sweep as data: the name of each
-// activity and its input and output types. Workflows call activities by these
-// names, and the engine implements them, so the workflow code depends on
-// nothing heavier than this package (no blob storage, no Parquet, no
-// gorgonia); archtest_test.go checks that.
+// Package steps declares the steps of a sweep as data, and the order of a
+// round's phases as code that runs once for both runners.
 //
-// Every payload carries identifiers, seeds and small summaries only. Model
-// weights never travel through Temporal (DESIGN.md §3).
+// Each step is a Step[In, Out]: the name of its activity, where it runs, its
+// timeout and attempts, and its payload types. Round walks a round's phases
+// (plan, query, select, broadcast, train, inspect, aggregate, evaluate,
+// commit; docs/architecture.md) through an Exec: the RoundWorkflow's Exec
+// runs the steps as Temporal activities, the engine's runs them in-process.
+// The phase order is written here and nowhere else.
+//
+// Workflows depend on nothing heavier than this package (no blob storage, no
+// Parquet, no gorgonia); archtest_test.go checks that. Every payload carries
+// identifiers, seeds and small summaries only: model weights and every other
+// vector stay in blob storage (DESIGN.md §3).
 package steps
 
-import "github.com/flsweep/flsweep/fl"
+import (
+	"encoding/json"
+	"time"
 
-// Activity names, registered by the worker and called by the workflows.
-const (
-	PlanSweep     = "PlanSweep"
-	PreparePoint  = "PreparePoint"
-	SelectClients = "SelectClients"
-	TrainClient   = "TrainClient"
-	TrainClients  = "TrainClients"
-	Aggregate     = "Aggregate"
-	Evaluate      = "Evaluate"
-	CommitRound   = "CommitRound"
-	FinishPoint   = "FinishPoint"
+	"github.com/flsweep/flsweep/fl"
 )
+
+// The steps, with their payload types. Timeouts bound one attempt; the
+// attempts bound the retries of anything but bad input and divergence.
+var (
+	PlanSweep    = Step[PlanSweepInput, PlanSweepOutput]{Info{"PlanSweep", Worker, 2 * time.Minute, 5}}
+	PreparePoint = Step[PointRef, PrepareOutput]{Info{"PreparePoint", Worker, 30 * time.Minute, 5}}
+	FinishPoint  = Step[FinishInput, PointResult]{Info{"FinishPoint", Worker, 30 * time.Minute, 5}}
+
+	SelectClients  = Step[SelectInput, fl.Plan]{Info{"SelectClients", Server, time.Minute, 5}}
+	QueryClients   = Step[QueryInput, []fl.Answer]{Info{"QueryClients", Worker, time.Hour, 5}}
+	Broadcast      = Step[BroadcastInput, BroadcastOutput]{Info{"Broadcast", Worker, 10 * time.Minute, 10}}
+	TrainClients   = Step[TrainInput, []fl.ClientSummary]{Info{"TrainClients", Worker, time.Hour, 5}}
+	InspectUpdates = Step[InspectInput, []Finding]{Info{"InspectUpdates", Worker, 30 * time.Minute, 5}}
+	Aggregate      = Step[AggregateInput, AggregateOutput]{Info{"Aggregate", Worker, 10 * time.Minute, 10}}
+	Evaluate       = Step[RoundRef, EvalSummary]{Info{"Evaluate", Worker, 30 * time.Minute, 5}}
+	CommitRound    = Step[CommitInput, RoundSummary]{Info{"CommitRound", Server, time.Minute, 5}}
+)
+
+// All lists every step; the worker registers each as an activity and the
+// engine implements each (tests check both).
+var All = []Info{
+	PlanSweep.Info, PreparePoint.Info, FinishPoint.Info,
+	SelectClients.Info, QueryClients.Info, Broadcast.Info, TrainClients.Info,
+	InspectUpdates.Info, Aggregate.Info, Evaluate.Info, CommitRound.Info,
+}
 
 // PlanSweepInput carries the spec as the user wrote it; the activity parses
 // and validates it again (the worker's registry is the authority).
@@ -41,6 +64,7 @@ type PointInfo struct {
 	Model      string `json:"model"`
 	Sampler    string `json:"sampler"`
 	Aggregator string `json:"aggregator"`
+	Algorithm  string `json:"algorithm"`
 }
 
 // PlanSweepOutput lists the points in spec order.
@@ -61,6 +85,13 @@ type PointRef struct {
 	Point string `json:"point"`
 }
 
+// Phases says which optional phases a point's methods use (the query phase
+// needs no flag: a sampler asks for it round by round).
+type Phases struct {
+	Broadcast bool `json:"broadcast,omitempty"` // the algorithm computes a vector for the round's clients
+	Inspect   bool `json:"inspect,omitempty"`   // inspectors look at the updates before aggregation
+}
+
 // PrepareOutput is a point's state when its workflow (re)starts.
 type PrepareOutput struct {
 	Rounds        int     `json:"rounds"`
@@ -71,6 +102,7 @@ type PrepareOutput struct {
 	TestAcc       float64 `json:"test_acc"` // at LastCommitted's latest evaluation
 	NumParams     int     `json:"num_params"`
 	DataDigest    string  `json:"data_digest"`
+	Phases        Phases  `json:"phases"`
 }
 
 // RoundRef names one round of a point. DataDigest is the digest of the data
@@ -87,26 +119,50 @@ func ShouldEval(r, evalEvery, rounds int) bool {
 	return r == rounds || (evalEvery > 0 && r%evalEvery == 0)
 }
 
-// TrainClientInput asks one client to train in one round.
-type TrainClientInput struct {
+// SelectInput asks the sampler for round Round's decision, given the answers
+// to the questions it asked so far in the round.
+type SelectInput struct {
 	RoundRef
-	Client int `json:"client"`
+	Answers []fl.Answer `json:"answers,omitempty"`
 }
 
-// TrainClientOutput is the trained client's summary; its update is in blob
-// storage at Key.
-type TrainClientOutput struct {
-	fl.ClientSummary
-	Key string `json:"key"`
+// QueryInput asks a chunk of clients the round's Query-th question at the
+// global model θ^{Round−1}. Vector answers go to blob storage.
+type QueryInput struct {
+	RoundRef
+	Query   int    `json:"query"` // 1-based index within the round
+	Ask     fl.Ask `json:"ask"`
+	Clients []int  `json:"clients"`
 }
 
-// TrainClientsInput asks several clients to train in one round, in one
-// activity (run.clients_per_activity > 1): fewer activities per round, less
-// orchestration overhead, less spread across workers.
-type TrainClientsInput struct {
+func (q QueryInput) Label() string { return label("query "+string(q.Ask)+",", q.Clients, q.Round) }
+
+// BroadcastInput asks the algorithm for the vector the round's clients train
+// with, given the selection and every answer so far.
+type BroadcastInput struct {
 	RoundRef
-	Clients []int `json:"clients"`
+	Selection fl.Selection `json:"selection"`
+	Answers   []fl.Answer  `json:"answers,omitempty"`
 }
+
+// BroadcastOutput is the algorithm's decision: ask Query first, or (Query
+// nil) the round's broadcast is written (Sent) or there is none this round.
+type BroadcastOutput struct {
+	Query *fl.Query `json:"query,omitempty"`
+	Sent  bool      `json:"sent"`
+}
+
+// TrainInput asks a chunk of a round's clients to train. Answers are the
+// round's loss answers of these clients: a client's F_k(θ^t) is taken from
+// them instead of computed again.
+type TrainInput struct {
+	RoundRef
+	Clients   []int       `json:"clients"`
+	Broadcast bool        `json:"broadcast,omitempty"`
+	Answers   []fl.Answer `json:"answers,omitempty"`
+}
+
+func (t TrainInput) Label() string { return label("train", t.Clients, t.Round) }
 
 // Heartbeat is the progress a training activity reports.
 type Heartbeat struct {
@@ -116,16 +172,36 @@ type Heartbeat struct {
 	Loss   float64 `json:"loss"`
 }
 
-// AggregateInput asks for round Round's new global model.
+// InspectInput asks the point's inspectors to look at a chunk of the round's
+// updates before aggregation.
+type InspectInput struct {
+	RoundRef
+	Clients []int `json:"clients"`
+}
+
+func (i InspectInput) Label() string { return label("inspect", i.Clients, i.Round) }
+
+// Finding is what an inspector reports about one client's update.
+type Finding struct {
+	Inspector string          `json:"inspector"`
+	Client    int             `json:"client"`
+	Result    json.RawMessage `json:"result,omitempty"`
+}
+
+// AggregateInput asks for round Round's new global model and server state.
 type AggregateInput struct {
 	RoundRef
 	Selection fl.Selection       `json:"selection"`
 	Clients   []fl.ClientSummary `json:"clients"` // in Selection.Clients order
+	Answers   []fl.Answer        `json:"answers,omitempty"`
 }
 
-// AggregateOutput identifies the new global model.
+// AggregateOutput identifies the new global model. Superseded lists, per
+// client that wrote new client state, the round of the version it replaced:
+// the commit drops those no kept checkpoint needs.
 type AggregateOutput struct {
-	ModelSHA256 string `json:"model_sha256"`
+	ModelSHA256 string      `json:"model_sha256"`
+	Superseded  map[int]int `json:"superseded,omitempty"`
 }
 
 // EvalSummary is the evaluation of a global model; per-client results stay
@@ -137,6 +213,9 @@ type EvalSummary struct {
 	ClientAccVar   float64 `json:"client_acc_var"`
 	ClientAccWorst float64 `json:"client_acc_worst5"`
 	ClientAccBest  float64 `json:"client_acc_best5"`
+	// GlobalTrainLoss is Σ_k p_k L_k(θ) over every client's full training
+	// set (Fraboni et al. 2022's evaluation metric); nil when not measured.
+	GlobalTrainLoss *float64 `json:"global_train_loss,omitempty"`
 }
 
 // CommitInput closes a round.
@@ -144,6 +223,10 @@ type CommitInput struct {
 	RoundRef
 	Selection   fl.Selection       `json:"selection"`
 	Clients     []fl.ClientSummary `json:"clients"`
+	Answers     []fl.Answer        `json:"answers,omitempty"`
+	Queries     int                `json:"queries,omitempty"`   // query fan-outs in the round
+	Broadcast   bool               `json:"broadcast,omitempty"` // a broadcast vector was sent
+	Findings    []Finding          `json:"findings,omitempty"`
 	Model       AggregateOutput    `json:"model"`
 	Eval        *EvalSummary       `json:"eval,omitempty"`
 	KeepUpdates bool               `json:"keep_updates,omitempty"`
@@ -153,7 +236,7 @@ type CommitInput struct {
 type RoundSummary struct {
 	Round       int          `json:"round"`
 	Clients     int          `json:"clients"`
-	TrainLoss   float64      `json:"train_loss"`
+	BatchLoss   float64      `json:"batch_loss"`
 	ModelSHA256 string       `json:"model_sha256"`
 	Eval        *EvalSummary `json:"eval,omitempty"`
 }

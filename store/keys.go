@@ -14,8 +14,11 @@ import (
 //	sweeps/<sweep>/<point>/rounds/<000042>/global.bin        model after round 42
 //	sweeps/<sweep>/<point>/rounds/<000042>/state.bin         server state after round 42
 //	sweeps/<sweep>/<point>/rounds/<000042>/updates/<000017>.bin  transient client update
+//	sweeps/<sweep>/<point>/rounds/<000042>/queries/<1>/<000017>.bin  transient vector answer of query 1
+//	sweeps/<sweep>/<point>/rounds/<000042>/broadcast.bin     transient vector the round's clients train with
 //	sweeps/<sweep>/<point>/rounds/<000042>/eval.json         transient evaluation
 //	sweeps/<sweep>/<point>/rounds/<000042>/COMMITTED.json    written last: round 42 is done
+//	sweeps/<sweep>/<point>/clients/<000017>/<000042>.bin     client 17's state, written in round 42
 //	sweeps/<sweep>/<point>/metrics/<table>/r000042.parquet   per-round part file
 //	sweeps/<sweep>/<point>/metrics/<table>/all.parquet       compacted when the point ends
 //	sweeps/<sweep>/<point>/DONE.json                         written last: the point is done
@@ -81,6 +84,28 @@ func (p PointKeys) Updates(r int) string { return p.Round(r) + "updates/" }
 
 // Update is client c's update in round r.
 func (p PointKeys) Update(r, c int) string { return fmt.Sprintf("%s%06d.bin", p.Updates(r), c) }
+
+// Queries is the prefix of round r's vector answers.
+func (p PointKeys) Queries(r int) string { return p.Round(r) + "queries/" }
+
+// Answer is client c's vector answer to query q of round r.
+func (p PointKeys) Answer(r, q, c int) string {
+	return fmt.Sprintf("%s%d/%06d.bin", p.Queries(r), q, c)
+}
+
+// Broadcast is round r's broadcast vector.
+func (p PointKeys) Broadcast(r int) string { return p.Round(r) + "broadcast.bin" }
+
+// Clients is the prefix of every client's state.
+func (p PointKeys) Clients() string { return p.prefix + "clients/" }
+
+// ClientStates is the prefix of client c's state versions.
+func (p PointKeys) ClientStates(c int) string { return fmt.Sprintf("%s%06d/", p.Clients(), c) }
+
+// ClientState is client c's state written in round r (its version r).
+func (p PointKeys) ClientState(c, r int) string {
+	return fmt.Sprintf("%s%06d.bin", p.ClientStates(c), r)
+}
 
 // Eval is round r's transient evaluation result.
 func (p PointKeys) Eval(r int) string { return p.Round(r) + "eval.json" }

@@ -24,24 +24,31 @@ const (
 
 // RoundRow is one row per point × round.
 type RoundRow struct {
-	Sweep          string   `parquet:"sweep"`
-	Point          string   `parquet:"point"`
-	Seed           int64    `parquet:"seed"`
-	Round          int32    `parquet:"round"`
-	Clients        int32    `parquet:"clients"`             // distinct clients trained
-	Draws          int32    `parquet:"draws"`               // sampler draws (> clients when sampling with replacement)
-	WeightSum      float64  `parquet:"weight_sum"`          // Σ ω_k(S_t)
-	TrainLoss      *float64 `parquet:"train_loss,optional"` // mean over trained clients of their mean minibatch loss
-	TrainSamples   int64    `parquet:"train_samples"`       // samples processed by all clients
-	Evaluated      bool     `parquet:"evaluated"`
-	TestLoss       *float64 `parquet:"test_loss,optional"` // global model on the whole test split
-	TestAcc        *float64 `parquet:"test_acc,optional"`
-	ClientAccMean  *float64 `parquet:"client_acc_mean,optional"`   // mean over all clients of local test accuracy
-	ClientAccVar   *float64 `parquet:"client_acc_var,optional"`    // population variance of those accuracies
-	ClientAccWorst *float64 `parquet:"client_acc_worst5,optional"` // mean of the worst 5% of clients
-	ClientAccBest  *float64 `parquet:"client_acc_best5,optional"`  // mean of the best 5% of clients
-	ModelSHA256    string   `parquet:"model_sha256"`               // the global model after the round
-	CodeVersion    string   `parquet:"code_version"`               // the build that computed the round
+	Sweep        string   `parquet:"sweep"`
+	Point        string   `parquet:"point"`
+	Seed         int64    `parquet:"seed"`
+	Round        int32    `parquet:"round"`
+	Clients      int32    `parquet:"clients"`             // distinct clients trained
+	Draws        int32    `parquet:"draws"`               // sampler draws (> clients when sampling with replacement)
+	WeightSum    float64  `parquet:"weight_sum"`          // Σ ω_k(S_t)
+	BatchLoss    *float64 `parquet:"batch_loss,optional"` // mean over trained clients of their mean minibatch loss
+	TrainSamples int64    `parquet:"train_samples"`       // samples processed by all clients
+	Queried      int32    `parquet:"queried"`             // answers to queries (pow-d's candidates)
+	RoundTrips   int32    `parquet:"round_trips"`         // client fan-outs: queries, broadcast, training
+	DownFloats   int64    `parquet:"down_floats"`         // values sent to clients: θ^t, server vectors, broadcast
+	UpFloats     int64    `parquet:"up_floats"`           // values clients uploaded: updates, extra vectors, answers
+	Evaluated    bool     `parquet:"evaluated"`
+	TestLoss     *float64 `parquet:"test_loss,optional"` // global model on the whole test split
+	TestAcc      *float64 `parquet:"test_acc,optional"`
+	// GlobalTrainLoss is Σ_k p_k L_k(θ), L_k the mean loss of the global
+	// model on client k's full training set (Fraboni et al.'s metric).
+	GlobalTrainLoss *float64 `parquet:"global_train_loss,optional"`
+	ClientAccMean   *float64 `parquet:"client_acc_mean,optional"`   // mean over all clients of local test accuracy
+	ClientAccVar    *float64 `parquet:"client_acc_var,optional"`    // population variance of those accuracies
+	ClientAccWorst  *float64 `parquet:"client_acc_worst5,optional"` // mean of the worst 5% of clients
+	ClientAccBest   *float64 `parquet:"client_acc_best5,optional"`  // mean of the best 5% of clients
+	ModelSHA256     string   `parquet:"model_sha256"`               // the global model after the round
+	CodeVersion     string   `parquet:"code_version"`               // the build that computed the round
 }
 
 // ClientRow is one row per point × round × client, for clients trained in
@@ -54,13 +61,21 @@ type ClientRow struct {
 	Client       int32    `parquet:"client"`
 	Selected     bool     `parquet:"selected"`
 	Draws        int32    `parquet:"draws"`
-	Weight       float64  `parquet:"weight"` // ω_k(S_t); 0 when not selected
-	TrainLoss    *float64 `parquet:"train_loss,optional"`
+	Weight       float64  `parquet:"weight"`              // ω_k(S_t); 0 when not selected
+	BatchLoss    *float64 `parquet:"batch_loss,optional"` // mean minibatch loss during local training
 	TrainSamples *int32   `parquet:"train_samples,optional"`
-	Steps        *int32   `parquet:"steps,optional"`
-	TestN        *int32   `parquet:"test_n,optional"`
-	TestLoss     *float64 `parquet:"test_loss,optional"`
-	TestAcc      *float64 `parquet:"test_acc,optional"`
+	Steps        *int32   `parquet:"steps,optional"` // τ_k
+	// TrainLossBefore is F_k(θ^t), the received global model's loss on the
+	// client's full training set before training; TrainLossAfter is
+	// F_k(θ_k), the local model's after training.
+	TrainLossBefore *float64  `parquet:"train_loss_before,optional"`
+	TrainLossAfter  *float64  `parquet:"train_loss_after,optional"`
+	BiasDelta       []float64 `parquet:"bias_delta,list"`          // Δb, the output-bias update; empty unless trained
+	QueryLoss       *float64  `parquet:"query_loss,optional"`      // F_k(θ^t) answered to a query this round
+	TestN           *int32    `parquet:"test_n,optional"`          // evaluation rounds: the local test set
+	TestLoss        *float64  `parquet:"test_loss,optional"`       //
+	TestAcc         *float64  `parquet:"test_acc,optional"`        //
+	EvalTrainLoss   *float64  `parquet:"eval_train_loss,optional"` // evaluation rounds: L_k(θ), the full training set
 }
 
 // PartitionRow is one row per point × client.
@@ -107,8 +122,10 @@ type PointRow struct {
 	Importance       string   `parquet:"importance"`
 	Sampler          string   `parquet:"sampler"`
 	Aggregator       string   `parquet:"aggregator"`
-	Config           string   `parquet:"config_json"` // the full resolved configuration
-	Status           string   `parquet:"status"`      // running, done, diverged
+	Algorithm        string   `parquet:"algorithm"`
+	Methods          string   `parquet:"methods_json"` // every method's resolved options, defaults applied
+	Config           string   `parquet:"config_json"`  // the full resolved configuration
+	Status           string   `parquet:"status"`       // running, done, diverged
 	RoundsDone       int32    `parquet:"rounds_done"`
 	FinalTestAcc     *float64 `parquet:"final_test_acc,optional"`
 	FinalTestLoss    *float64 `parquet:"final_test_loss,optional"`

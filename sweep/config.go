@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/methods"
 )
 
 // Config is everything that defines one sweep point: the experiment, fully
@@ -27,7 +28,37 @@ type Config struct {
 	EvalEvery       int             `json:"eval_every" yaml:"eval_every"`
 	CheckpointEvery int             `json:"checkpoint_every" yaml:"checkpoint_every"`
 	Seed            uint64          `json:"seed" yaml:"seed"`
+	// Algorithm is the FL algorithm (package algorithm): what clients do with
+	// the global model and how the server combines their uploads. Zero means
+	// fedavg; finish turns an explicit plain fedavg into zero, so both
+	// spellings are one point.
+	Algorithm Method `json:"algorithm,omitzero" yaml:"algorithm"`
+	// Inspect lists the inspectors that look at every update before
+	// aggregation (the inspect phase; label-recovery attacks).
+	Inspect []Method      `json:"inspect,omitempty" yaml:"inspect"`
+	Metrics MetricsConfig `json:"metrics,omitzero" yaml:"metrics"`
 }
+
+// MetricsConfig chooses extra measurements. They never change the models a
+// point computes, only what its rows record. nil means the default.
+type MetricsConfig struct {
+	// GlobalTrainLoss measures, at every evaluation, Σ_k p_k L_k(θ) over
+	// every client's full training set (rounds.global_train_loss, and each
+	// client's L_k in clients.eval_train_loss): the quantity Fraboni et
+	// al.'s figures plot (specs/sampling-theory.md §4.11). Default true.
+	GlobalTrainLoss *bool `json:"global_train_loss,omitempty" yaml:"global_train_loss"`
+	// ClientLosses measures, on every trained client's full training set,
+	// the loss of the global model before local training and of the local
+	// model after it (clients.train_loss_before, train_loss_after). Methods
+	// that need them (FedEBA's weights) measure them anyway. Default true.
+	ClientLosses *bool `json:"client_losses,omitempty" yaml:"client_losses"`
+}
+
+// WantGlobalTrainLoss and WantClientLosses apply the defaults.
+func (m MetricsConfig) WantGlobalTrainLoss() bool {
+	return m.GlobalTrainLoss == nil || *m.GlobalTrainLoss
+}
+func (m MetricsConfig) WantClientLosses() bool { return m.ClientLosses == nil || *m.ClientLosses }
 
 // DatasetConfig names the data.
 type DatasetConfig struct {
@@ -105,7 +136,16 @@ type TrainConfig struct {
 	LRDecay float64 `json:"lr_decay,omitempty" yaml:"lr_decay"`
 }
 
-// Method is a sampler or aggregator: a registry name plus its own options.
+// AlgorithmName returns the point's algorithm, methods.DefaultAlgorithm when unset.
+func (c Config) AlgorithmName() string {
+	if c.Algorithm.Name == "" {
+		return methods.DefaultAlgorithm
+	}
+	return c.Algorithm.Name
+}
+
+// Method is a sampler, aggregator, algorithm or inspector: a registry name
+// plus its own options.
 // In YAML it is either a bare name ("uniform") or a map with a "name" key and
 // the options beside it ({name: fedavg, server_lr: 1.0}).
 type Method struct {
@@ -205,6 +245,9 @@ func Defaults() Config {
 func (c *Config) finish() {
 	if c.Train.LocalSteps == 0 && c.Train.LocalEpochs == 0 {
 		c.Train.LocalSteps = 10
+	}
+	if c.Algorithm.Name == methods.DefaultAlgorithm && len(c.Algorithm.Options) == 0 {
+		c.Algorithm = Method{}
 	}
 	c.finishPartition()
 }

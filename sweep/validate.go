@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/methods"
 	"github.com/flsweep/flsweep/trainer"
 )
 
@@ -19,7 +20,7 @@ var queueRE = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,200}$`)
 // Validate checks every value of the sweep against what the methods accept,
 // before anything starts. Each error names the field, the point when the value
 // came from the grid, and the fix; all distinct errors are reported.
-func (s *Sweep) Validate(reg *fl.Registry) error {
+func (s *Sweep) Validate(reg *methods.Registry) error {
 	var errs []error
 	seen := map[string]bool{}
 	add := func(err error) {
@@ -55,7 +56,7 @@ func (s *Sweep) Validate(reg *fl.Registry) error {
 }
 
 // Validate checks one point's configuration.
-func (c Config) Validate(reg *fl.Registry) error {
+func (c Config) Validate(reg *methods.Registry) error {
 	var errs []error
 	bad := func(format string, a ...any) {
 		errs = append(errs, fmt.Errorf(format+": %w", append(a, ErrInvalid)...))
@@ -108,6 +109,16 @@ func (c Config) Validate(reg *fl.Registry) error {
 		}
 		if _, err := reg.Rule(c.Aggregator.Name, c.Aggregator.Options); err != nil {
 			errs = append(errs, err)
+		}
+		if alg, err := reg.Algorithm(c.Algorithm.Name, c.Algorithm.Options); err != nil {
+			errs = append(errs, err)
+		} else if err := alg.Check(c.TrainerSpec(), c.Hyper()); err != nil {
+			errs = append(errs, err)
+		}
+		for i, m := range c.Inspect {
+			if _, err := reg.Inspector(m.Name, m.Options); err != nil {
+				errs = append(errs, fmt.Errorf("inspect[%d]: %w", i, err))
+			}
 		}
 	}
 	return errors.Join(errs...)

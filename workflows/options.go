@@ -10,9 +10,10 @@ import (
 	"github.com/flsweep/flsweep/steps"
 )
 
-// Timeouts and retries of each step (specs/temporal-design.md §2.2). Every
-// step has a start-to-close timeout and a bounded number of attempts; bad
-// input and divergence are never retried.
+// Timeouts and retries come from each step's steps.Info
+// (specs/temporal-design.md §2.2): every step has a start-to-close timeout
+// and a bounded number of attempts; bad input and divergence are never
+// retried.
 func retry(attempts int32) *temporal.RetryPolicy {
 	return &temporal.RetryPolicy{
 		InitialInterval:        time.Second,
@@ -24,38 +25,47 @@ func retry(attempts int32) *temporal.RetryPolicy {
 }
 
 // HeartbeatTimeout is the heartbeat timeout of every regular activity. The
-// training loop heartbeats after every local step and the other activities
-// every few seconds, so a killed worker's activities are retried elsewhere
-// within this time.
+// activities heartbeat every few seconds (training also after every local
+// step), so a killed worker's activities are retried elsewhere within this
+// time.
 const HeartbeatTimeout = 20 * time.Second
 
-func activityOptions(ctx workflow.Context, queue string, startToClose time.Duration, attempts int32) workflow.Context {
+// options returns ctx with the options of step s: a local activity for
+// Server steps, an activity on queue (the workflow's own when empty) for
+// Worker steps, labelled summary in the UI.
+func options(ctx workflow.Context, s steps.Info, queue, summary string) workflow.Context {
+	if s.Where == steps.Server {
+		return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+			StartToCloseTimeout: s.Timeout,
+			RetryPolicy:         retry(s.Attempts),
+		})
+	}
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           queue,
-		StartToCloseTimeout: startToClose,
+		StartToCloseTimeout: s.Timeout,
 		HeartbeatTimeout:    HeartbeatTimeout,
-		RetryPolicy:         retry(attempts),
+		RetryPolicy:         retry(s.Attempts),
+		Summary:             summary,
 	})
 }
 
-func localOptions(ctx workflow.Context) workflow.Context {
-	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: time.Minute,
-		RetryPolicy:         retry(5),
-	})
+// start starts step s with input in.
+func start(ctx workflow.Context, s steps.Info, queue string, in any) workflow.Future {
+	summary := ""
+	if l, ok := in.(steps.Labeled); ok {
+		summary = l.Label()
+	}
+	ctx = options(ctx, s, queue, summary)
+	if s.Where == steps.Server {
+		return workflow.ExecuteLocalActivity(ctx, s.Name, in)
+	}
+	return workflow.ExecuteActivity(ctx, s.Name, in)
 }
 
-// run executes the named activity and decodes its result.
-func run[O any](ctx workflow.Context, name string, in any) (O, error) {
-	var out O
-	err := workflow.ExecuteActivity(ctx, name, in).Get(ctx, &out)
-	return out, err
-}
-
-// runLocal executes the named local activity and decodes its result.
-func runLocal[O any](ctx workflow.Context, name string, in any) (O, error) {
-	var out O
-	err := workflow.ExecuteLocalActivity(ctx, name, in).Get(ctx, &out)
+// call runs step s with in on queue and returns its result.
+func call[In, Out any](ctx workflow.Context, s steps.Step[In, Out], queue string, in In) (Out, error) {
+	var out Out
+	err := start(ctx, s.Info, queue, in).Get(ctx, &out)
 	return out, err
 }
 

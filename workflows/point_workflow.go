@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"fmt"
-	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -21,15 +20,14 @@ func PointWorkflow(ctx workflow.Context, in PointInput) (steps.PointResult, erro
 	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (PointProgress, error) { return progress, nil }); err != nil {
 		return steps.PointResult{}, err
 	}
-	heavy := activityOptions(ctx, in.TrainQueue, 30*time.Minute, 5)
-	prep, err := run[steps.PrepareOutput](heavy, steps.PreparePoint, in.PointRef)
+	prep, err := call(ctx, steps.PreparePoint, in.TrainQueue, in.PointRef)
 	if err != nil {
 		return steps.PointResult{}, err
 	}
 	progress.Round, progress.Rounds, progress.TestAcc = prep.LastCommitted, prep.Rounds, prep.TestAcc
 	if prep.Done {
 		progress.Status = prep.Status
-		return run[steps.PointResult](heavy, steps.FinishPoint, steps.FinishInput{PointRef: in.PointRef, Status: prep.Status, KeepUpdates: in.KeepUpdates})
+		return call(ctx, steps.FinishPoint, in.TrainQueue, steps.FinishInput{PointRef: in.PointRef, Status: prep.Status, KeepUpdates: in.KeepUpdates})
 	}
 
 	status := steps.StatusDone
@@ -46,11 +44,14 @@ func PointWorkflow(ctx workflow.Context, in PointInput) (steps.PointResult, erro
 		})
 		var sum steps.RoundSummary
 		err := workflow.ExecuteChildWorkflow(cctx, RoundWorkflowName, RoundInput{
-			RoundRef:           steps.RoundRef{PointRef: in.PointRef, Round: r, DataDigest: prep.DataDigest},
-			Eval:               steps.ShouldEval(r, prep.EvalEvery, prep.Rounds),
-			KeepUpdates:        in.KeepUpdates,
-			TrainQueue:         in.TrainQueue,
-			ClientsPerActivity: in.ClientsPerActivity,
+			RoundInput: steps.RoundInput{
+				RoundRef:           steps.RoundRef{PointRef: in.PointRef, Round: r, DataDigest: prep.DataDigest},
+				Eval:               steps.ShouldEval(r, prep.EvalEvery, prep.Rounds),
+				KeepUpdates:        in.KeepUpdates,
+				ClientsPerActivity: in.ClientsPerActivity,
+				Phases:             prep.Phases,
+			},
+			TrainQueue: in.TrainQueue,
 		}).Get(ctx, &sum)
 		if isType(err, steps.ErrTypeDiverged) {
 			logger.Warn("point diverged", "round", r, "error", err)
@@ -70,7 +71,7 @@ func PointWorkflow(ctx workflow.Context, in PointInput) (steps.PointResult, erro
 			return steps.PointResult{}, err
 		}
 	}
-	res, err := run[steps.PointResult](heavy, steps.FinishPoint, steps.FinishInput{PointRef: in.PointRef, Status: status, KeepUpdates: in.KeepUpdates})
+	res, err := call(ctx, steps.FinishPoint, in.TrainQueue, steps.FinishInput{PointRef: in.PointRef, Status: status, KeepUpdates: in.KeepUpdates})
 	if err != nil {
 		return steps.PointResult{}, err
 	}

@@ -3,7 +3,6 @@ package workflows
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
@@ -17,8 +16,7 @@ import (
 // at once (its PreparePoint finds DONE.json), so running a sweep again only
 // computes what is missing. The status query reports every point.
 func SweepWorkflow(ctx workflow.Context, in SweepInput) (SweepResult, error) {
-	plan, err := run[steps.PlanSweepOutput](activityOptions(ctx, "", 2*time.Minute, 5), steps.PlanSweep,
-		steps.PlanSweepInput{File: in.File, Spec: in.Spec})
+	plan, err := call(ctx, steps.PlanSweep, "", steps.PlanSweepInput{File: in.File, Spec: in.Spec})
 	if err != nil {
 		return SweepResult{}, err
 	}
@@ -47,7 +45,7 @@ func SweepWorkflow(ctx workflow.Context, in SweepInput) (SweepResult, error) {
 			StaticSummary:         fmt.Sprintf("%s: %s", plan.Name, p.Label),
 			TypedSearchAttributes: temporal.NewSearchAttributes(
 				SASweep.ValueSet(plan.Name), SAPoint.ValueSet(p.ID), SADataset.ValueSet(p.Dataset),
-				SAAlgorithm.ValueSet(p.Aggregator), SASampler.ValueSet(p.Sampler), SASeed.ValueSet(int64(p.Seed)),
+				SAAlgorithm.ValueSet(p.Algorithm), SASampler.ValueSet(p.Sampler), SASeed.ValueSet(int64(p.Seed)),
 				SARound.ValueSet(0),
 			),
 		})

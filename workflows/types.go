@@ -109,11 +109,9 @@ type PointProgress struct {
 	Status  string  `json:"status"`
 }
 
-// RoundInput runs one round.
+// RoundInput runs one round: the round protocol's input and the task queue
+// of its worker steps.
 type RoundInput struct {
-	steps.RoundRef
-	Eval               bool   `json:"eval"`
-	KeepUpdates        bool   `json:"keep_updates,omitempty"`
-	TrainQueue         string `json:"train_queue,omitempty"`
-	ClientsPerActivity int    `json:"clients_per_activity,omitempty"`
+	steps.RoundInput
+	TrainQueue string `json:"train_queue,omitempty"`
 }

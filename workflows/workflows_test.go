@@ -18,6 +18,7 @@ import (
 
 	"github.com/flsweep/flsweep/activities"
 	"github.com/flsweep/flsweep/engine"
+	"github.com/flsweep/flsweep/fl"
 	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store"
 	"github.com/flsweep/flsweep/workflows"
@@ -133,12 +134,12 @@ func TestTrainRetry(t *testing.T) {
 	env, eng := setup(t)
 	acts := &activities.Activities{Engine: eng}
 	var failures atomic.Int32
-	env.OnActivity(steps.TrainClient, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in steps.TrainClientInput) (steps.TrainClientOutput, error) {
+	env.OnActivity(steps.TrainClients.Name, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in steps.TrainInput) ([]fl.ClientSummary, error) {
 			if in.Round == 2 && failures.Add(1) == 1 {
-				return steps.TrainClientOutput{}, errors.New("connection reset by peer")
+				return nil, errors.New("connection reset by peer")
 			}
-			return acts.TrainClient(ctx, in)
+			return acts.TrainClients(ctx, in)
 		})
 	env.ExecuteWorkflow(workflows.SweepWorkflowName, workflows.SweepInput{File: "wf.yaml", Spec: []byte(spec)})
 	require.True(t, env.IsWorkflowCompleted())
@@ -158,7 +159,7 @@ func TestBadInputIsNotRetried(t *testing.T) {
 	env, _ := setup(t)
 	var prepares atomic.Int32
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
-		if info.ActivityType.Name == steps.PreparePoint {
+		if info.ActivityType.Name == steps.PreparePoint.Name {
 			prepares.Add(1)
 		}
 	})
@@ -203,7 +204,7 @@ func TestChunkedTrainingMatchesLocal(t *testing.T) {
 	env, _ := setup(t)
 	var chunks atomic.Int32
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
-		if info.ActivityType.Name == steps.TrainClients {
+		if info.ActivityType.Name == steps.TrainClients.Name {
 			chunks.Add(1)
 		}
 	})

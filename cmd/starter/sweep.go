@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/flsweep/flsweep/engine"
+	"github.com/flsweep/flsweep/methods"
 	"github.com/flsweep/flsweep/store"
 	"github.com/flsweep/flsweep/sweep"
 	"github.com/flsweep/flsweep/workflows"
@@ -111,7 +112,7 @@ func loadSpec(file string, data []byte) (*sweep.Sweep, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := sw.Validate(engine.Registry()); err != nil {
+	if err := sw.Validate(methods.Builtin()); err != nil {
 		return nil, nil, fmt.Errorf("%s:\n%w", file, err)
 	}
 	return sw, data, nil

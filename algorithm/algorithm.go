@@ -1,0 +1,207 @@
+// Package algorithm implements federated-learning algorithms: what a client
+// does with the global model in a round (its local objective, the state it
+// keeps between its rounds, what it uploads) and how the server turns the
+// uploads into the next global model and its own state.
+//
+// An algorithm is plain Go. Its state comes in and goes out explicitly
+// (fl.State); it trains through the Local it is handed, which is bound to
+// the client's data, the round's hyperparameters and the client's keyed
+// random stream; it knows nothing of Temporal or blob storage. The engine
+// loads and stores the states (docs/architecture.md, "State").
+//
+// Each algorithm's equations live in one file, named after it, with its
+// paper cited: fedavg.go (FedAvg and FedProx), scaffold.go, feddyn.go,
+// moon.go, fednova.go, feddc.go.
+//
+// # Aggregation weights
+//
+// Every algorithm aggregates with the point's rule (package aggregate) and
+// the sampler's weights ω_k(S_t): θ^{t+1} = θ^t + η_g Σ_k ω_k Δ_k before any
+// algorithm-specific server step. The papers' plain means over the
+// participants are the uniform sampler's weights under importance: uniform
+// (ω_k = 1/m), and NIID-Bench's size-weighted means over the participants are
+// aggregator {normalize: true} under importance: size.
+package algorithm
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/trainer"
+)
+
+// Algorithm is an FL algorithm's client and server halves.
+type Algorithm interface {
+	// Check reports whether the algorithm can run with this model and
+	// local optimiser; errors name the field and the fix and wrap
+	// fl.ErrInvalid.
+	Check(spec trainer.Spec, hp trainer.Hyper) error
+
+	// Init returns the server's memory before round 1, for a model of
+	// numParams values (SCAFFOLD's c = 0).
+	Init(numParams int) (fl.State, error)
+	// Sends names the vectors of the server's memory that every selected
+	// client receives with θ^t (SCAFFOLD's c); the others stay on the
+	// server.
+	Sends() []string
+
+	// Train runs client c.Client's local round.
+	Train(ctx context.Context, c Client) (Upload, error)
+
+	// Begin starts aggregating round r's uploads.
+	Begin(r Server) (Aggregation, error)
+}
+
+// Client is one client's round as its algorithm sees it.
+type Client struct {
+	Round  int
+	ID     int
+	Global []float32 // θ^t, read only
+	// Server holds the vectors the algorithm's Sends names, from the
+	// server's memory after round t−1, and the round's broadcast vector
+	// under BroadcastVector when the round has one.
+	Server fl.State
+	// State is the client's own memory, as its last round left it; empty
+	// in its first round.
+	State fl.State
+	Local Local
+}
+
+// BroadcastVector names the round's broadcast vector in Client.Server.
+const BroadcastVector = "broadcast"
+
+// Local is a client's local training: bound to its training data, the
+// round's hyperparameters and its random stream.
+type Local interface {
+	// Train trains w in place, from the values it holds (a copy of θ^t
+	// for most algorithms), with obj's terms added to the cross-entropy.
+	// It consumes the client's training stream: call it once per round.
+	Train(w []float32, obj trainer.Objective) (trainer.TrainResult, error)
+	// Embed returns the embeddings (trainer.Forward) of the client's
+	// training samples under w, one row of Embedding() values per sample,
+	// in the order Train's Objective.Contrast expects.
+	Embed(w []float32) ([]float32, error)
+	// Hyper returns the round's local hyperparameters (after lr_decay).
+	Hyper() trainer.Hyper
+	// Steps returns the optimiser steps Train will take (K).
+	Steps() int
+	// Net returns the model's architecture.
+	Net() *trainer.Net
+	// SizeRatio returns n_k·N/Σ_j n_j: the client's training-set size
+	// relative to the mean client's (the official FedDyn and FedDC codes'
+	// weight_list entry).
+	SizeRatio() float64
+}
+
+// Upload is what a client's round produces.
+type Upload struct {
+	// Weights is θ_k, the trained local model: the engine measures its
+	// loss and its output-bias update Δb from it.
+	Weights []float32
+	// Delta is what the server aggregates: θ_k − θ^t for most algorithms.
+	Delta []float32
+	// Vectors are further uploads (SCAFFOLD's Δc_k).
+	Vectors fl.State
+	// Scalars are small per-client outputs the server needs (FedNova's
+	// a_k); they travel in the client's summary.
+	Scalars map[string]float64
+	// State is the client's memory after this round; empty keeps none.
+	State fl.State
+	// Train is what local training reported.
+	Train trainer.TrainResult
+}
+
+// Server is one round's aggregation as an algorithm sees it.
+type Server struct {
+	Round  int
+	Global []float32 // θ^t, read only
+	// State is the server's memory after round t−1.
+	State     fl.State
+	Selection fl.Selection
+	Clients   []fl.ClientSummary // in Selection.Clients order
+	Rule      fl.Rule            // the point's aggregation rule
+	N         int                // clients in the population
+}
+
+// Aggregation accumulates a round's uploads. Add is called once per selected
+// client, in ascending client order, so results are bit-reproducible; Finish
+// writes θ^{t+1} into dst and returns the server's memory after the round.
+type Aggregation interface {
+	Add(client int, delta []float32, up fl.State) error
+	Finish(dst []float32) (fl.State, error)
+}
+
+// Delta returns θ_k − θ^t.
+func Delta(w, global []float32) []float32 {
+	d := make([]float32, len(w))
+	for j := range w {
+		d[j] = w[j] - global[j]
+	}
+	return d
+}
+
+// ruleOnly is the server half of the algorithms whose server is the rule:
+// no memory, nothing sent, uploads aggregated as they come.
+type ruleOnly struct{}
+
+func (ruleOnly) Init(int) (fl.State, error) { return fl.State{}, nil }
+func (ruleOnly) Sends() []string            { return nil }
+func (ruleOnly) Begin(r Server) (Aggregation, error) {
+	agg, err := r.Rule.Begin(r.Global, r.Selection, r.Clients)
+	if err != nil {
+		return nil, err
+	}
+	return plainAgg{agg}, nil
+}
+
+// plainAgg adapts a rule's aggregation.
+type plainAgg struct{ fl.Aggregation }
+
+func (a plainAgg) Add(client int, delta []float32, _ fl.State) error {
+	return a.Aggregation.Add(client, delta)
+}
+func (a plainAgg) Finish(dst []float32) (fl.State, error) {
+	return fl.State{}, a.Aggregation.Finish(dst)
+}
+
+// finite checks an option value.
+func finite(name string, v float64, lo float64, open bool) error {
+	ok := v == v && v < 1e308 && v > -1e308 && (v > lo || (!open && v == lo))
+	if !ok {
+		op := "≥"
+		if open {
+			op = ">"
+		}
+		return fmt.Errorf("%s = %v; it must be a finite number %s %v: %w", name, v, op, lo, fl.ErrInvalid)
+	}
+	return nil
+}
+
+// A Broadcaster is an algorithm whose server sends the round's selected
+// clients one vector, computed from their answers to its questions, that
+// they all train with (FedEBA+'s aligned gradient g̃, specs/fedeba.md §1.5).
+// The engine calls Broadcast with the answers so far until it returns no
+// Query; the Vector then reaches every client's Client.Server under
+// BroadcastVector.
+type Broadcaster interface {
+	Broadcast(b BroadcastRound) (Broadcast, error)
+}
+
+// BroadcastRound is what a Broadcaster decides from.
+type BroadcastRound struct {
+	Round     int
+	Global    []float32 // θ^t, read only
+	State     fl.State  // the server's memory after round t−1
+	Selection fl.Selection
+	Answers   []fl.Answer
+	// Vector returns the vector of an answer to an fl.AskGradient query.
+	Vector func(a fl.Answer) ([]float32, error)
+}
+
+// Broadcast is a Broadcaster's decision: ask Query first, or send Vector
+// (nil: nothing this round).
+type Broadcast struct {
+	Query  *fl.Query
+	Vector []float32
+}

@@ -1,0 +1,149 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/flsweep/flsweep/algorithm"
+	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/steps"
+	"github.com/flsweep/flsweep/store"
+)
+
+// update is a client's upload as stored.
+type update struct {
+	delta      []float32
+	vectors    fl.State
+	summary    fl.ClientSummary
+	wroteState bool
+}
+
+// loadUpdate reads client k's upload of round r.
+func (e *Engine) loadUpdate(ctx context.Context, env *pointEnv, r, k int) (update, error) {
+	key := env.keys.Update(r, k)
+	f, err := e.Store.GetFile(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return update{}, fmt.Errorf("round %d: update of client %d is missing (was it trained?): %w", r, k, errMissing)
+	}
+	if err != nil {
+		return update{}, err
+	}
+	if f.Kind != "update" || f.Arch != env.net.Key() || f.Round != r || f.Client != k {
+		return update{}, fmt.Errorf("%s: header says %s/%s round %d client %d: %w", key, f.Kind, f.Arch, f.Round, f.Client, store.ErrCorrupt)
+	}
+	var u update
+	var m updateMeta
+	if err := f.Decode("meta", &m); err != nil {
+		return update{}, fmt.Errorf("%s: %w", key, err)
+	}
+	u.summary, u.wroteState = m.Summary, m.WroteState
+	if u.delta, err = f.Vector("delta", env.net.NumParams()); err != nil {
+		return update{}, fmt.Errorf("%s: %w", key, err)
+	}
+	for _, s := range f.Sections {
+		if s.Type == "f32" && len(s.Name) > len(uploadPrefix) && s.Name[:len(uploadPrefix)] == uploadPrefix {
+			u.vectors.Set(s.Name[len(uploadPrefix):], f.F32[s.Name])
+		}
+	}
+	return u, nil
+}
+
+// Aggregate combines round r's stored uploads into the new global model and
+// server state (DESIGN.md §3, "aggregate"): the algorithm's server with the
+// point's rule, the sampler's memory updated from what the round produced,
+// and each trained client's new state version made current.
+func (e *Engine) Aggregate(ctx context.Context, in steps.AggregateInput) (steps.AggregateOutput, error) {
+	env, err := e.roundEnv(ctx, in.RoundRef)
+	if err != nil {
+		return steps.AggregateOutput{}, err
+	}
+	if err := checkSelection(in.Selection, env.pop.N()); err != nil {
+		return steps.AggregateOutput{}, err
+	}
+	if len(in.Clients) != len(in.Selection.Clients) {
+		return steps.AggregateOutput{}, fmt.Errorf("aggregate: %d summaries for %d clients: %w", len(in.Clients), len(in.Selection.Clients), fl.ErrInvalid)
+	}
+	global, err := e.loadGlobal(ctx, env, in.Round-1)
+	if err != nil {
+		return steps.AggregateOutput{}, err
+	}
+	st, err := e.loadState(ctx, env, in.Round-1)
+	if err != nil {
+		return steps.AggregateOutput{}, err
+	}
+	agg, err := env.alg.Begin(algorithm.Server{Round: in.Round, Global: global, State: st.Algorithm, Selection: in.Selection,
+		Clients: in.Clients, Rule: env.rule, N: env.pop.N()})
+	if err != nil {
+		return steps.AggregateOutput{}, fmt.Errorf("round %d: %s: %w", in.Round, env.cfg.AlgorithmName(), err)
+	}
+	next := serverState{Sampler: st.Sampler, Versions: versionsOf(st.Versions)}
+	var superseded map[int]int
+	for _, k := range in.Selection.Clients {
+		u, err := e.loadUpdate(ctx, env, in.Round, k)
+		if err != nil {
+			return steps.AggregateOutput{}, err
+		}
+		if err := agg.Add(k, u.delta, u.vectors); err != nil {
+			return steps.AggregateOutput{}, fmt.Errorf("round %d: %s: %w", in.Round, env.cfg.AlgorithmName(), err)
+		}
+		if u.wroteState {
+			if v, ok := next.Versions[k]; ok {
+				if superseded == nil {
+					superseded = map[int]int{}
+				}
+				superseded[k] = v
+			}
+			next.Versions[k] = in.Round
+		}
+	}
+	w := make([]float32, len(global))
+	if next.Algorithm, err = agg.Finish(w); err != nil {
+		return steps.AggregateOutput{}, fmt.Errorf("round %d: %s: %w", in.Round, env.cfg.AlgorithmName(), err)
+	}
+	if l, ok := env.sampler.(fl.Learner); ok {
+		next.Sampler, err = l.Observe(fl.ObserveInput{Round: in.Round, Pop: env.pop, State: st.Sampler, Selection: in.Selection,
+			Answers: in.Answers, Clients: in.Clients})
+		if err != nil {
+			return steps.AggregateOutput{}, fmt.Errorf("round %d: sampler %s: %w", in.Round, env.cfg.Sampler.Name, err)
+		}
+	}
+	sha, err := e.saveGlobal(ctx, env, in.Round, w)
+	if err != nil {
+		return steps.AggregateOutput{}, err
+	}
+	if err := e.saveState(ctx, env, in.Round, next); err != nil {
+		return steps.AggregateOutput{}, err
+	}
+	return steps.AggregateOutput{ModelSHA256: sha, Superseded: superseded}, nil
+}
+
+// InspectUpdates runs the point's inspectors over a chunk of round r's
+// updates before aggregation (DESIGN.md §3, "inspect").
+func (e *Engine) InspectUpdates(ctx context.Context, in steps.InspectInput) ([]steps.Finding, error) {
+	env, err := e.roundEnv(ctx, in.RoundRef)
+	if err != nil {
+		return nil, err
+	}
+	global, err := e.loadGlobal(ctx, env, in.Round-1)
+	if err != nil {
+		return nil, err
+	}
+	var out []steps.Finding
+	for _, k := range in.Clients {
+		u, err := e.loadUpdate(ctx, env, in.Round, k)
+		if err != nil {
+			return nil, err
+		}
+		for _, ins := range env.inspectors {
+			res, err := ins.Inspect(fl.Inspection{Round: in.Round, Client: k, Global: global, Delta: u.delta, Summary: u.summary})
+			if err != nil {
+				return nil, fmt.Errorf("round %d client %d: inspector %s: %w", in.Round, k, ins.name, err)
+			}
+			if res != nil {
+				out = append(out, steps.Finding{Inspector: ins.name, Client: k, Result: res})
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,200 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/flsweep/flsweep/partition"
+	"github.com/flsweep/flsweep/steps"
+	"github.com/flsweep/flsweep/trainer"
+)
+
+// Evaluate scores round r's global model on the test split and on every
+// client's local test set; the per-client results go to blob storage.
+func (e *Engine) Evaluate(ctx context.Context, in steps.RoundRef) (steps.EvalSummary, error) {
+	env, err := e.roundEnv(ctx, in)
+	if err != nil {
+		return steps.EvalSummary{}, err
+	}
+	w, err := e.loadGlobal(ctx, env, in.Round)
+	if err != nil {
+		return steps.EvalSummary{}, err
+	}
+	sum, per, err := e.evaluate(ctx, env, w)
+	if err != nil {
+		return steps.EvalSummary{}, err
+	}
+	if err := e.Store.PutJSON(ctx, env.keys.Eval(in.Round), per); err != nil {
+		return steps.EvalSummary{}, err
+	}
+	return sum, nil
+}
+
+// ClientEvals are per-client evaluation results, indexed by client: the
+// local test set's size, loss sum and hits, and L_k(θ) on the client's full
+// training set (nil when not measured).
+type ClientEvals struct {
+	N         []int     `json:"n"`
+	LossSum   []float64 `json:"loss_sum"`
+	Correct   []int     `json:"correct"`
+	TrainLoss []float64 `json:"train_loss,omitempty"`
+}
+
+// evaluate scores w on the whole test split, on each client's local test
+// set and, when the point measures it, on every client's full training set
+// (the global training loss Σ_k p_k L_k(θ)). Sums run in sample and client
+// order, so results are reproducible.
+func (e *Engine) evaluate(ctx context.Context, env *pointEnv, w []float32) (steps.EvalSummary, ClientEvals, error) {
+	sum, per, err := e.evaluateTest(ctx, env, w)
+	if err != nil || !env.cfg.Metrics.WantGlobalTrainLoss() {
+		return sum, per, err
+	}
+	n := env.pop.N()
+	per.TrainLoss = make([]float64, n)
+	if err := e.parallel(n, func(k int) error {
+		l, err := e.clientLoss(ctx, env, w, k)
+		per.TrainLoss[k] = l
+		return err
+	}); err != nil {
+		return steps.EvalSummary{}, ClientEvals{}, fmt.Errorf("evaluate: global training loss: %w", err)
+	}
+	g := 0.0
+	for k, l := range per.TrainLoss {
+		g += env.pop.P[k] * l
+	}
+	sum.GlobalTrainLoss = &g
+	return sum, per, nil
+}
+
+// evaluateTest scores w on the whole test split and on each client's local
+// test set.
+func (e *Engine) evaluateTest(ctx context.Context, env *pointEnv, w []float32) (steps.EvalSummary, ClientEvals, error) {
+	test := env.data.Test
+	all := make([]int, test.N)
+	for i := range all {
+		all[i] = i
+	}
+	loss, correct, err := e.predict(ctx, env, w, env.data.Test.X, env.data.Test.Y, all)
+	if err != nil {
+		return steps.EvalSummary{}, ClientEvals{}, err
+	}
+	var sum steps.EvalSummary
+	lossSum, hits := 0.0, 0
+	for i := range loss {
+		lossSum += float64(loss[i])
+		if correct[i] {
+			hits++
+		}
+	}
+	sum.TestLoss = lossSum / float64(max(test.N, 1))
+	sum.TestAcc = float64(hits) / float64(max(test.N, 1))
+
+	// With feature noise every client is scored on its own noisy copy of its
+	// test set (partition.Noise); the test split above stays clean.
+	if env.noise.Active() {
+		per, err := e.evaluateNoisyClients(ctx, env, w)
+		if err != nil {
+			return steps.EvalSummary{}, ClientEvals{}, err
+		}
+		var accs []float64
+		for k, n := range per.N {
+			if n > 0 {
+				accs = append(accs, float64(per.Correct[k])/float64(n))
+			}
+		}
+		sum.ClientAccMean, sum.ClientAccVar, sum.ClientAccWorst, sum.ClientAccBest = accuracyStats(accs)
+		return sum, per, nil
+	}
+	// Per-client: reuse the test-split predictions, or predict the held-out
+	// training samples once.
+	pos := func(i int) int { return i }
+	if env.part.TestFrom == partition.SourceTrain {
+		var union []int
+		for _, idx := range env.part.Test {
+			union = append(union, idx...)
+		}
+		slices.Sort(union)
+		union = slices.Compact(union)
+		split := env.testSplit()
+		if loss, correct, err = e.predict(ctx, env, w, split.X, split.Y, union); err != nil {
+			return steps.EvalSummary{}, ClientEvals{}, err
+		}
+		at := make(map[int]int, len(union))
+		for p, i := range union {
+			at[i] = p
+		}
+		pos = func(i int) int { return at[i] }
+	}
+	n := env.pop.N()
+	per := ClientEvals{N: make([]int, n), LossSum: make([]float64, n), Correct: make([]int, n)}
+	var accs []float64
+	for k := 0; k < n; k++ {
+		var idx []int
+		if k < len(env.part.Test) {
+			idx = env.part.Test[k]
+		}
+		for _, i := range idx {
+			p := pos(i)
+			per.LossSum[k] += float64(loss[p])
+			if correct[p] {
+				per.Correct[k]++
+			}
+		}
+		per.N[k] = len(idx)
+		if per.N[k] > 0 {
+			accs = append(accs, float64(per.Correct[k])/float64(per.N[k]))
+		}
+	}
+	sum.ClientAccMean, sum.ClientAccVar, sum.ClientAccWorst, sum.ClientAccBest = accuracyStats(accs)
+	return sum, per, nil
+}
+
+// accuracyStats returns the mean, the population variance, and the mean of
+// the worst and best 5% (at least one client) of a set of client accuracies
+// (the fairness metrics of FedEBA+, specs/fedeba.md §3.4).
+func accuracyStats(accs []float64) (mean, variance, worst, best float64) {
+	if len(accs) == 0 {
+		return 0, 0, 0, 0
+	}
+	for _, a := range accs {
+		mean += a
+	}
+	mean /= float64(len(accs))
+	for _, a := range accs {
+		variance += (a - mean) * (a - mean)
+	}
+	variance /= float64(len(accs))
+	s := slices.Clone(accs)
+	sort.Float64s(s)
+	m := max(1, int(math.Ceil(0.05*float64(len(s)))))
+	for i := 0; i < m; i++ {
+		worst += s[i]
+		best += s[len(s)-1-i]
+	}
+	return mean, variance, worst / float64(m), best / float64(m)
+}
+
+// predict runs the model on samples idx of (x, y), split into chunks across
+// the engine's workers. Each sample's result is independent of the split.
+func (e *Engine) predict(ctx context.Context, env *pointEnv, w []float32, x []float32, y []uint8, idx []int) ([]float32, []bool, error) {
+	loss := make([]float32, len(idx))
+	correct := make([]bool, len(idx))
+	const minChunk = 1000
+	chunks := min(e.workers(), max(1, len(idx)/minChunk))
+	size := (len(idx) + chunks - 1) / chunks
+	err := e.parallel(chunks, func(c int) error {
+		lo, hi := c*size, min((c+1)*size, len(idx))
+		if lo >= hi {
+			return nil
+		}
+		ex := trainer.Examples{X: x, Y: y, Dim: env.data.Dim(), Idx: idx[lo:hi]}
+		return e.Trainer.Predict(ctx, env.net, w, ex, loss[lo:hi], correct[lo:hi])
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("evaluate: %w", err)
+	}
+	return loss, correct, nil
+}

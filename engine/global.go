@@ -1,0 +1,76 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/steps"
+	"github.com/flsweep/flsweep/store"
+)
+
+// parallel runs f(0..n-1) concurrently, each call holding one of the
+// engine's slots (Workers), shared by every step running in this process,
+// and returns the errors joined. f must not call parallel itself: a call
+// holding a slot that waits for another could wait forever.
+func (e *Engine) parallel(n int, f func(i int) error) error {
+	e.slotsOnce.Do(func() { e.slots = make(chan struct{}, e.workers()) })
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.slots <- struct{}{}
+			defer func() { <-e.slots }()
+			errs[i] = f(i)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// loadGlobal reads and verifies the global model after round r.
+func (e *Engine) loadGlobal(ctx context.Context, env *pointEnv, r int) ([]float32, error) {
+	key := env.keys.Global(r)
+	f, err := e.Store.GetFile(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("global model of round %d (%s) is missing; the point can resume only from a retained checkpoint: %w", r, key, errMissing)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if f.Kind != "global" || f.Arch != env.net.Key() || f.Round != r {
+		return nil, fmt.Errorf("%s: header says %s for %s round %d; want a global model for %s round %d: %w", key, f.Kind, f.Arch, f.Round, env.net.Key(), r, store.ErrCorrupt)
+	}
+	return f.Vector("weights", env.net.NumParams())
+}
+
+// saveGlobal writes the global model after round r and returns its
+// checksum.
+func (e *Engine) saveGlobal(ctx context.Context, env *pointEnv, r int, w []float32) (string, error) {
+	f := store.NewFile("global", env.net.Key(), r, fl.Server).AddF32("weights", w)
+	if _, err := e.Store.PutFile(ctx, env.keys.Global(r), f); err != nil {
+		return "", err
+	}
+	return store.Checksum(w), nil
+}
+
+// roundEnv returns the point's environment after checking that this worker
+// holds the data the point runs on.
+func (e *Engine) roundEnv(ctx context.Context, in steps.RoundRef) (*pointEnv, error) {
+	env, err := e.env(ctx, in.PointRef)
+	if err != nil {
+		return nil, err
+	}
+	if in.Round < 1 || in.Round > env.cfg.Rounds {
+		return nil, fmt.Errorf("round %d out of [1, %d]: %w", in.Round, env.cfg.Rounds, fl.ErrInvalid)
+	}
+	if in.DataDigest != "" && in.DataDigest != env.data.Digest {
+		return nil, fmt.Errorf("this worker's %s data (digest %.12s) differs from the data the point started with (%.12s); point the worker's --data-dir at the same files: %w",
+			env.data.Name, env.data.Digest, in.DataDigest, fl.ErrInvalid)
+	}
+	return env, nil
+}

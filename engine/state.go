@@ -1,0 +1,207 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/store"
+)
+
+// serverState is the server's memory after a round: the sampler's and the
+// algorithm's states, and which version of each client's state is current.
+// It is written beside the round's model (state.bin) and read by the next
+// round's steps, so a retried, resumed or continued-as-new round reads what
+// the uninterrupted run read (docs/architecture.md, "State").
+type serverState struct {
+	Sampler   fl.State
+	Algorithm fl.State
+	// Versions maps a client to the round whose training wrote its current
+	// state; clients without state are absent.
+	Versions map[int]int
+}
+
+// stateMeta is state.bin's JSON section. The method names let a point
+// refuse a state file written by another method.
+type stateMeta struct {
+	Round         int             `json:"round"`
+	Sampler       string          `json:"sampler,omitempty"`
+	Algorithm     string          `json:"algorithm,omitempty"`
+	SamplerMeta   json.RawMessage `json:"sampler_meta,omitempty"`
+	AlgorithmMeta json.RawMessage `json:"algorithm_meta,omitempty"`
+	Versions      map[int]int     `json:"versions,omitempty"`
+}
+
+// Vector sections of state.bin are named "<owner>/<name>".
+const (
+	ownSampler   = "sampler/"
+	ownAlgorithm = "algorithm/"
+)
+
+// initState returns the server state before round 1.
+func (env *pointEnv) initState() (serverState, error) {
+	var st serverState
+	var err error
+	if l, ok := env.sampler.(fl.Learner); ok {
+		if st.Sampler, err = l.Init(env.pop); err != nil {
+			return st, err
+		}
+	}
+	st.Algorithm, err = env.alg.Init(env.net.NumParams())
+	return st, err
+}
+
+// saveState writes the server state after round r.
+func (e *Engine) saveState(ctx context.Context, env *pointEnv, r int, st serverState) error {
+	meta := stateMeta{Round: r, Sampler: env.cfg.Sampler.Name, Algorithm: env.cfg.AlgorithmName(),
+		SamplerMeta: st.Sampler.Meta, AlgorithmMeta: st.Algorithm.Meta, Versions: st.Versions}
+	f, err := store.NewFile("state", env.net.Key(), r, fl.Server).AddJSON("meta", meta)
+	if err != nil {
+		return err
+	}
+	for _, own := range []struct {
+		prefix string
+		s      fl.State
+	}{{ownSampler, st.Sampler}, {ownAlgorithm, st.Algorithm}} {
+		for _, name := range own.s.Names() {
+			f.AddF32(own.prefix+name, own.s.Vectors[name])
+		}
+	}
+	_, err = e.Store.PutFile(ctx, env.keys.State(r), f)
+	return err
+}
+
+// loadState reads the server state after round r, checking that it belongs
+// to this point's architecture and methods.
+func (e *Engine) loadState(ctx context.Context, env *pointEnv, r int) (serverState, error) {
+	key := env.keys.State(r)
+	f, err := e.Store.GetFile(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return serverState{}, fmt.Errorf("server state of round %d (%s) is missing; the point can resume only from a retained checkpoint: %w", r, key, errMissing)
+	}
+	if err != nil {
+		return serverState{}, err
+	}
+	if f.Kind != "state" || f.Arch != env.net.Key() || f.Round != r {
+		return serverState{}, fmt.Errorf("%s: header says %s for %s round %d; want the server state for %s round %d: %w", key, f.Kind, f.Arch, f.Round, env.net.Key(), r, store.ErrCorrupt)
+	}
+	var m stateMeta
+	if err := f.Decode("meta", &m); err != nil {
+		return serverState{}, fmt.Errorf("%s: %w", key, err)
+	}
+	alg, sampler := env.cfg.AlgorithmName(), env.cfg.Sampler.Name
+	if m.Algorithm == "" && m.Sampler == "" { // written before methods had state: FedAvg's
+		m.Algorithm, m.Sampler = "fedavg", sampler
+	}
+	if m.Algorithm != alg || m.Sampler != sampler {
+		return serverState{}, fmt.Errorf("%s was written by algorithm %q with sampler %q, but this point runs %q with %q; the file belongs to another point or was damaged: %w",
+			key, m.Algorithm, m.Sampler, alg, sampler, store.ErrCorrupt)
+	}
+	st := serverState{Sampler: fl.State{Meta: m.SamplerMeta}, Algorithm: fl.State{Meta: m.AlgorithmMeta}, Versions: m.Versions}
+	for _, s := range f.Sections {
+		if s.Type != "f32" {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(s.Name, ownSampler):
+			st.Sampler.Set(strings.TrimPrefix(s.Name, ownSampler), f.F32[s.Name])
+		case strings.HasPrefix(s.Name, ownAlgorithm):
+			st.Algorithm.Set(strings.TrimPrefix(s.Name, ownAlgorithm), f.F32[s.Name])
+		}
+	}
+	return st, nil
+}
+
+// sent returns the part of the algorithm's state its clients receive.
+func (env *pointEnv) sent(st serverState) (fl.State, error) {
+	var out fl.State
+	for _, name := range env.alg.Sends() {
+		v, err := st.Algorithm.Vector(name, -1)
+		if err != nil {
+			return out, fmt.Errorf("server state of %s: %w", env.cfg.AlgorithmName(), err)
+		}
+		out.Set(name, v)
+	}
+	return out, nil
+}
+
+// clientMeta is a client state file's JSON section.
+type clientMeta struct {
+	Algorithm string          `json:"algorithm"`
+	Meta      json.RawMessage `json:"meta,omitempty"`
+}
+
+// saveClientState writes client k's state as written by round r.
+func (e *Engine) saveClientState(ctx context.Context, env *pointEnv, k, r int, s fl.State) error {
+	f, err := store.NewFile("client", env.net.Key(), r, k).AddJSON("meta", clientMeta{Algorithm: env.cfg.AlgorithmName(), Meta: s.Meta})
+	if err != nil {
+		return err
+	}
+	for _, name := range s.Names() {
+		f.AddF32(name, s.Vectors[name])
+	}
+	_, err = e.Store.PutFile(ctx, env.keys.ClientState(k, r), f)
+	return err
+}
+
+// loadClientState reads client k's state version v (written in round v),
+// checking that it belongs to this point's architecture and algorithm.
+func (e *Engine) loadClientState(ctx context.Context, env *pointEnv, k, v int) (fl.State, error) {
+	key := env.keys.ClientState(k, v)
+	f, err := e.Store.GetFile(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return fl.State{}, fmt.Errorf("client %d's state version %d (%s) is missing, but the server state names it as current; the store was damaged: %w", k, v, key, errMissing)
+	}
+	if err != nil {
+		return fl.State{}, err
+	}
+	if f.Kind != "client" || f.Arch != env.net.Key() || f.Round != v || f.Client != k {
+		return fl.State{}, fmt.Errorf("%s: header says %s for %s round %d client %d; want client %d's state for %s round %d: %w",
+			key, f.Kind, f.Arch, f.Round, f.Client, k, env.net.Key(), v, store.ErrCorrupt)
+	}
+	var m clientMeta
+	if err := f.Decode("meta", &m); err != nil {
+		return fl.State{}, fmt.Errorf("%s: %w", key, err)
+	}
+	if m.Algorithm != env.cfg.AlgorithmName() {
+		return fl.State{}, fmt.Errorf("%s was written by algorithm %q, but this point runs %q: %w", key, m.Algorithm, env.cfg.AlgorithmName(), store.ErrCorrupt)
+	}
+	s := fl.State{Meta: m.Meta}
+	for _, sec := range f.Sections {
+		if sec.Type == "f32" {
+			s.Set(sec.Name, f.F32[sec.Name])
+		}
+	}
+	return s, nil
+}
+
+// stateNeeded reports whether client state version v, superseded in round
+// r, is still read by a kept checkpoint: the server states of rounds v..r−1
+// name it, and those of them that are retained stay.
+func (env *pointEnv) stateNeeded(v, r int) bool {
+	for q := v; q < r; q++ {
+		if env.retained(q) {
+			return true
+		}
+	}
+	return false
+}
+
+// versionsOf returns a copy of m (never nil).
+func versionsOf(m map[int]int) map[int]int {
+	out := maps.Clone(m)
+	if out == nil {
+		out = map[int]int{}
+	}
+	return out
+}
+
+// sortedClients returns m's keys, sorted.
+func sortedClients(m map[int]int) []int {
+	return slices.Sorted(maps.Keys(m))
+}

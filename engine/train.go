@@ -1,0 +1,237 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/flsweep/flsweep/algorithm"
+	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/steps"
+	"github.com/flsweep/flsweep/store"
+	"github.com/flsweep/flsweep/trainer"
+)
+
+// TrainClients trains a chunk of round r's clients, in parallel on the
+// engine's slots (DESIGN.md §3, "train"). Each client runs the point's
+// algorithm from θ^{r−1}, with what the server sends (its state's sent
+// vectors and the round's broadcast) and its own state as of its last
+// round; its update goes to blob storage, its new state to its next
+// version. Summaries come back in input order. progress, if not nil, is
+// called after every local step, possibly from several goroutines at once.
+func (e *Engine) TrainClients(ctx context.Context, in steps.TrainInput, progress func(steps.Heartbeat)) ([]fl.ClientSummary, error) {
+	env, err := e.roundEnv(ctx, in.RoundRef)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range in.Clients {
+		if k < 0 || k >= env.pop.N() {
+			return nil, fmt.Errorf("client %d out of [0, %d): %w", k, env.pop.N(), fl.ErrInvalid)
+		}
+	}
+	global, err := e.loadGlobal(ctx, env, in.Round-1)
+	if err != nil {
+		return nil, err
+	}
+	st, err := e.loadState(ctx, env, in.Round-1)
+	if err != nil {
+		return nil, err
+	}
+	sent, err := env.sent(st)
+	if err != nil {
+		return nil, err
+	}
+	if in.Broadcast {
+		b, err := e.loadBroadcast(ctx, env, in.Round)
+		if err != nil {
+			return nil, err
+		}
+		sent.Set(algorithm.BroadcastVector, b)
+	}
+	known := map[int]float64{}
+	for _, a := range in.Answers {
+		known[a.Client] = a.Loss
+	}
+	out := make([]fl.ClientSummary, len(in.Clients))
+	err = e.parallel(len(in.Clients), func(i int) error {
+		k := in.Clients[i]
+		var cs fl.State
+		if v, ok := st.Versions[k]; ok {
+			var err error
+			if cs, err = e.loadClientState(ctx, env, k, v); err != nil {
+				return err
+			}
+		}
+		c := trainedClient{round: in.Round, client: k, global: global, sent: sent, state: cs, progress: progress}
+		if l, ok := known[k]; ok {
+			c.lossBefore = &l
+		}
+		sum, err := e.trainClient(ctx, env, c)
+		out[i] = sum
+		return err
+	})
+	return out, err
+}
+
+// trainedClient is one client's training in a round.
+type trainedClient struct {
+	round, client int
+	global        []float32
+	sent, state   fl.State
+	lossBefore    *float64 // F_k(θ^t) when a query of the round measured it
+	progress      func(steps.Heartbeat)
+}
+
+// trainClient runs the point's algorithm for one client, stores its update
+// and new state, and returns its summary.
+func (e *Engine) trainClient(ctx context.Context, env *pointEnv, c trainedClient) (fl.ClientSummary, error) {
+	r, k := c.round, c.client
+	sum := fl.ClientSummary{Client: k, NumExamples: len(env.part.Train[k])}
+	if env.cfg.Metrics.WantClientLosses() {
+		if c.lossBefore == nil {
+			l, err := e.clientLoss(ctx, env, c.global, k)
+			if err != nil {
+				return sum, fmt.Errorf("round %d client %d: loss before training: %w", r, k, err)
+			}
+			c.lossBefore = &l
+		}
+		sum.LossBefore = c.lossBefore
+	}
+	local := &clientLocal{e: e, ctx: ctx, env: env, round: r, client: k}
+	if c.progress != nil {
+		local.report = func(p trainer.Progress) {
+			c.progress(steps.Heartbeat{Client: k, Step: p.Step, Steps: p.Steps, Loss: p.Loss})
+		}
+	}
+	up, err := env.alg.Train(ctx, algorithm.Client{Round: r, ID: k, Global: c.global, Server: c.sent, State: c.state, Local: local})
+	if err != nil {
+		return sum, fmt.Errorf("round %d client %d: %s: %w", r, k, env.cfg.AlgorithmName(), err)
+	}
+	if !local.trained {
+		return sum, fmt.Errorf("round %d client %d: algorithm %s did not train: %w", r, k, env.cfg.AlgorithmName(), fl.ErrInvalid)
+	}
+	if err := checkVector("update", up.Delta, env.net.NumParams(), r, k); err != nil {
+		return sum, err
+	}
+	if err := checkVector("local model", up.Weights, env.net.NumParams(), r, k); err != nil {
+		return sum, err
+	}
+	sum.Samples, sum.Steps, sum.BatchLoss, sum.Scalars = up.Train.Samples, up.Train.Steps, up.Train.MeanLoss, up.Scalars
+	sum.Down, sum.Up = int64(len(c.global)), int64(len(up.Delta)+len(up.Scalars))
+	for _, v := range c.sent.Vectors {
+		sum.Down += int64(len(v))
+	}
+	for _, v := range up.Vectors.Vectors {
+		sum.Up += int64(len(v))
+	}
+	_, b := env.net.Output()
+	sum.BiasDelta = make([]float64, b.Len)
+	for j := range sum.BiasDelta {
+		sum.BiasDelta[j] = float64(up.Weights[b.Offset+j]) - float64(c.global[b.Offset+j])
+	}
+	if env.cfg.Metrics.WantClientLosses() {
+		l, err := e.clientLoss(ctx, env, up.Weights, k)
+		if err != nil {
+			return sum, fmt.Errorf("round %d client %d: loss after training: %w", r, k, err)
+		}
+		sum.LossAfter = &l
+	}
+	if err := e.putUpdate(ctx, env, r, k, up, sum); err != nil {
+		return sum, err
+	}
+	if !up.State.Empty() {
+		if err := e.saveClientState(ctx, env, k, r, up.State); err != nil {
+			return sum, err
+		}
+	}
+	return sum, nil
+}
+
+func checkVector(what string, v []float32, n, r, k int) error {
+	if len(v) != n {
+		return fmt.Errorf("round %d client %d: %s has %d values; the model has %d: %w", r, k, what, len(v), n, fl.ErrInvalid)
+	}
+	for j, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return fmt.Errorf("round %d client %d: %s has %v at parameter %d: %w", r, k, what, x, j, fl.ErrDiverged)
+		}
+	}
+	return nil
+}
+
+// updateMeta is an update file's JSON section: the client's summary, and
+// whether its round wrote a new version of its state.
+type updateMeta struct {
+	Summary    fl.ClientSummary `json:"summary"`
+	WroteState bool             `json:"wrote_state,omitempty"`
+}
+
+// putUpdate stores client k's upload of round r: Δ_k as "delta" and the
+// algorithm's further vectors as "up/<name>".
+func (e *Engine) putUpdate(ctx context.Context, env *pointEnv, r, k int, up algorithm.Upload, sum fl.ClientSummary) error {
+	f, err := store.NewFile("update", env.net.Key(), r, k).AddF32("delta", up.Delta).AddJSON("meta", updateMeta{Summary: sum, WroteState: !up.State.Empty()})
+	if err != nil {
+		return err
+	}
+	for _, name := range up.Vectors.Names() {
+		f.AddF32(uploadPrefix+name, up.Vectors.Vectors[name])
+	}
+	_, err = e.Store.PutFile(ctx, env.keys.Update(r, k), f)
+	return err
+}
+
+const uploadPrefix = "up/"
+
+// clientLocal is algorithm.Local for one client in one round.
+type clientLocal struct {
+	e             *Engine
+	ctx           context.Context
+	env           *pointEnv
+	round, client int
+	report        func(trainer.Progress)
+	mu            sync.Mutex
+	trained       bool
+}
+
+var _ algorithm.Local = (*clientLocal)(nil)
+
+func (l *clientLocal) Hyper() trainer.Hyper {
+	hp := l.env.hyper
+	hp.LR = l.env.cfg.RoundLR(l.round) // the per-round decay lr·lr_decay^(r−1)
+	return hp
+}
+
+func (l *clientLocal) Steps() int {
+	return trainer.NumSteps(len(l.env.part.Train[l.client]), l.env.hyper)
+}
+func (l *clientLocal) Net() *trainer.Net { return l.env.net }
+
+func (l *clientLocal) SizeRatio() float64 {
+	return float64(l.env.pop.Sizes[l.client]) * float64(l.env.pop.N()) / float64(l.env.totalSize())
+}
+
+// Train runs the client's local training with its keyed stream (seed,
+// point, round, client, train); a second call in the round is an error, so
+// no algorithm can draw the client's minibatches twice.
+func (l *clientLocal) Train(w []float32, obj trainer.Objective) (trainer.TrainResult, error) {
+	l.mu.Lock()
+	if l.trained {
+		l.mu.Unlock()
+		return trainer.TrainResult{}, fmt.Errorf("local training ran twice in one round: %w", fl.ErrInvalid)
+	}
+	l.trained = true
+	l.mu.Unlock()
+	rng := fl.Stream(fl.Key{Seed: l.env.cfg.Seed, Point: l.env.point.ID, Round: l.round, Client: l.client, Purpose: fl.PurposeTrain})
+	return l.e.Trainer.TrainObjective(l.ctx, l.env.net, w, l.env.examples(l.client), l.Hyper(), obj, rng, l.report)
+}
+
+// Embed returns the embeddings of the client's training samples under w.
+func (l *clientLocal) Embed(w []float32) ([]float32, error) {
+	ex := l.env.examples(l.client)
+	emb := make([]float32, len(ex.Idx)*l.env.net.Embedding())
+	if err := l.e.Trainer.Forward(l.ctx, l.env.net, w, ex, emb, nil); err != nil {
+		return nil, err
+	}
+	return emb, nil
+}

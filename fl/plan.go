@@ -1,0 +1,141 @@
+package fl
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+)
+
+// Ask names what a query asks of each client: a quantity of the global model
+// θ^t on the client's full local training set.
+type Ask string
+
+const (
+	// AskLoss asks for F_k(θ^t), the mean cross-entropy (pow-d's candidates,
+	// FedCor's loss changes, FedEBA+'s fairness angle).
+	AskLoss Ask = "loss"
+	// AskGradient asks for ∇F_k(θ^t) and F_k(θ^t). The gradient is a
+	// model-sized vector: it stays in blob storage, where a server step reads
+	// it (FedEBA+'s gradient alignment, DivFL's client gradients).
+	AskGradient Ask = "gradient"
+)
+
+// Query asks some clients a question before the server decides (DESIGN.md §3,
+// "query").
+type Query struct {
+	Ask     Ask   `json:"ask"`
+	Clients []int `json:"clients"` // distinct, ascending
+}
+
+// Validate checks q against a population of n clients.
+func (q Query) Validate(n int) error {
+	if q.Ask != AskLoss && q.Ask != AskGradient {
+		return fmt.Errorf("query asks %q; a query asks %q or %q: %w", q.Ask, AskLoss, AskGradient, ErrInvalid)
+	}
+	if len(q.Clients) == 0 {
+		return fmt.Errorf("query of %q names no client: %w", q.Ask, ErrInvalid)
+	}
+	for i, k := range q.Clients {
+		if k < 0 || k >= n || (i > 0 && k <= q.Clients[i-1]) {
+			return fmt.Errorf("query clients %v must be distinct, ascending and in [0, %d): %w", q.Clients, n, ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// Answer is one client's answer to a query. A vector answer (AskGradient)
+// stays in blob storage under a key derived from (round, query, client).
+type Answer struct {
+	Query   int     `json:"query"` // 1-based index of the query within its round
+	Ask     Ask     `json:"ask"`
+	Client  int     `json:"client"`
+	Loss    float64 `json:"loss"`    // F_k(θ^t)
+	Samples int     `json:"samples"` // the samples it was computed on (n_k)
+}
+
+// Plan is a decision of a round's server: ask Query first, or go on with
+// Selection. Exactly one of them is set.
+type Plan struct {
+	Query     *Query     `json:"query,omitempty"`
+	Selection *Selection `json:"selection,omitempty"`
+}
+
+// PlanInput is what a Planner decides round Round from.
+type PlanInput struct {
+	Round int
+	Pop   Population
+	// State is the sampler's memory after the previous round: Learner.Init's
+	// value before round 1, empty for samplers without memory.
+	State State
+	// Answers holds every answer given so far in this round, in the order
+	// asked; empty on the first call.
+	Answers []Answer
+}
+
+// A Planner picks a round's clients, possibly after asking some of them a
+// question first (pow-d asks d candidates for their loss). The engine calls
+// Plan with no answers, runs the returned Query if any, and calls Plan again
+// with the answers, a bounded number of times, until it returns a Selection.
+// Plan must be pure: equal inputs and an equal stream give an equal Plan; the
+// stream is derived afresh for every call, so a Plan called again draws the
+// same numbers.
+type Planner interface {
+	Plan(in PlanInput, r *rand.Rand) (Plan, error)
+}
+
+// A Learner is a Planner that remembers what it learns (HiCS-FL's bias
+// updates, clustered sampling's representative updates, FedCor's GP). Its
+// state lives in the server state written with every round's model, so a
+// resumed run plans exactly as an uninterrupted one.
+type Learner interface {
+	Planner
+	// Init returns the memory before round 1.
+	Init(pop Population) (State, error)
+	// Observe returns the memory after round in.Round, from the memory
+	// before it and what the round produced.
+	Observe(in ObserveInput) (State, error)
+}
+
+// ObserveInput is what a Learner learns from one round.
+type ObserveInput struct {
+	Round     int
+	Pop       Population
+	State     State
+	Selection Selection
+	Answers   []Answer
+	Clients   []ClientSummary // in Selection.Clients order
+}
+
+// Planned returns a Sampler as a Planner that never asks: its Plan is the
+// sampler's Sample.
+func Planned(s Sampler) Planner { return planned{s} }
+
+type planned struct{ s Sampler }
+
+func (p planned) Plan(in PlanInput, r *rand.Rand) (Plan, error) {
+	sel, err := p.s.Sample(in.Round, in.Pop, r)
+	if err != nil {
+		return Plan{}, err
+	}
+	return Plan{Selection: &sel}, nil
+}
+
+// MarshalJSON records the wrapped sampler's resolved options.
+func (p planned) MarshalJSON() ([]byte, error) { return jsonOf(p.s) }
+
+// An Inspector looks at each trained client's update before the round
+// aggregates it (DESIGN.md §3, "inspect"): the label-recovery attacks run
+// here. It sees only what an honest-but-curious server sees.
+type Inspector interface {
+	// Inspect returns a small JSON finding about one update, or nil.
+	Inspect(u Inspection) (json.RawMessage, error)
+}
+
+// Inspection is one client's update as the server received it.
+type Inspection struct {
+	Round   int
+	Client  int
+	Global  []float32 // θ^t
+	Delta   []float32 // the uploaded Δ_k
+	Summary ClientSummary
+}
