@@ -2,7 +2,6 @@ package dataset
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"golang.org/x/sync/singleflight"
@@ -15,12 +14,12 @@ type Cache struct {
 	group singleflight.Group
 
 	mu   sync.Mutex
-	sets map[Spec]*Dataset
+	sets map[string]*Dataset // by Spec.key
 }
 
 // NewCache returns an empty Cache that loads with LoadSpec.
 func NewCache() *Cache {
-	return &Cache{load: LoadSpec, sets: map[Spec]*Dataset{}}
+	return &Cache{load: LoadSpec, sets: map[string]*Dataset{}}
 }
 
 // Get returns the dataset Load(ctx, name, root) returns, loading it at most once per (name, root)
@@ -34,8 +33,11 @@ func (c *Cache) Get(ctx context.Context, name, root string) (*Dataset, error) {
 }
 
 // GetSpec is Get for a Spec: it returns LoadSpec(ctx, s), loading it at most once per Spec.
+// Specs that differ only in how they write the same normalisation (Spec.Norm, before and after
+// Norm.Resolve) share one copy; a normalised and a plain copy of the same files are two
+// entries, each loaded from the files and normalised once.
 func (c *Cache) GetSpec(ctx context.Context, s Spec) (*Dataset, error) {
-	key := s
+	key := s.key()
 	c.mu.Lock()
 	d, ok := c.sets[key]
 	c.mu.Unlock()
@@ -43,14 +45,14 @@ func (c *Cache) GetSpec(ctx context.Context, s Spec) (*Dataset, error) {
 		return d, nil
 	}
 	loadCtx := context.WithoutCancel(ctx)
-	ch := c.group.DoChan(fmt.Sprintf("%#v", key), func() (any, error) {
+	ch := c.group.DoChan(key, func() (any, error) {
 		c.mu.Lock()
 		d, ok := c.sets[key]
 		c.mu.Unlock()
 		if ok {
 			return d, nil
 		}
-		d, err := c.load(loadCtx, key)
+		d, err := c.load(loadCtx, s)
 		if err != nil {
 			return nil, err
 		}

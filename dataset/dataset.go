@@ -17,7 +17,7 @@ var ErrInvalid = errors.New("invalid input")
 
 // Split is one split of a dataset held in memory.
 type Split struct {
-	X []float32 // N*Dim values, row-major; sample i is X[i*Dim:(i+1)*Dim], pixels scaled to [0,1] (byte/255)
+	X []float32 // N*Dim values, row-major; sample i is X[i*Dim:(i+1)*Dim]; pixels byte/255 in [0,1], then Dataset.Norm
 	Y []uint8   // N labels in [0, Classes)
 	N int
 }
@@ -35,6 +35,9 @@ type Dataset struct {
 	// Natural is the dataset's own division into clients, for data generated per client
 	// (fedprox-synthetic); nil for the others.
 	Natural *NaturalSplit
+	// Norm is the normalisation applied to X when the dataset was loaded, resolved (mode and the
+	// per-channel numbers); the zero Norm means none, pixels in [0,1].
+	Norm Norm
 }
 
 // Dim returns the number of values in one sample, C·H·W.
@@ -60,13 +63,26 @@ const knownNames = "fmnist, mnist, cifar10, synthetic, fedprox-synthetic"
 // Names are the dataset names Load accepts.
 var Names = []string{"fmnist", "mnist", "cifar10", "synthetic", "fedprox-synthetic"}
 
-// Spec says which dataset to load and, for generated data, how to generate it. It is
-// comparable, so it keys Cache.
+// Spec says which dataset to load, how to normalise it and, for generated data, how to generate
+// it. Cache keys on it (Spec.key).
 type Spec struct {
 	Name string // one of Names
 	Root string // directory or blob URL of the files (fmnist, mnist, cifar10); see Load
 	// FedProx holds the options of fedprox-synthetic; it must be zero for other names.
 	FedProx FedProxOptions
+	// Norm is the input normalisation of an image dataset (fmnist, mnist, cifar10); the zero
+	// Norm keeps pixels in [0,1]. LoadSpec resolves it (Norm.Resolve).
+	Norm Norm
+}
+
+// key is what Cache files s under: s with Norm resolved, so that "" and "unit", or "meanstd" and
+// the same constants given explicitly, share an entry, while normalised and plain copies of the
+// same data never do. A Norm that does not resolve keys as written (its load fails anyway).
+func (s Spec) key() string {
+	if n, err := s.Norm.Resolve(s.Name); err == nil {
+		s.Norm = n
+	}
+	return fmt.Sprintf("%#v", s)
 }
 
 // idxDataset describes a dataset stored as IDX files.

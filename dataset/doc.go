@@ -9,8 +9,10 @@
 //
 // A Dataset holds a train and a test Split in memory. Pixels are float32 in [0,1] (byte/255),
 // row-major, one sample of Dim() = C·H·W values per row, CHW layout (fedprox-synthetic's values
-// are Gaussian features, shape 1×1×60). Labels are uint8 in [0, Classes). Loaded datasets are
-// read-only: they are shared between goroutines through a Cache, keyed by Spec.
+// are Gaussian features, shape 1×1×60). An image dataset may instead be normalised per channel
+// when it is loaded, (x − 0.5)/0.5 or (x − mean_c)/std_c (Spec.Norm, recorded in Dataset.Norm).
+// Labels are uint8 in [0, Classes). Loaded datasets are read-only: they are shared between
+// goroutines through a Cache, keyed by Spec, normalisation included.
 //
 // # Files
 //

@@ -47,7 +47,26 @@ func Load(ctx context.Context, name, root string) (*Dataset, error) {
 // see ReadCIFARBatch) from a directory or blob URL; Digest is the SHA-256 of their sha256sum
 // listing. The .tar.gz download itself is not read: extract it and point root at
 // cifar-10-batches-bin.
+//
+// s.Norm is resolved for s.Name (Norm.Resolve) before anything is read, and applied to the
+// loaded values once; the result records it in Dataset.Norm. Its errors wrap ErrInvalid.
 func LoadSpec(ctx context.Context, s Spec) (*Dataset, error) {
+	norm, err := s.Norm.Resolve(s.Name)
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", s.Name, err)
+	}
+	d, err := loadSpec(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	if err := norm.apply(d); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// loadSpec loads s's values as stored (pixels in [0,1]), ignoring s.Norm.
+func loadSpec(ctx context.Context, s Spec) (*Dataset, error) {
 	name, root := s.Name, s.Root
 	if s.FedProx != (FedProxOptions{}) && name != "fedprox-synthetic" {
 		return nil, fmt.Errorf("dataset %s: generator options are set but only fedprox-synthetic takes them: %w", name, ErrInvalid)

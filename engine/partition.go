@@ -87,7 +87,9 @@ func (e *Engine) split(ctx context.Context, c sweep.Config) (*Split, error) {
 	if err != nil {
 		return nil, err
 	}
-	sp := &Split{Data: ds, Part: part, Noise: partition.Noise{Sigma: c.Partition.Noise, Clients: c.Partition.Clients, Seed: c.Seed}}
+	// The noise is NIID-Bench's, on the [0, 1] pixels before any normalisation
+	// (partition.Noise): on normalised data it is scaled by 1/std_c.
+	sp := &Split{Data: ds, Part: part, Noise: partition.Noise{Sigma: c.Partition.Noise, Clients: c.Partition.Clients, Seed: c.Seed, ChannelScale: ds.Norm.InvStd()}}
 	sp.Stats = partition.Stats(part, ds.Train.Y, ds.Test.Y, ds.Classes)
 	sizes := make([]int, len(part.Train))
 	for k, idx := range part.Train {
@@ -99,9 +101,10 @@ func (e *Engine) split(ctx context.Context, c sweep.Config) (*Split, error) {
 	return sp, nil
 }
 
-// datasetSpec is the dataset c names, where this engine finds it.
+// datasetSpec is the dataset c names, normalised as c says, where this
+// engine finds it.
 func (e *Engine) datasetSpec(c sweep.Config) dataset.Spec {
-	s := dataset.Spec{Name: c.Dataset.Name, Root: e.dataRoot(c)}
+	s := dataset.Spec{Name: c.Dataset.Name, Root: e.dataRoot(c), Norm: c.Dataset.Norm()}
 	if c.Dataset.Name == "fedprox-synthetic" {
 		d := c.Dataset
 		s.Root = ""

@@ -32,16 +32,41 @@ import (
 // the same in every round, on every worker, and after a resume. A client's
 // noisy copy can therefore be rebuilt whenever it is needed instead of being
 // stored. The zero Noise, or Sigma = 0, adds nothing.
+//
+// Normalised inputs: NIID-Bench adds the noise to ToTensor's output, pixels
+// in [0, 1] (utils.py get_dataloader: Compose([ToTensor(),
+// AddGaussianNoise(...)]) for mnist, fmnist, svhn and cifar10; its datasets
+// that are normalised, cifar100 and tinyimagenet, get no noise), so σ is in
+// units of the [0, 1] pixel range. To keep that meaning on data normalised
+// per channel, x_n = (x − m_c)/s_c, the noise goes in before the
+// normalisation, as a pipeline Compose([ToTensor(), AddGaussianNoise,
+// Normalize]) would add it:
+//
+//	(x + σ_k·ε − m_c)/s_c = x_n + (σ_k/s_c)·ε
+//
+// Our data are normalised once, when loaded, so Copy adds the right-hand
+// side: ChannelScale holds 1/s_c per channel (dataset.Norm.InvStd). The draws
+// ε are the same as without normalisation; only their scale differs.
 type Noise struct {
-	Sigma   float64 // σ: the standard deviation of client n-1's noise
+	Sigma   float64 // σ: the standard deviation of client n-1's noise, in [0, 1] pixel units
 	Clients int     // n
 	Seed    uint64  // the point's seed, shared by all points of the seed
+	// ChannelScale multiplies σ_k per channel: 1/s_c for data normalised as
+	// (x − m_c)/s_c, nil (all 1) for data in [0, 1]. A sample's dim values
+	// are len(ChannelScale) equal planes in CHW order.
+	ChannelScale []float64
 }
 
-// Validate reports a Sigma that is negative or not finite.
+// Validate reports a Sigma that is negative or not finite, and a
+// ChannelScale entry that is not finite and positive.
 func (z Noise) Validate() error {
 	if math.IsNaN(z.Sigma) || math.IsInf(z.Sigma, 0) || z.Sigma < 0 {
 		return fmt.Errorf("partition: noise = %g; use a finite standard deviation >= 0 (FNR-FL uses 0.1 and 0.5): %w", z.Sigma, ErrInvalid)
+	}
+	for c, v := range z.ChannelScale {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+			return fmt.Errorf("partition: noise channel scale [%d] = %g; it must be finite and > 0 (1/std of the normalisation): %w", c, v, ErrInvalid)
+		}
 	}
 	return nil
 }
@@ -59,13 +84,26 @@ func (z Noise) Std(k int) float64 {
 func (z Noise) Active() bool { return z.Std(z.Clients-1) > 0 }
 
 // Copy returns client k's noisy copy of the samples idx of a split: row p
-// (dim values) is sample idx[p] of x plus σ_k·ε, ε drawn from the sample's
-// stream. split names the split x belongs to (its noise differs from the
-// other split's). The result has len(idx)·dim values; x is not modified.
-// Copy panics if an index is out of range.
+// (dim values) is sample idx[p] of x plus σ_k·ε (times ChannelScale[c] in
+// channel c), ε drawn from the sample's stream in row order. split names the
+// split x belongs to (its noise differs from the other split's). The result
+// has len(idx)·dim values; x is not modified. Copy panics if an index is out
+// of range or dim is not a multiple of len(ChannelScale).
 func (z Noise) Copy(x []float32, dim int, idx []int, split Source, client int) []float32 {
 	out := make([]float32, len(idx)*dim)
 	std := z.Std(client)
+	channels := max(1, len(z.ChannelScale))
+	if dim%channels != 0 {
+		panic(fmt.Sprintf("partition: noise over %d values per sample in %d channels", dim, channels))
+	}
+	plane := dim / channels
+	stds := make([]float64, channels) // σ_k per channel
+	for c := range stds {
+		stds[c] = std
+		if len(z.ChannelScale) > 0 {
+			stds[c] = std * z.ChannelScale[c]
+		}
+	}
 	src := rand.NewChaCha8([32]byte{})
 	r := rand.New(src)
 	for p, i := range idx {
@@ -76,7 +114,7 @@ func (z Noise) Copy(x []float32, dim int, idx []int, split Source, client int) [
 		}
 		src.Seed(z.key(split, client, i))
 		for j, v := range row {
-			dst[j] = float32(float64(v) + std*r.NormFloat64())
+			dst[j] = float32(float64(v) + stds[j/plane]*r.NormFloat64())
 		}
 	}
 	return out

@@ -106,9 +106,47 @@ func TestNoiseGolden(t *testing.T) {
 	}
 }
 
+// TestNoiseChannelScale: on data normalised per channel, x_n = (x − m_c)/s_c,
+// the copy equals NIID-Bench's order, noise on the [0, 1] pixels first and
+// the normalisation after, (x + σ_k·ε − m_c)/s_c, with the same draws ε (up
+// to float32 rounding).
+func TestNoiseChannelScale(t *testing.T) {
+	const plane = 50
+	mean, std := []float64{0.4914, 0.4822, 0.4465}, []float64{0.247, 0.243, 0.261}
+	x := make([]float32, 2*3*plane) // 2 samples, 3 channels
+	xn := make([]float32, len(x))
+	for i := range x {
+		c := (i % (3 * plane)) / plane
+		x[i] = float32(i%256) / 255
+		xn[i] = float32(x[i]-float32(mean[c])) / float32(std[c])
+	}
+	idx := []int{1, 0}
+	plain := Noise{Sigma: 0.5, Clients: 4, Seed: 3}
+	scaled := plain
+	scaled.ChannelScale = []float64{1 / std[0], 1 / std[1], 1 / std[2]}
+	noisy := plain.Copy(x, 3*plane, idx, SourceTest, 3) // noise on the pixels
+	got := scaled.Copy(xn, 3*plane, idx, SourceTest, 3) // scaled noise on the normalised values
+	for p := range noisy {
+		c := (p % (3 * plane)) / plane
+		want := (float64(noisy[p]) - mean[c]) / std[c]
+		if math.Abs(float64(got[p])-want) > 1e-5 {
+			t.Fatalf("value %d (channel %d) = %v; want (noisy pixel − m)/s = %v", p, c, got[p], want)
+		}
+	}
+	if clean := scaled.Copy(xn, 3*plane, idx, SourceTest, 0); !slices.Equal(clean[:3*plane], xn[3*plane:]) {
+		t.Error("client 0's copy of normalised data differs from the data; it must be clean")
+	}
+	if err := scaled.Validate(); err != nil {
+		t.Errorf("Validate(%v) = %v; want nil", scaled.ChannelScale, err)
+	}
+}
+
 func TestNoiseValidate(t *testing.T) {
 	for _, s := range []float64{-0.1, math.NaN(), math.Inf(1)} {
 		checkInvalid(t, "Noise.Validate", Noise{Sigma: s, Clients: 10}.Validate(), "noise =")
+	}
+	for _, s := range []float64{0, -2, math.NaN(), math.Inf(1)} {
+		checkInvalid(t, "Noise.Validate", Noise{Sigma: 0.5, Clients: 10, ChannelScale: []float64{2, s}}.Validate(), "channel scale [1]")
 	}
 	if err := (Noise{Sigma: 0.5, Clients: 10}).Validate(); err != nil {
 		t.Errorf("Validate(0.5) = %v; want nil", err)

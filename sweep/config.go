@@ -76,6 +76,14 @@ type DatasetConfig struct {
 	Users    int     `json:"users,omitempty" yaml:"users"`         // clients generated (default 30)
 	IID      bool    `json:"iid,omitempty" yaml:"iid"`             // FedProx's synthetic_iid
 	DataSeed uint64  `json:"data_seed,omitempty" yaml:"data_seed"` // selects the generated data
+	// Input normalisation of an image dataset (fmnist, mnist, cifar10):
+	// unit (also "": pixels in [0, 1]), half ((x − 0.5)/0.5) or meanstd
+	// ((x − mean_c)/std_c), with the per-channel numbers used. A spec may
+	// give mean and std with meanstd; the point's config holds them resolved
+	// (sweep/normalize.go).
+	Normalize string    `json:"normalize,omitempty" yaml:"normalize"`
+	Mean      []float64 `json:"mean,omitempty" yaml:"mean"`
+	Std       []float64 `json:"std,omitempty" yaml:"std"`
 }
 
 // PartitionConfig says how the training data is split into clients.
@@ -250,6 +258,7 @@ func (c *Config) finish() {
 		c.Algorithm = Method{}
 	}
 	c.finishPartition()
+	c.finishNorm()
 }
 
 // Canonical returns the canonical JSON encoding of c: struct fields in

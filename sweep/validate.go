@@ -62,6 +62,7 @@ func (c Config) Validate(reg *methods.Registry) error {
 		errs = append(errs, fmt.Errorf(format+": %w", append(a, ErrInvalid)...))
 	}
 	errs = append(errs, c.validateData()...)
+	errs = append(errs, c.validateNorm()...)
 	errs = append(errs, c.validatePartition()...)
 	p := c.Partition
 	if err := c.TrainerSpec().Validate(); err != nil {

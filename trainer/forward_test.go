@@ -113,10 +113,9 @@ func TestGradient(t *testing.T) {
 // TestInitKinds checks the initialisations the official codes use, by
 // their spread over many draws: Xavier-uniform with ReLU gain has bound
 // √2·√(6/(fan_in + fan_out)) and standard deviation bound/√3; Kaiming-normal
-// has standard deviation √(2/fan) with fan = fan_in (RLU's LeNet) or
-// fan_out (FNR-FL's ResNet). With ≥ 2,400 draws the sample standard
-// deviation is within 5% of the truth (its relative standard error is about
-// 1/√(2N) ≤ 1.5%).
+// with mode fan_out (RLU's LeNet, FNR-FL's ResNet) has standard deviation
+// √(2/fan_out). With ≥ 2,400 draws the sample standard deviation is within
+// 5% of the truth (its relative standard error is about 1/√(2N) ≤ 1.5%).
 func TestInitKinds(t *testing.T) {
 	tests := []struct {
 		spec    Spec
@@ -127,8 +126,9 @@ func TestInitKinds(t *testing.T) {
 	}{
 		// conv2 of cnn-hics-3conv: fan_in 32·9 = 288, fan_out 32·9 = 288.
 		{Spec{Arch: ArchCNNHiCS3Conv}, mnist, "conv2.w", math.Sqrt2 * math.Sqrt(6.0/576) / math.Sqrt(3), math.Sqrt2 * math.Sqrt(6.0/576)},
-		// lenet conv2: fan_in 6·25 = 150.
-		{Spec{Arch: ArchLeNet}, [3]int{3, 32, 32}, "conv2.w", math.Sqrt(2.0 / 150), 0},
+		// lenet conv2 (2,400 weights): fan_out 16·25 = 400 (RLU's models.py::LeNet5,
+		// kaiming_normal_(mode='fan_out', nonlinearity='relu')); fan_in 6·25 = 150 would give 0.115.
+		{Spec{Arch: ArchLeNet}, [3]int{3, 32, 32}, "conv2.w", math.Sqrt(2.0 / 400), 0},
 		// resnet18 layer1.0.conv1: fan_out 64·9 = 576.
 		{Spec{Arch: ArchResNet18}, [3]int{3, 32, 32}, "layer1.0.conv1.w", math.Sqrt(2.0 / 576), 0},
 		// PyTorch's default on the FedEBA+ CNN's fc1: U(±1/√1600), std 1/(40·√3).

@@ -140,7 +140,7 @@ func (h Hyper) adam() (b1, b2, eps float64) {
 // Examples is a read-only view of a client's data: the samples Idx of a
 // split held in X and Y.
 type Examples struct {
-	X   []float32 // N·Dim values, row-major; each sample in CHW order, values in [0, 1]
+	X   []float32 // N·Dim values, row-major; each sample in CHW order: pixels in [0, 1], or normalised per channel (dataset.Norm); no range is assumed
 	Y   []uint8   // N labels
 	Dim int       // features per sample
 	Idx []int     // which samples (indices into X/Y) this view holds

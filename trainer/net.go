@@ -176,7 +176,6 @@ type initKind int
 const (
 	initTorch      initKind = iota // PyTorch's default: U(±1/√fan_in) (kaiming_uniform with a = √5)
 	initXavierReLU                 // nn.init.xavier_uniform_(w, gain=calculate_gain('relu')): U(±√2·√(6/(fan_in+fan_out)))
-	initKaimingIn                  // nn.init.kaiming_normal_(w) (mode fan_in, ReLU gain): N(0, 2/fan_in)
 	initKaimingOut                 // nn.init.kaiming_normal_(w, mode='fan_out', nonlinearity='relu'): N(0, 2/fan_out)
 )
 
@@ -473,13 +472,19 @@ func (b *builder) cnnFedEBACIFAR() {
 //	flatten (16·5·5 = 400 for 32×32, 256 for 28×28) → Linear(→120) → a →
 //	Linear(120→84) → a → Linear(84→classes)
 //
-// Convolution weights are Kaiming-normal (the RLU code); the rest PyTorch's
-// default. With ReLU on 1×28×28 this is also NIID-Bench's SimpleCNN-MNIST
-// (44,426 parameters, specs/fnrfl.md §4).
+// Convolution weights are Kaiming-normal with mode fan_out and ReLU gain,
+//
+//	w ~ N(0, 2/fan_out),  fan_out = out_channels·5·5 (150 for conv1, 400 for conv2)
+//
+// as the RLU code's kaiming_normal_(m.weight, mode='fan_out',
+// nonlinearity='relu'), whatever the activation; their biases and the linear
+// layers keep PyTorch's default. With ReLU on 1×28×28 this is also the layout
+// of NIID-Bench's SimpleCNN-MNIST (44,426 parameters, specs/fnrfl.md §4),
+// which keeps PyTorch's default initialisation throughout.
 func (b *builder) lenet(a actKind) {
 	for i, c := range []int{6, 16} {
 		s := strconv.Itoa(i + 1)
-		b.conv("conv"+s, c, 5, 1, 0, true, initKaimingIn)
+		b.conv("conv"+s, c, 5, 1, 0, true, initKaimingOut)
 		b.activation("conv"+s+"."+a.String(), a)
 		b.maxPool("pool" + s)
 	}
@@ -698,8 +703,6 @@ func (n *Net) Init(dst []float32, r *rand.Rand) error {
 			uniform(l.w, 1/math.Sqrt(float64(fanIn)))
 		case initXavierReLU:
 			uniform(l.w, math.Sqrt2*math.Sqrt(6/float64(fanIn+fanOut)))
-		case initKaimingIn:
-			normal(l.w, math.Sqrt(2/float64(fanIn)))
 		case initKaimingOut:
 			normal(l.w, math.Sqrt(2/float64(fanOut)))
 		}
