@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -46,7 +47,10 @@ func (e *Engine) CommitRound(ctx context.Context, in steps.CommitInput) (steps.R
 // commit writes round r's rows and manifest.
 func (e *Engine) commit(ctx context.Context, env *pointEnv, in steps.CommitInput, per *ClientEvals) (steps.RoundSummary, error) {
 	r := in.Round
-	rounds, clients := env.rows(in, per)
+	rounds, clients, err := env.rows(in, per)
+	if err != nil {
+		return steps.RoundSummary{}, err
+	}
 	rounds[0].CodeVersion = e.Version
 	if err := store.WriteRows(ctx, e.Store, env.keys.Part(store.TableRounds, r), rounds); err != nil {
 		return steps.RoundSummary{}, err
@@ -103,7 +107,7 @@ func (env *pointEnv) retained(q int) bool {
 // rows builds round r's metric rows: one rounds row, and clients rows for
 // the clients queried or trained in the round and, on evaluation rounds,
 // for every client.
-func (env *pointEnv) rows(in steps.CommitInput, per *ClientEvals) ([]store.RoundRow, []store.ClientRow) {
+func (env *pointEnv) rows(in steps.CommitInput, per *ClientEvals) ([]store.RoundRow, []store.ClientRow, error) {
 	sel, sums, ev := in.Selection, in.Clients, in.Eval
 	seed := int64(env.cfg.Seed)
 	rr := store.RoundRow{Sweep: env.sweep, Point: env.point.ID, Seed: seed, Round: int32(in.Round), Clients: int32(len(sel.Clients)),
@@ -136,6 +140,9 @@ func (env *pointEnv) rows(in steps.CommitInput, per *ClientEvals) ([]store.Round
 		}
 		rr.BatchLoss = ptr(loss / float64(len(sums)))
 	}
+	if err := recordFindings(row, in.Findings); err != nil {
+		return nil, nil, err
+	}
 	if ev != nil {
 		rr.Evaluated = true
 		rr.TestLoss, rr.TestAcc = ptr(ev.TestLoss), ptr(ev.TestAcc)
@@ -160,7 +167,27 @@ func (env *pointEnv) rows(in steps.CommitInput, per *ClientEvals) ([]store.Round
 		clients = append(clients, *cr)
 	}
 	slices.SortFunc(clients, lessClient)
-	return []store.RoundRow{rr}, clients
+	return []store.RoundRow{rr}, clients, nil
+}
+
+// recordFindings puts each client's findings into its row, as a JSON object
+// by inspector name.
+func recordFindings(row func(int) *store.ClientRow, fs []steps.Finding) error {
+	by := map[int]map[string]json.RawMessage{}
+	for _, f := range fs {
+		if by[f.Client] == nil {
+			by[f.Client] = map[string]json.RawMessage{}
+		}
+		by[f.Client][f.Inspector] = f.Result
+	}
+	for k, m := range by {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return fmt.Errorf("commit: findings of client %d: %w", k, err)
+		}
+		row(k).Findings = string(b)
+	}
+	return nil
 }
 
 // comm is a round's communication: client fan-outs, and values sent and
@@ -178,10 +205,7 @@ type comm struct {
 func (env *pointEnv) communication(in steps.CommitInput) comm {
 	p := int64(env.net.NumParams())
 	var c comm
-	c.trips = int32(in.Queries)
-	if in.Broadcast {
-		c.trips++
-	}
+	c.trips = int32(in.Queries) // the broadcast travels with the training request
 	if len(in.Clients) > 0 {
 		c.trips++
 	}

@@ -76,6 +76,9 @@ type ClientRow struct {
 	TestLoss        *float64  `parquet:"test_loss,optional"`       //
 	TestAcc         *float64  `parquet:"test_acc,optional"`        //
 	EvalTrainLoss   *float64  `parquet:"eval_train_loss,optional"` // evaluation rounds: L_k(θ), the full training set
+	// Findings are the inspectors' findings about the client's update, as
+	// a JSON object by inspector name; empty without inspectors.
+	Findings string `parquet:"findings"`
 }
 
 // PartitionRow is one row per point × client.
