@@ -122,8 +122,8 @@ var (
 )
 
 func (Align) Check(trainer.Spec, trainer.Hyper) error { return nil }
-func (Align) Init(int) (fl.State, error)             { return fl.State{}, nil }
-func (Align) Sends() []string                        { return nil }
+func (Align) Init(int) (fl.State, error)              { return fl.State{}, nil }
+func (Align) Sends() []string                         { return nil }
 
 // Begin aggregates with the rule alone.
 func (Align) Begin(r algorithm.Server) (algorithm.Aggregation, error) {
