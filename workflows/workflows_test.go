@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -19,6 +20,8 @@ import (
 	"github.com/flsweep/flsweep/activities"
 	"github.com/flsweep/flsweep/engine"
 	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/methods"
+	"github.com/flsweep/flsweep/methods/methodstest"
 	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store"
 	"github.com/flsweep/flsweep/workflows"
@@ -42,12 +45,17 @@ grid:
 // setup returns a test environment with the real workflows and the real
 // activities over an in-memory bucket, and the engine behind them.
 func setup(t *testing.T) (*testsuite.TestWorkflowEnvironment, *engine.Engine) {
+	return setupWith(t, nil)
+}
+
+// setupWith is setup with the methods of reg (nil: the built-in ones).
+func setupWith(t *testing.T, reg *methods.Registry) (*testsuite.TestWorkflowEnvironment, *engine.Engine) {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	b := memblob.OpenBucket(nil)
 	t.Cleanup(func() { b.Close() })
-	eng := engine.New(store.New(b), &engine.Options{Workers: 2})
+	eng := engine.New(store.New(b), &engine.Options{Workers: 2, Registry: reg})
 	workflows.Register(env)
 	(&activities.Activities{Engine: eng}).Register(env)
 	return env, eng
@@ -55,10 +63,14 @@ func setup(t *testing.T) (*testsuite.TestWorkflowEnvironment, *engine.Engine) {
 
 // localResults runs the same spec in-process, for comparison.
 func localResults(t *testing.T, specText string) map[string]steps.PointResult {
+	return localResultsWith(t, specText, nil)
+}
+
+func localResultsWith(t *testing.T, specText string, reg *methods.Registry) map[string]steps.PointResult {
 	t.Helper()
 	b := memblob.OpenBucket(nil)
 	defer b.Close()
-	res, err := engine.New(store.New(b), nil).RunSweep(context.Background(), steps.PlanSweepInput{File: "wf.yaml", Spec: []byte(specText)}, nil)
+	res, err := engine.New(store.New(b), &engine.Options{Registry: reg}).RunSweep(context.Background(), steps.PlanSweepInput{File: "wf.yaml", Spec: []byte(specText)}, nil)
 	require.NoError(t, err)
 	out := map[string]steps.PointResult{}
 	for _, r := range res {
@@ -221,4 +233,107 @@ func TestChunkedTrainingMatchesLocal(t *testing.T) {
 	// 2 points x 5 rounds, 3 distinct clients (at most) in chunks of 2: 1-2 activities a round.
 	require.GreaterOrEqual(t, chunks.Load(), int32(10))
 	require.LessOrEqual(t, chunks.Load(), int32(20))
+}
+
+// methodsSpec runs methods with a query phase (pow-d) and with client and
+// server state (SCAFFOLD, MOON, FedDyn).
+const methodsSpec = `
+name: wfm
+dataset: {name: synthetic}
+partition: {scheme: dirichlet, clients: 10, alpha: 0.5}
+model: {arch: mlp, hidden: [16]}
+train: {lr: 0.1, batch_size: 16, local_steps: 3}
+rounds: 5
+clients_per_round: 3
+sampler: {name: pow-d, d: 6}
+eval_every: 2
+checkpoint_every: 2
+seeds: [5]
+grid:
+  algorithm: [scaffold, {name: moon, mu: 1}, feddyn]
+`
+
+// TestMethodsMatchLocal: through the workflows, methods with a query phase
+// and with state give the in-process runner's results bit for bit, also
+// when the point workflow continues as new every 2 rounds (server and
+// client state cross runs through blob storage alone).
+func TestMethodsMatchLocal(t *testing.T) {
+	want := localResults(t, methodsSpec)
+	for _, spec := range []string{methodsSpec, methodsSpec + "run: {continue_as_new_every: 2, clients_per_activity: 2}\n"} {
+		env, _ := setup(t)
+		var queries atomic.Int32
+		env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+			if info.ActivityType.Name == steps.QueryClients.Name {
+				queries.Add(1)
+			}
+		})
+		env.ExecuteWorkflow(workflows.SweepWorkflowName, workflows.SweepInput{File: "wf.yaml", Spec: []byte(spec)})
+		require.True(t, env.IsWorkflowCompleted())
+		require.NoError(t, env.GetWorkflowError())
+		var res workflows.SweepResult
+		require.NoError(t, env.GetWorkflowResult(&res))
+		require.Len(t, res.Points, 3)
+		for _, p := range res.Points {
+			require.Equal(t, steps.StatusDone, p.Status, p.Error)
+			require.Equal(t, want[p.ID], *p.Result, "point %s through the workflows vs in-process", p.Label)
+		}
+		require.Positive(t, queries.Load(), "pow-d asked no query")
+	}
+}
+
+// TestBroadcastAndMemoryMatchLocal: a sampler with memory, an algorithm
+// whose broadcast asks the selected clients for their gradients, and an
+// inspector run through the workflows as in-process.
+func TestBroadcastAndMemoryMatchLocal(t *testing.T) {
+	const spec = `
+name: wfb
+dataset: {name: synthetic}
+partition: {scheme: dirichlet, clients: 8, alpha: 0.5}
+model: {arch: mlp, hidden: [16]}
+train: {lr: 0.1, batch_size: 16, local_steps: 3}
+rounds: 4
+clients_per_round: 3
+sampler: cycle
+algorithm: {name: align, alpha: 0.5}
+inspect: [record]
+eval_every: 2
+seeds: [5]
+run: {continue_as_new_every: 2}
+`
+	want := localResultsWith(t, spec, methodstest.Registry(&methodstest.Recorder{}))
+	rec := &methodstest.Recorder{}
+	env, _ := setupWith(t, methodstest.Registry(rec))
+	started := map[string]int{}
+	var mu sync.Mutex
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		mu.Lock()
+		defer mu.Unlock()
+		started[info.ActivityType.Name]++
+	})
+	env.ExecuteWorkflow(workflows.SweepWorkflowName, workflows.SweepInput{File: "wf.yaml", Spec: []byte(spec)})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var res workflows.SweepResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Len(t, res.Points, 1)
+	require.Equal(t, want[res.Points[0].ID], *res.Points[0].Result)
+	// 4 rounds: each asks 3 clients for a gradient, broadcasts, trains 3
+	// clients and inspects 3 updates, one activity per client.
+	require.Equal(t, 12, started[steps.QueryClients.Name])
+	require.Equal(t, 8, started[steps.Broadcast.Name]) // asked, then sent
+	require.Equal(t, 12, started[steps.TrainClients.Name])
+	require.Equal(t, 12, started[steps.InspectUpdates.Name])
+	require.Len(t, rec.Seen(), 12)
+}
+
+// TestUnknownAlgorithmFailsPlanning: a spec naming an unknown algorithm
+// fails the sweep in its first activity, without retries.
+func TestUnknownAlgorithmFailsPlanning(t *testing.T) {
+	env, _ := setup(t)
+	env.ExecuteWorkflow(workflows.SweepWorkflowName, workflows.SweepInput{File: "wf.yaml", Spec: []byte(spec + "algorithm: scafold\n")})
+	require.True(t, env.IsWorkflowCompleted())
+	var ae *temporal.ApplicationError
+	require.ErrorAs(t, env.GetWorkflowError(), &ae)
+	require.Equal(t, steps.ErrTypeInvalid, ae.Type())
+	require.Contains(t, ae.Error(), `algorithm.name = "scafold" is unknown`)
 }
