@@ -26,8 +26,8 @@ import (
 // The sum runs over clients in ascending order and accumulates in float64, so
 // results are bit-reproducible.
 type WeightedDelta struct {
-	EtaG      float64 // server learning rate η_g > 0
-	Normalize bool
+	EtaG      float64 `json:"server_lr"` // server learning rate η_g > 0
+	Normalize bool    `json:"normalize"`
 }
 
 var _ fl.Rule = WeightedDelta{}

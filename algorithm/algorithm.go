@@ -26,6 +26,7 @@ package algorithm
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/flsweep/flsweep/fl"
 	"github.com/flsweep/flsweep/trainer"
@@ -122,6 +123,7 @@ type Server struct {
 	Clients   []fl.ClientSummary // in Selection.Clients order
 	Rule      fl.Rule            // the point's aggregation rule
 	N         int                // clients in the population
+	Net       *trainer.Net       // the model's architecture; nil: every entry is a trainable parameter
 }
 
 // Aggregation accumulates a round's uploads. Add is called once per selected
@@ -165,9 +167,29 @@ func (a plainAgg) Finish(dst []float32) (fl.State, error) {
 	return fl.State{}, a.Aggregation.Finish(dst)
 }
 
+// trainable reports, for each entry of n's flat vector, whether it is a
+// trainable parameter (and not a BatchNorm running statistic). FedDyn's and
+// FedDC's corrections act on the trainable entries only, as their official
+// codes, which flatten model.parameters(), do.
+func trainable(n *trainer.Net, size int) []bool {
+	t := make([]bool, size)
+	if n == nil {
+		for j := range t {
+			t[j] = true
+		}
+		return t
+	}
+	for _, p := range n.Params() {
+		for j := p.Offset; j < p.Offset+p.Len; j++ {
+			t[j] = p.Trainable
+		}
+	}
+	return t
+}
+
 // finite checks an option value.
 func finite(name string, v float64, lo float64, open bool) error {
-	ok := v == v && v < 1e308 && v > -1e308 && (v > lo || (!open && v == lo))
+	ok := !math.IsNaN(v) && !math.IsInf(v, 0) && (v > lo || (!open && v == lo))
 	if !ok {
 		op := "≥"
 		if open {

@@ -12,15 +12,20 @@ import (
 // FedAvg is local SGD on the cross-entropy (McMahan et al., AISTATS 2017,
 // arXiv:1602.05629, Algorithm 1): each client trains θ^t for its local steps
 // and uploads Δ_k = θ_k − θ^t; the server is the point's rule.
-//
+type FedAvg struct{}
+
 // FedProx (Li et al., MLSys 2020, arXiv:1812.06127, Eq. (2)) adds the
-// proximal term μ/2·‖w − θ^t‖² over the trainable parameters to the local
-// objective; its server is FedAvg's. With μ = 0 it is FedAvg bit for bit.
-type FedAvg struct {
-	Mu float64 `json:"mu,omitempty"` // FedProx's μ ≥ 0; 0 for FedAvg
+// proximal term μ/2·‖w − θ^t‖² over the trainable parameters to FedAvg's
+// local objective; its server is FedAvg's. With μ = 0 it is FedAvg bit for
+// bit.
+type FedProx struct {
+	Mu float64 `json:"mu"` // μ ≥ 0
 }
 
-var _ Algorithm = FedAvg{}
+var (
+	_ Algorithm = FedAvg{}
+	_ Algorithm = FedProx{}
+)
 
 // NewFedAvg builds FedAvg; it takes no options.
 func NewFedAvg(opts fl.Options) (Algorithm, error) {
@@ -46,7 +51,7 @@ func NewFedProx(opts fl.Options) (Algorithm, error) {
 	if err := finite("algorithm.mu", *o.Mu, 0, false); err != nil {
 		return nil, err
 	}
-	return FedAvg{Mu: *o.Mu}, nil
+	return FedProx{Mu: *o.Mu}, nil
 }
 
 func (FedAvg) Check(trainer.Spec, trainer.Hyper) error { return nil }
@@ -55,7 +60,17 @@ func (FedAvg) Sends() []string                         { return nil }
 func (FedAvg) Begin(r Server) (Aggregation, error)     { return ruleOnly{}.Begin(r) }
 
 // Train implements Algorithm.
-func (a FedAvg) Train(_ context.Context, c Client) (Upload, error) {
+func (FedAvg) Train(ctx context.Context, c Client) (Upload, error) {
+	return FedProx{}.Train(ctx, c)
+}
+
+func (FedProx) Check(trainer.Spec, trainer.Hyper) error { return nil }
+func (FedProx) Init(int) (fl.State, error)              { return ruleOnly{}.Init(0) }
+func (FedProx) Sends() []string                         { return nil }
+func (FedProx) Begin(r Server) (Aggregation, error)     { return ruleOnly{}.Begin(r) }
+
+// Train implements Algorithm.
+func (a FedProx) Train(_ context.Context, c Client) (Upload, error) {
 	w := slices.Clone(c.Global)
 	res, err := c.Local.Train(w, trainer.Proximal(a.Mu))
 	if err != nil {

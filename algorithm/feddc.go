@@ -34,7 +34,9 @@ import (
 //
 //	θ^{t+1} = θ^t + η_g Σ_k ω_k (θ_k − θ^t) + (1/N)·Σ_{k=1..N} d_k
 //
-// The official code also scales λ per client by its size (α/weight_list)
+// Drifts and updates cover the trainable parameters, not BatchNorm's
+// running statistics (the official code flattens model.parameters()). The
+// official code also scales λ per client by its size (α/weight_list)
 // and corrects gradients with SCAFFOLD-style control variates instead of
 // the last updates; neither is implemented here (docs/architecture.md lists
 // them).
@@ -117,9 +119,11 @@ func (a FedDC) Train(_ context.Context, c Client) (Upload, error) {
 		return Upload{}, err
 	}
 	step := Delta(w, c.Global)
-	next := make([]float32, n)
-	for j := range next {
-		next[j] = drift[j] + step[j]
+	next, nextLast := make([]float32, n), make([]float32, n)
+	for j, tr := range trainable(c.Local.Net(), n) {
+		if tr {
+			next[j], nextLast[j] = drift[j]+step[j], step[j]
+		}
 	}
 	up := Upload{Weights: w, Delta: step, Train: res}
 	if a.DriftMean == DriftSelected {
@@ -129,7 +133,7 @@ func (a FedDC) Train(_ context.Context, c Client) (Upload, error) {
 		}
 	}
 	up.State.Set(feddcDrift, next)
-	up.State.Set(feddcLast, step)
+	up.State.Set(feddcLast, nextLast)
 	return up, nil
 }
 
@@ -139,7 +143,7 @@ func (a FedDC) Begin(r Server) (Aggregation, error) {
 	if err != nil {
 		return nil, err
 	}
-	fa := &feddcAgg{rule: agg, global: r.Global, n: r.N}
+	fa := &feddcAgg{rule: agg, global: r.Global, n: r.N, trainable: trainable(r.Net, len(r.Global))}
 	if a.DriftMean == DriftAll {
 		sum, err := r.State.Vector(feddcDriftSum, len(r.Global))
 		if err != nil {
@@ -147,17 +151,20 @@ func (a FedDC) Begin(r Server) (Aggregation, error) {
 		}
 		fa.driftSum = make([]float64, len(sum))
 		for j, v := range sum {
-			fa.driftSum[j] = float64(v)
+			if fa.trainable[j] {
+				fa.driftSum[j] = float64(v)
+			}
 		}
 	}
 	return fa, nil
 }
 
 type feddcAgg struct {
-	rule     fl.Aggregation
-	global   []float32
-	n        int
-	driftSum []float64 // Σ_k d_k over all clients (DriftAll), updated as uploads come
+	rule      fl.Aggregation
+	global    []float32
+	n         int
+	driftSum  []float64 // Σ_k d_k over all clients (DriftAll), updated as uploads come
+	trainable []bool
 }
 
 func (a *feddcAgg) Add(client int, delta []float32, _ fl.State) error {
@@ -166,7 +173,9 @@ func (a *feddcAgg) Add(client int, delta []float32, _ fl.State) error {
 	}
 	if a.driftSum != nil {
 		for j, v := range delta { // d_k grows by this round's θ_k − θ^t
-			a.driftSum[j] += float64(v)
+			if a.trainable[j] {
+				a.driftSum[j] += float64(v)
+			}
 		}
 	}
 	return nil

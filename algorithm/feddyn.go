@@ -27,7 +27,9 @@ import (
 //	θ^{t+1} = (θ^t + Σ_k ω_k Δ_k) − h/α
 //
 // where the first part is the point's rule (the paper's mean over P_t is
-// ω_k = 1/|P_t|).
+// ω_k = 1/|P_t|). h, the clients' gradients and the correction cover the
+// trainable parameters, not BatchNorm's running statistics, which the rule
+// averages.
 //
 // AdaptiveAlpha is the official code's departure (alpemreacar/FedDyn,
 // utils_methods.py: alpha_coef / weight_list[clnt]): client k uses
@@ -92,8 +94,10 @@ func (a FedDyn) Train(_ context.Context, c Client) (Upload, error) {
 		return Upload{}, err
 	}
 	next := make([]float32, n)
-	for j := range next {
-		next[j] = float32(float64(grad[j]) - alpha*(float64(w[j])-float64(c.Global[j])))
+	for j, tr := range trainable(c.Local.Net(), n) {
+		if tr {
+			next[j] = float32(float64(grad[j]) - alpha*(float64(w[j])-float64(c.Global[j])))
+		}
 	}
 	up := Upload{Weights: w, Delta: Delta(w, c.Global), Train: res}
 	up.State.Set(feddynGrad, next)
@@ -110,15 +114,16 @@ func (a FedDyn) Begin(r Server) (Aggregation, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &feddynAgg{rule: agg, alpha: a.Alpha, h: h, n: r.N, sum: make([]float64, len(h))}, nil
+	return &feddynAgg{rule: agg, alpha: a.Alpha, h: h, n: r.N, sum: make([]float64, len(h)), trainable: trainable(r.Net, len(r.Global))}, nil
 }
 
 type feddynAgg struct {
-	rule  fl.Aggregation
-	alpha float64
-	h     []float32
-	n     int
-	sum   []float64 // Σ_{k∈P_t} Δ_k so far
+	rule      fl.Aggregation
+	alpha     float64
+	h         []float32
+	n         int
+	sum       []float64 // Σ_{k∈P_t} Δ_k so far
+	trainable []bool
 }
 
 func (a *feddynAgg) Add(client int, delta []float32, _ fl.State) error {
@@ -137,6 +142,9 @@ func (a *feddynAgg) Finish(dst []float32) (fl.State, error) {
 	}
 	h := make([]float32, len(a.h))
 	for j := range h {
+		if !a.trainable[j] {
+			continue
+		}
 		hj := float64(a.h[j]) - a.alpha*a.sum[j]/float64(a.n)
 		h[j] = float32(hj)
 		v := float32(float64(dst[j]) - hj/a.alpha)

@@ -50,7 +50,7 @@ func (e *Engine) loadUpdate(ctx context.Context, env *pointEnv, r, k int) (updat
 }
 
 // Aggregate combines round r's stored uploads into the new global model and
-// server state (DESIGN.md §3, "aggregate"): the algorithm's server with the
+// server state (docs/architecture.md, "The round"): the algorithm's server with the
 // point's rule, the sampler's memory updated from what the round produced,
 // and each trained client's new state version made current.
 func (e *Engine) Aggregate(ctx context.Context, in steps.AggregateInput) (steps.AggregateOutput, error) {
@@ -73,7 +73,7 @@ func (e *Engine) Aggregate(ctx context.Context, in steps.AggregateInput) (steps.
 		return steps.AggregateOutput{}, err
 	}
 	agg, err := env.alg.Begin(algorithm.Server{Round: in.Round, Global: global, State: st.Algorithm, Selection: in.Selection,
-		Clients: in.Clients, Rule: env.rule, N: env.pop.N()})
+		Clients: in.Clients, Rule: env.rule, N: env.pop.N(), Net: env.net})
 	if err != nil {
 		return steps.AggregateOutput{}, fmt.Errorf("round %d: %s: %w", in.Round, env.cfg.AlgorithmName(), err)
 	}
@@ -119,7 +119,7 @@ func (e *Engine) Aggregate(ctx context.Context, in steps.AggregateInput) (steps.
 }
 
 // InspectUpdates runs the point's inspectors over a chunk of round r's
-// updates before aggregation (DESIGN.md §3, "inspect").
+// updates before aggregation (docs/architecture.md, "The round").
 func (e *Engine) InspectUpdates(ctx context.Context, in steps.InspectInput) ([]steps.Finding, error) {
 	env, err := e.roundEnv(ctx, in.RoundRef)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/flsweep/flsweep/store"
 )
 
-// CommitRound closes round r (DESIGN.md §3, "commit"): it writes the
+// CommitRound closes round r (docs/architecture.md, "The round"): it writes the
 // round's metric rows, then the COMMITTED manifest, then drops transient
 // files, checkpoints and client-state versions that no kept checkpoint
 // needs. Committing a committed round again changes nothing.

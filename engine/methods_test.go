@@ -168,7 +168,7 @@ grid:
 `
 	_, _, want := runSpec(t, spec, nil)
 	for name, alg := range map[string]methods.AlgorithmFactory{
-		"fedprox μ=0": func(fl.Options) (algorithm.Algorithm, error) { return algorithm.FedAvg{Mu: 0}, nil },
+		"fedprox μ=0": func(fl.Options) (algorithm.Algorithm, error) { return algorithm.FedProx{Mu: 0}, nil },
 		"fednova":     func(fl.Options) (algorithm.Algorithm, error) { return algorithm.FedNova{}, nil },
 	} {
 		reg := methods.New()
@@ -187,11 +187,14 @@ grid:
 				got.Rounds[i].UpFloats = want.Rounds[i].UpFloats
 			}
 		}
+		for i := range got.Points { // the recorded options are the replacement's
+			got.Points[i].Methods = want.Points[i].Methods
+		}
 		compare(t, name+" vs fedavg", got, want)
 	}
 	_, plan, s := methodsSnapshot(t)
 	fedavg := models(s, pointByLabel(t, plan, "algorithm=fedavg", "sampler=uniform"))
-	if prox := models(s, pointByLabel(t, plan, `"mu":0.1`, "sampler=uniform")); prox[len(prox)-1] == fedavg[len(fedavg)-1] {
+	if prox := models(s, pointByLabel(t, plan, "fedprox(mu=0.1)", "sampler=uniform")); prox[len(prox)-1] == fedavg[len(fedavg)-1] {
 		t.Errorf("FedProx with μ = 0.1 ends with FedAvg's model")
 	}
 }
@@ -498,6 +501,7 @@ func TestMethodsBadInput(t *testing.T) {
 		{"fedprox without mu", "algorithm: fedprox", "algorithm.mu is required"},
 		{"moon on logreg", "algorithm: moon\nmodel: {arch: logreg}", "model.arch = logreg"},
 		{"fednova with adam", "algorithm: fednova\ntrain: {optimizer: adam, lr: 0.01, batch_size: 16, local_steps: 4}", "train.optimizer = adam"},
+		{"fednova with nesterov", "algorithm: fednova\ntrain: {lr: 0.01, momentum: 0.9, nesterov: true, batch_size: 16, local_steps: 4}", "train.nesterov"},
 		{"pow-d d below m", "sampler: {name: pow-d, d: 2}", "sampler.d = 2"},
 		{"unknown inspector", "inspect: [rlu-typo]", `inspect.name = "rlu-typo"`},
 	}
@@ -508,6 +512,9 @@ func TestMethodsBadInput(t *testing.T) {
 			give := base + tt.give + "\n"
 			if !strings.Contains(tt.give, "model:") {
 				give += "model: {arch: mlp, hidden: [16]}\n"
+			}
+			if strings.Contains(tt.give, "train:") {
+				give = strings.Replace(give, "train: {lr: 0.1, batch_size: 16, local_steps: 4}\n", "", 1)
 			}
 			_, err := e.RunSweep(context.Background(), steps.PlanSweepInput{File: "t.yaml", Spec: []byte(give)}, nil)
 			if !IsBadInput(err) || !strings.Contains(err.Error(), tt.want) {

@@ -13,7 +13,7 @@ import (
 
 // SelectClients asks the point's sampler for round r's decision: the clients
 // to train with their weights, or a question for some clients first
-// (DESIGN.md §3, "plan" and "select"). The sampler decides from its memory
+// (docs/architecture.md, "The round"). The sampler decides from its memory
 // after round r−1 and the answers so far.
 func (e *Engine) SelectClients(ctx context.Context, in steps.SelectInput) (fl.Plan, error) {
 	env, err := e.roundEnv(ctx, in.RoundRef)
@@ -132,7 +132,7 @@ func (e *Engine) answerVector(ctx context.Context, env *pointEnv, r int, a fl.An
 }
 
 // Broadcast asks the point's algorithm for the vector round r's clients
-// train with (DESIGN.md §3, "broadcast"): a question for the selected
+// train with (docs/architecture.md, "The round"): a question for the selected
 // clients first, or the vector, written to blob storage.
 func (e *Engine) Broadcast(ctx context.Context, in steps.BroadcastInput) (steps.BroadcastOutput, error) {
 	env, err := e.roundEnv(ctx, in.RoundRef)

@@ -14,7 +14,7 @@ import (
 )
 
 // TrainClients trains a chunk of round r's clients, in parallel on the
-// engine's slots (DESIGN.md §3, "train"). Each client runs the point's
+// engine's slots (docs/architecture.md, "The round"). Each client runs the point's
 // algorithm from θ^{r−1}, with what the server sends (its state's sent
 // vectors and the round's broadcast) and its own state as of its last
 // round; its update goes to blob storage, its new state to its next

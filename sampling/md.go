@@ -19,7 +19,7 @@ import (
 // redraw until M clients are distinct (specs/sampling-theory.md §4.3).
 // Statistics: Var[ω_k] = p_k(1 − p_k)/M, α = 1/M.
 type MD struct {
-	M int // draws per round, >= 1
+	M int `json:"m"` // draws per round, >= 1
 }
 
 var _ fl.Sampler = MD{}

@@ -66,8 +66,15 @@ func (p PowD) Plan(in fl.PlanInput, r *rand.Rand) (fl.Plan, error) {
 		slices.Sort(cands)
 		return fl.Plan{Query: &fl.Query{Ask: fl.AskLoss, Clients: cands}}, nil
 	}
-	if len(in.Answers) != p.D {
-		return fl.Plan{}, fmt.Errorf("pow-d: %d answers for %d candidates: %w", len(in.Answers), p.D, fl.ErrInvalid)
+	if len(in.Answers) != p.D || p.M > p.D {
+		return fl.Plan{}, fmt.Errorf("pow-d: %d answers for %d candidates, %d to select: %w", len(in.Answers), p.D, p.M, fl.ErrInvalid)
+	}
+	asked := map[int]bool{}
+	for _, a := range in.Answers {
+		if a.Ask != fl.AskLoss || asked[a.Client] {
+			return fl.Plan{}, fmt.Errorf("pow-d: answer %+v is not one loss per candidate: %w", a, fl.ErrInvalid)
+		}
+		asked[a.Client] = true
 	}
 	ranked := slices.Clone(in.Answers)
 	slices.SortFunc(ranked, func(a, b fl.Answer) int {

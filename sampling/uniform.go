@@ -17,7 +17,7 @@ import (
 // renormalised (specs/sampling-theory.md §4.1). Statistics: Var[ω_k] =
 // (n/M − 1) p_k², α = (n−M)/(M(n−1)).
 type Uniform struct {
-	M int // clients per round, 1 <= M <= n
+	M int `json:"m"` // clients per round, 1 <= M <= n
 }
 
 var _ fl.Sampler = Uniform{}

@@ -1,0 +1,105 @@
+package algorithm_test
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/flsweep/flsweep/algorithm"
+	"github.com/flsweep/flsweep/fl"
+)
+
+// factories are the algorithm constructors by registry name
+// (methods.Builtin).
+var factories = map[string]func(fl.Options) (algorithm.Algorithm, error){
+	"fedavg":   algorithm.NewFedAvg,
+	"fedprox":  algorithm.NewFedProx,
+	"scaffold": algorithm.NewSCAFFOLD,
+	"feddyn":   algorithm.NewFedDyn,
+	"moon":     algorithm.NewMOON,
+	"fednova":  algorithm.NewFedNova,
+	"feddc":    algorithm.NewFedDC,
+}
+
+// TestOptionsRejected checks that every constructor rejects unknown
+// options, values of the wrong type and values out of range with
+// fl.ErrInvalid, naming the option.
+func TestOptionsRejected(t *testing.T) {
+	tests := []struct {
+		name      string
+		giveAlg   string
+		giveOpts  fl.Options
+		wantField string
+	}{
+		{"fedavg unknown", "fedavg", fl.Options{"mu": 0.01}, "mu"}, // μ belongs to fedprox
+		{"fedprox unknown", "fedprox", fl.Options{"mu": 0.01, "alpha": 1}, "alpha"},
+		{"fedprox without mu", "fedprox", nil, "algorithm.mu is required"},
+		{"fedprox negative mu", "fedprox", fl.Options{"mu": -0.1}, "algorithm.mu"},
+		{"fedprox mu string", "fedprox", fl.Options{"mu": "small"}, "mu"},
+		{"fedprox mu Inf", "fedprox", fl.Options{"mu": math.Inf(1)}, "fedprox"},
+		{"scaffold unknown", "scaffold", fl.Options{"option": "II"}, "option"},
+		{"scaffold correction", "scaffold", fl.Options{"correction": "both"}, "algorithm.correction"},
+		{"feddyn unknown", "feddyn", fl.Options{"mu": 0.1}, "mu"},
+		{"feddyn alpha 0", "feddyn", fl.Options{"alpha": 0}, "algorithm.alpha"},
+		{"feddyn negative alpha", "feddyn", fl.Options{"alpha": -0.01}, "algorithm.alpha"},
+		{"feddyn adaptive string", "feddyn", fl.Options{"adaptive_alpha": "yes"}, "adaptive_alpha"},
+		{"moon unknown", "moon", fl.Options{"projection": 256}, "projection"},
+		{"moon negative mu", "moon", fl.Options{"mu": -1}, "algorithm.mu"},
+		{"moon tau 0", "moon", fl.Options{"tau": 0}, "algorithm.tau"},
+		{"moon negative tau", "moon", fl.Options{"tau": -0.5}, "algorithm.tau"},
+		{"fednova unknown", "fednova", fl.Options{"rho": 0.9}, "rho"}, // ρ is train.momentum
+		{"feddc unknown", "feddc", fl.Options{"alpha": 0.01}, "alpha"},
+		{"feddc negative lambda", "feddc", fl.Options{"lambda": -0.01}, "algorithm.lambda"},
+		{"feddc drift_mean", "feddc", fl.Options{"drift_mean": "some"}, "algorithm.drift_mean"},
+	}
+	for _, tt := range tests {
+		a, err := factories[tt.giveAlg](tt.giveOpts)
+		if a != nil {
+			t.Errorf("%s: built %+v; want nil", tt.name, a)
+		}
+		wantInvalid(t, tt.name, err, tt.wantField)
+	}
+}
+
+// TestOptionsResolved checks the values the constructors resolve, defaults
+// included (each from the doc of its constructor), and that json.Marshal of
+// the built algorithm records them, as the engine does.
+func TestOptionsResolved(t *testing.T) {
+	tests := []struct {
+		name     string
+		giveAlg  string
+		giveOpts fl.Options
+		want     algorithm.Algorithm
+		wantJSON string
+	}{
+		{"fedavg", "fedavg", nil, algorithm.FedAvg{}, `{}`},
+		{"fedprox", "fedprox", fl.Options{"mu": 0.01}, algorithm.FedProx{Mu: 0.01}, `{"mu":0.01}`},
+		{"scaffold default", "scaffold", nil, algorithm.SCAFFOLD{Correction: "gradient"}, `{"correction":"gradient"}`},
+		{"scaffold after_step", "scaffold", fl.Options{"correction": "after_step"}, algorithm.SCAFFOLD{Correction: "after_step"}, `{"correction":"after_step"}`},
+		// α = 0.01: the official example's alpha_coef.
+		{"feddyn default", "feddyn", nil, algorithm.FedDyn{Alpha: 0.01}, `{"alpha":0.01}`},
+		{"feddyn adaptive", "feddyn", fl.Options{"alpha": 0.1, "adaptive_alpha": true}, algorithm.FedDyn{Alpha: 0.1, AdaptiveAlpha: true}, `{"alpha":0.1,"adaptive_alpha":true}`},
+		// μ = 5, τ = 0.5: MOON's CIFAR-10 values.
+		{"moon default", "moon", nil, algorithm.MOON{Mu: 5, Tau: 0.5}, `{"mu":5,"tau":0.5}`},
+		{"moon mu 0", "moon", fl.Options{"mu": 0, "tau": 1}, algorithm.MOON{Mu: 0, Tau: 1}, `{"mu":0,"tau":1}`},
+		{"fednova", "fednova", nil, algorithm.FedNova{}, `{}`},
+		// λ = 0.01: the official example's alpha_coef; "selected" is the paper.
+		{"feddc default", "feddc", nil, algorithm.FedDC{Lambda: 0.01, DriftMean: "selected"}, `{"lambda":0.01,"drift_mean":"selected"}`},
+		{"feddc all", "feddc", fl.Options{"lambda": 0, "drift_mean": "all"}, algorithm.FedDC{Lambda: 0, DriftMean: "all"}, `{"lambda":0,"drift_mean":"all"}`},
+	}
+	for _, tt := range tests {
+		got, err := factories[tt.giveAlg](tt.giveOpts)
+		if err != nil {
+			t.Errorf("%s: New(%v) error = %v", tt.name, tt.giveOpts, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: New(%v) = %#v; want %#v", tt.name, tt.giveOpts, got, tt.want)
+		}
+		b, err := json.Marshal(got)
+		if err != nil || string(b) != tt.wantJSON {
+			t.Errorf("%s: json.Marshal = %s, %v; want %s", tt.name, b, err, tt.wantJSON)
+		}
+	}
+}
