@@ -64,8 +64,8 @@ type ClientSummary struct {
 	// LossBefore is F_k(θ^t), the loss of the received global model on the
 	// client's full training set before training; LossAfter is F_k(θ_k),
 	// the local model's loss on the same set after training. nil when not
-	// measured (DESIGN.md §3: FedEBA uses LossAfter for its weights and
-	// LossBefore for its fairness angle, specs/fedeba.md §1.1, §1.3).
+	// measured. FedEBA uses LossAfter for its weights and
+	// LossBefore for its fairness angle (Wang et al., specs/fedeba.md §1.1, §1.3).
 	LossBefore *float64 `json:"loss_before,omitempty"`
 	LossAfter  *float64 `json:"loss_after,omitempty"`
 	// BiasDelta is Δb = b_k − b, the update of the output layer's bias

@@ -20,8 +20,7 @@ const (
 	AskGradient Ask = "gradient"
 )
 
-// Query asks some clients a question before the server decides (DESIGN.md §3,
-// "query").
+// Query asks some clients a question before the server decides (docs/architecture.md, "The round").
 type Query struct {
 	Ask     Ask   `json:"ask"`
 	Clients []int `json:"clients"` // distinct, ascending
@@ -124,7 +123,7 @@ func (p planned) Plan(in PlanInput, r *rand.Rand) (Plan, error) {
 func (p planned) MarshalJSON() ([]byte, error) { return jsonOf(p.s) }
 
 // An Inspector looks at each trained client's update before the round
-// aggregates it (DESIGN.md §3, "inspect"): the label-recovery attacks run
+// aggregates it (docs/architecture.md, "The round"): the label-recovery attacks run
 // here. It sees only what an honest-but-curious server sees.
 type Inspector interface {
 	// Inspect returns a small JSON finding about one update, or nil.

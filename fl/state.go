@@ -10,7 +10,7 @@ import (
 // control variates, MOON's previous local model, FedDyn's h) and small JSON
 // metadata (a sampler's cluster assignment). The engine stores it in blob
 // storage, checksummed like a model; it never travels through Temporal
-// (DESIGN.md §3). The zero State is empty.
+// (docs/architecture.md, "State"). The zero State is empty.
 type State struct {
 	Vectors map[string][]float32
 	Meta    json.RawMessage

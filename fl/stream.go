@@ -30,7 +30,7 @@ func (p Purpose) String() string {
 // Server is the Client value of a key for draws that belong to no client.
 const Server = -1
 
-// Key identifies one random stream (DESIGN.md §6). Equal keys give equal
+// Key identifies one random stream (docs/architecture.md, "Determinism"). Equal keys give equal
 // streams on every machine and in every run; keys differing in any field give
 // independent streams.
 //

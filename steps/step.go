@@ -17,7 +17,7 @@ const (
 )
 
 // Info describes a step: the activity name it is registered under, where it
-// runs, and its timeout and attempts (DESIGN.md §4: every step has a
+// runs, and its timeout and attempts (docs/architecture.md, "Temporal": every step has a
 // start-to-close timeout and a bounded number of attempts; bad input and
 // divergence are never retried).
 type Info struct {

@@ -11,7 +11,7 @@
 // Workflows depend on nothing heavier than this package (no blob storage, no
 // Parquet, no gorgonia); archtest_test.go checks that. Every payload carries
 // identifiers, seeds and small summaries only: model weights and every other
-// vector stay in blob storage (DESIGN.md §3).
+// vector stay in blob storage (docs/architecture.md, "State").
 package steps
 
 import (

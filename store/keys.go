@@ -5,7 +5,7 @@ import (
 	"regexp"
 )
 
-// Keys builds the blob keys of one sweep (DESIGN.md §5). Every key is built
+// Keys builds the blob keys of one sweep (docs/architecture.md, "State"). Every key is built
 // from validated identifiers only; nothing user-supplied reaches a key
 // unchecked.
 //

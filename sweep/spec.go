@@ -142,8 +142,13 @@ func Parse(file string, data []byte) (*Sweep, error) {
 	s := &Sweep{}
 	base := map[string]any{}
 	var gridNode, runNode *yaml.Node
+	keys := map[string]int{}
 	for i := 0; i < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
+		if line, dup := keys[k.Value]; dup {
+			return nil, fmt.Errorf("%s:%d: %q appears twice (first at line %d); merge the two blocks: %w", file, k.Line, k.Value, line, ErrInvalid)
+		}
+		keys[k.Value] = k.Line
 		switch k.Value {
 		case "name":
 			s.Name = v.Value
@@ -435,8 +440,17 @@ func formatValue(v any) string {
 	case float64:
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	case map[string]any:
-		if n, ok := x["name"].(string); ok && len(x) == 1 {
-			return n
+		if n, ok := x["name"].(string); ok { // a method: name(option=value, ...)
+			if len(x) == 1 {
+				return n
+			}
+			var opts []string
+			for _, k := range sortedMapKeys(x) {
+				if k != "name" {
+					opts = append(opts, k+"="+formatValue(x[k]))
+				}
+			}
+			return n + "(" + strings.Join(opts, ",") + ")"
 		}
 	}
 	b, _ := json.Marshal(v)

@@ -3,6 +3,7 @@ package sweep
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -166,7 +167,7 @@ func TestValidateErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			spec := base + tt.give
+			spec := withField(base, tt.give)
 			sw, err := Parse("spec.yaml", []byte(spec))
 			if err == nil {
 				err = sw.Validate(registry())
@@ -222,4 +223,53 @@ func TestHash(t *testing.T) {
 	if a.Hash() != c.Hash() {
 		t.Error("run settings changed the hash; they must not")
 	}
+}
+
+// TestAlgorithmBlock: the algorithm block is a method like the sampler; an
+// explicit plain fedavg is the same point as no algorithm block (one ID),
+// and method values label points as name(option=value, ...).
+func TestAlgorithmBlock(t *testing.T) {
+	sw, err := Parse("a.yaml", []byte(strings.Replace(demo, "partition.alpha: [0.1, 0.5]", "algorithm: [fedavg, scaffold, {name: fedprox, mu: 0.01}]", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.Validate(registry()); err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := Parse("b.yaml", []byte(strings.Replace(demo, "grid:\n  partition.alpha: [0.1, 0.5]\n", "", 1)))
+	if sw.Points[0].ID != plain.Points[0].ID {
+		t.Errorf("algorithm: fedavg is point %s; without the block %s; want one point", sw.Points[0].ID, plain.Points[0].ID)
+	}
+	if _, err := Parse("c.yaml", []byte(demo+"grid:\n  algorithm: [scaffold]\n")); err == nil || !strings.Contains(err.Error(), `"grid" appears twice`) {
+		t.Errorf("a spec with two grid blocks: error %v; want one naming the duplicate", err)
+	}
+	var labels []string
+	for _, p := range sw.Points {
+		labels = append(labels, p.Label)
+	}
+	want := []string{"algorithm=fedavg seed=1", "algorithm=fedavg seed=2", "algorithm=scaffold seed=1", "algorithm=scaffold seed=2",
+		"algorithm=fedprox(mu=0.01) seed=1", "algorithm=fedprox(mu=0.01) seed=2"}
+	if !slices.Equal(labels, want) {
+		t.Errorf("labels %q; want %q", labels, want)
+	}
+	if got := sw.Points[4].Config.AlgorithmName(); got != "fedprox" {
+		t.Errorf("AlgorithmName = %q; want fedprox", got)
+	}
+	if got := plain.Points[0].Config.AlgorithmName(); got != "fedavg" {
+		t.Errorf("AlgorithmName without a block = %q; want fedavg", got)
+	}
+}
+
+// withField returns spec with the top-level field of line (one "key: value"
+// line) set to line's value: an existing line of that key is replaced (a
+// spec may not name a field twice).
+func withField(spec, line string) string {
+	key, _, _ := strings.Cut(line, ":")
+	var out []string
+	for _, l := range strings.Split(strings.TrimSuffix(spec, "\n"), "\n") {
+		if !strings.HasPrefix(l, key+":") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(append(out, line), "\n") + "\n"
 }

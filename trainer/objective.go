@@ -3,7 +3,7 @@ package trainer
 import "fmt"
 
 // Objective is what an FL algorithm changes in a client's local training:
-// the client half of DESIGN.md's Algorithm triple. With w the trainable
+// the client half of an FL algorithm (package algorithm; docs/architecture.md, "Methods"). With w the trainable
 // parameters, w⁰ the weights Train starts from (the global model) and g the
 // gradient of the minibatch's mean cross-entropy, every step descends along
 //

@@ -11,7 +11,7 @@ import (
 )
 
 // Timeouts and retries come from each step's steps.Info
-// (specs/temporal-design.md §2.2): every step has a start-to-close timeout
+// (docs/architecture.md, "Temporal"): every step has a start-to-close timeout
 // and a bounded number of attempts; bad input and divergence are never
 // retried.
 func retry(attempts int32) *temporal.RetryPolicy {

@@ -1,6 +1,6 @@
 // Package workflows holds the Temporal workflows of a sweep: SweepWorkflow
 // runs the points of a sweep, PointWorkflow the rounds of a point, and
-// RoundWorkflow the steps of a round (DESIGN.md §4). Workflows only
+// RoundWorkflow the steps of a round (docs/architecture.md, "Temporal"). Workflows only
 // orchestrate: every computation and every read or write of data happens in
 // activities (package activities), which call package engine.
 //
