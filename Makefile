@@ -28,13 +28,15 @@ test: bin/temporal bin/minio data vet workflowcheck
 	else echo "OpenBLAS is not installed: the trainer's OpenBLAS build is not tested ('make openblas' installs it)"; fi
 
 ## bench: benchmarks (figures only; nothing is asserted): training speed per model against the machine's
-## SGEMM rate (starter bench; pure Go, then OpenBLAS if installed), aggregation, round time in-process vs Temporal
+## SGEMM rate (starter bench; pure Go, then OpenBLAS if installed), aggregation, round time in-process vs Temporal,
+## and per method (FedAvg, SCAFFOLD, pow-d; blob bytes per round)
 bench: build bin/temporal data
 	bin/starter bench
 	@if $(HAVE_OPENBLAS); then $(MAKE) --no-print-directory build-openblas && bin/starter-openblas bench; \
 	else echo "OpenBLAS is not installed: 'make openblas' adds the OpenBLAS figures"; fi
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./aggregate/
 	infra/bench/rounds.sh examples/demo.yaml
+	infra/bench/methods.sh
 
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/flsweep/flsweep/conf.Version=$(VERSION)

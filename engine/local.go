@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/flsweep/flsweep/steps"
 )
@@ -64,7 +65,9 @@ func (e *Engine) RunPoint(ctx context.Context, ref steps.PointRef, keepUpdates b
 		sum, err := e.RunRound(ctx, steps.RoundInput{
 			RoundRef:    steps.RoundRef{PointRef: ref, Round: r, DataDigest: prep.DataDigest},
 			Eval:        steps.ShouldEval(r, prep.EvalEvery, prep.Rounds),
-			KeepUpdates: keepUpdates, ClientsPerActivity: e.workers(), Phases: prep.Phases,
+			// One call per fan-out: the engine trains its clients in
+			// parallel on its slots (chunking never changes results).
+			KeepUpdates: keepUpdates, ClientsPerActivity: math.MaxInt32, Phases: prep.Phases,
 		})
 		if IsDiverged(err) {
 			status = steps.StatusDiverged

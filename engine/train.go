@@ -152,6 +152,9 @@ func checkVector(what string, v []float32, n, r, k int) error {
 	if len(v) != n {
 		return fmt.Errorf("round %d client %d: %s has %d values; the model has %d: %w", r, k, what, len(v), n, fl.ErrInvalid)
 	}
+	if allFinite(v) {
+		return nil
+	}
 	for j, x := range v {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
 			return fmt.Errorf("round %d client %d: %s has %v at parameter %d: %w", r, k, what, x, j, fl.ErrDiverged)

@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/fileblob" // file:// URLs
@@ -42,9 +43,22 @@ var (
 	ErrInvalid = errors.New("invalid input")
 )
 
-// Store is a blob bucket with the project's layout on top.
+// Store is a blob bucket with the project's layout on top. It counts the
+// bytes it writes and reads (Traffic).
 type Store struct {
-	b *blob.Bucket
+	b                         *blob.Bucket
+	written, read, puts, gets atomic.Int64
+}
+
+// Traffic is what a Store has written and read since it was opened.
+type Traffic struct {
+	Written, Read int64 // bytes
+	Puts, Gets    int64 // objects
+}
+
+// Traffic returns the bytes and objects written and read so far.
+func (s *Store) Traffic() Traffic {
+	return Traffic{Written: s.written.Load(), Read: s.read.Load(), Puts: s.puts.Load(), Gets: s.gets.Load()}
 }
 
 // Open opens the bucket at url (file:///abs/dir, mem://, s3://bucket?...).
@@ -70,6 +84,8 @@ func (s *Store) Put(ctx context.Context, key string, data []byte) error {
 	if err := s.b.WriteAll(ctx, key, data, nil); err != nil {
 		return fmt.Errorf("store: write %s: %w", key, err)
 	}
+	s.written.Add(int64(len(data)))
+	s.puts.Add(1)
 	return nil
 }
 
@@ -82,6 +98,8 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("store: read %s: %w", key, err)
 	}
+	s.read.Add(int64(len(b)))
+	s.gets.Add(1)
 	return b, nil
 }
 

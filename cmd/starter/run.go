@@ -54,7 +54,13 @@ func runCommand() *command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(g.out, "\nran %d points in %s\n\n", len(sw.Points), time.Since(start).Round(time.Millisecond))
+			rounds := 0
+			for _, p := range sw.Points {
+				rounds += p.Config.Rounds
+			}
+			tr := st.Traffic()
+			fmt.Fprintf(g.out, "\nran %d points in %s; blob store: %.1f MB written, %.1f MB read (%.2f MB and %.2f MB per round)\n\n",
+				len(sw.Points), time.Since(start).Round(time.Millisecond), mb(tr.Written), mb(tr.Read), mb(tr.Written)/float64(rounds), mb(tr.Read)/float64(rounds))
 			return printResults(ctx, g, sw.Name, false, nil)
 		},
 	}
@@ -81,3 +87,5 @@ func validateCommand() *command {
 		},
 	}
 }
+
+func mb(bytes int64) float64 { return float64(bytes) / 1e6 }
