@@ -63,8 +63,8 @@ func (e *Engine) RunPoint(ctx context.Context, ref steps.PointRef, keepUpdates b
 	status := steps.StatusDone
 	for r := prep.LastCommitted + 1; r <= prep.Rounds; r++ {
 		sum, err := e.RunRound(ctx, steps.RoundInput{
-			RoundRef:    steps.RoundRef{PointRef: ref, Round: r, DataDigest: prep.DataDigest},
-			Eval:        steps.ShouldEval(r, prep.EvalEvery, prep.Rounds),
+			RoundRef: steps.RoundRef{PointRef: ref, Round: r, DataDigest: prep.DataDigest},
+			Eval:     steps.ShouldEval(r, prep.EvalEvery, prep.Rounds),
 			// One call per fan-out: the engine trains its clients in
 			// parallel on its slots (chunking never changes results).
 			KeepUpdates: keepUpdates, ClientsPerActivity: math.MaxInt32, Phases: prep.Phases,
