@@ -24,7 +24,7 @@ test: bin/temporal bin/minio data vet workflowcheck
 	@echo "AVX-512 kernels against the portable loops (GOEXPERIMENT=simd; skipped on CPUs without AVX-512):"
 	GOEXPERIMENT=simd $(GO) test -count=1 -run 'Vec' ./trainer/
 	@if $(HAVE_OPENBLAS); then echo "OpenBLAS build:"; \
-	$(OPENBLAS_ENV) $(GO) test -count=1 -tags openblas ./trainer/ ./engine/; \
+	$(OPENBLAS_ENV) $(GO) test -count=1 -tags openblas ./trainer/ ./engine/ ./algorithm/; \
 	else echo "OpenBLAS is not installed: the trainer's OpenBLAS build is not tested ('make openblas' installs it)"; fi
 
 ## bench: benchmarks (figures only; nothing is asserted): training speed per model against the machine's

@@ -450,6 +450,9 @@ func TestBadInputCLI(t *testing.T) {
 		{"negative lr", "name: bad4\ntrain: {lr: -1}\n", "train.lr = -1"},
 		{"too many per round", "name: bad5\nclients_per_round: 500\n", "clients_per_round = 500"},
 		{"malformed yaml", "name: bad6\nrounds: [1,\n", "bad6.yaml"},
+		{"unknown algorithm", "name: bad7\nalgorithm: scafold\n", `algorithm.name = "scafold" is unknown`},
+		{"unknown algorithm option", "name: bad8\nalgorithm: {name: feddyn, alpah: 0.1}\n", "alpah"},
+		{"moon without a hidden layer", "name: bad9\nalgorithm: moon\nmodel: {arch: logreg}\n", "model.arch = logreg"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
