@@ -167,6 +167,16 @@ func (a plainAgg) Finish(dst []float32) (fl.State, error) {
 	return fl.State{}, a.Aggregation.Finish(dst)
 }
 
+// clientVector returns the named vector of a client's state, or n zeros in
+// the client's first round (empty state): every client-state vector of the
+// built-in algorithms starts at 0.
+func clientVector(s fl.State, name string, n int) ([]float32, error) {
+	if s.Empty() {
+		return make([]float32, n), nil
+	}
+	return s.Vector(name, n)
+}
+
 // trainable reports, for each entry of n's flat vector, whether it is a
 // trainable parameter (and not a BatchNorm running statistic). FedDyn's and
 // FedDC's corrections act on the trainable entries only, as their official

@@ -94,14 +94,13 @@ func (a FedDC) Train(_ context.Context, c Client) (Upload, error) {
 	if err != nil {
 		return Upload{}, err
 	}
-	drift, last := make([]float32, n), make([]float32, n)
-	if !c.State.Empty() {
-		if drift, err = c.State.Vector(feddcDrift, n); err != nil {
-			return Upload{}, err
-		}
-		if last, err = c.State.Vector(feddcLast, n); err != nil {
-			return Upload{}, err
-		}
+	drift, err := clientVector(c.State, feddcDrift, n)
+	if err != nil {
+		return Upload{}, err
+	}
+	last, err := clientVector(c.State, feddcLast, n)
+	if err != nil {
+		return Upload{}, err
 	}
 	eta := c.Local.Hyper().LR * float64(c.Local.Steps())
 	anchor, lin := make([]float32, n), make([]float32, n)

@@ -80,12 +80,9 @@ func (a FedDyn) alpha(l Local) float64 {
 // Train implements Algorithm.
 func (a FedDyn) Train(_ context.Context, c Client) (Upload, error) {
 	n := len(c.Global)
-	grad := make([]float32, n)
-	if !c.State.Empty() {
-		var err error
-		if grad, err = c.State.Vector(feddynGrad, n); err != nil {
-			return Upload{}, err
-		}
+	grad, err := clientVector(c.State, feddynGrad, n)
+	if err != nil {
+		return Upload{}, err
 	}
 	alpha := a.alpha(c.Local)
 	w := slices.Clone(c.Global)

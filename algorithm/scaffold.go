@@ -84,11 +84,9 @@ func (s SCAFFOLD) Train(_ context.Context, cl Client) (Upload, error) {
 	if err != nil {
 		return Upload{}, err
 	}
-	ci := make([]float32, n)
-	if !cl.State.Empty() {
-		if ci, err = cl.State.Vector(scaffoldCi, n); err != nil {
-			return Upload{}, err
-		}
+	ci, err := clientVector(cl.State, scaffoldCi, n)
+	if err != nil {
+		return Upload{}, err
 	}
 	corr := make([]float32, n) // c − c_i
 	for j := range corr {

@@ -2,13 +2,11 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/flsweep/flsweep/algorithm"
 	"github.com/flsweep/flsweep/fl"
 	"github.com/flsweep/flsweep/steps"
-	"github.com/flsweep/flsweep/store"
 )
 
 // update is a client's upload as stored.
@@ -22,15 +20,9 @@ type update struct {
 // loadUpdate reads client k's upload of round r.
 func (e *Engine) loadUpdate(ctx context.Context, env *pointEnv, r, k int) (update, error) {
 	key := env.keys.Update(r, k)
-	f, err := e.Store.GetFile(ctx, key)
-	if errors.Is(err, store.ErrNotFound) {
-		return update{}, fmt.Errorf("round %d: update of client %d is missing (was it trained?): %w", r, k, errMissing)
-	}
+	f, err := e.readFile(ctx, env, key, "update", r, k, fmt.Sprintf("update of client %d in round %d", k, r), "was it trained?")
 	if err != nil {
 		return update{}, err
-	}
-	if f.Kind != "update" || f.Arch != env.net.Key() || f.Round != r || f.Client != k {
-		return update{}, fmt.Errorf("%s: header says %s/%s round %d client %d: %w", key, f.Kind, f.Arch, f.Round, f.Client, store.ErrCorrupt)
 	}
 	var u update
 	var m updateMeta

@@ -32,18 +32,31 @@ func (e *Engine) parallel(n int, f func(i int) error) error {
 	return errors.Join(errs...)
 }
 
-// loadGlobal reads and verifies the global model after round r.
-func (e *Engine) loadGlobal(ctx context.Context, env *pointEnv, r int) ([]float32, error) {
-	key := env.keys.Global(r)
+// readFile reads the blob file at key and checks that its header is a
+// file of kind for this point's model, round r and client (fl.Server for
+// the server's files). what names the file in errors; a missing file is
+// errMissing, with hint saying why it should be there.
+func (e *Engine) readFile(ctx context.Context, env *pointEnv, key, kind string, r, client int, what, hint string) (*store.File, error) {
 	f, err := e.Store.GetFile(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("global model of round %d (%s) is missing; the point can resume only from a retained checkpoint: %w", r, key, errMissing)
+		return nil, fmt.Errorf("%s (%s) is missing; %s: %w", what, key, hint, errMissing)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if f.Kind != "global" || f.Arch != env.net.Key() || f.Round != r {
-		return nil, fmt.Errorf("%s: header says %s for %s round %d; want a global model for %s round %d: %w", key, f.Kind, f.Arch, f.Round, env.net.Key(), r, store.ErrCorrupt)
+	if f.Kind != kind || f.Arch != env.net.Key() || f.Round != r || f.Client != client {
+		return nil, fmt.Errorf("%s: header says %s for %s round %d client %d; want the %s for %s round %d client %d: %w",
+			key, f.Kind, f.Arch, f.Round, f.Client, what, env.net.Key(), r, client, store.ErrCorrupt)
+	}
+	return f, nil
+}
+
+// loadGlobal reads and verifies the global model after round r.
+func (e *Engine) loadGlobal(ctx context.Context, env *pointEnv, r int) ([]float32, error) {
+	f, err := e.readFile(ctx, env, env.keys.Global(r), "global", r, fl.Server, fmt.Sprintf("global model of round %d", r),
+		"the point can resume only from a retained checkpoint")
+	if err != nil {
+		return nil, err
 	}
 	return f.Vector("weights", env.net.NumParams())
 }

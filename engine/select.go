@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/flsweep/flsweep/algorithm"
@@ -117,16 +116,10 @@ func (e *Engine) answerVector(ctx context.Context, env *pointEnv, r int, a fl.An
 	if a.Ask != fl.AskGradient {
 		return nil, fmt.Errorf("round %d: client %d's answer to query %d is a %s, not a vector: %w", r, a.Client, a.Query, a.Ask, fl.ErrInvalid)
 	}
-	key := env.keys.Answer(r, a.Query, a.Client)
-	f, err := e.Store.GetFile(ctx, key)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("round %d: client %d's gradient for query %d (%s) is missing (was the query run?): %w", r, a.Client, a.Query, key, errMissing)
-	}
+	f, err := e.readFile(ctx, env, env.keys.Answer(r, a.Query, a.Client), "answer", r, a.Client,
+		fmt.Sprintf("client %d's gradient for query %d of round %d", a.Client, a.Query, r), "was the query run?")
 	if err != nil {
 		return nil, err
-	}
-	if f.Kind != "answer" || f.Arch != env.net.Key() || f.Round != r || f.Client != a.Client {
-		return nil, fmt.Errorf("%s: header says %s/%s round %d client %d: %w", key, f.Kind, f.Arch, f.Round, f.Client, store.ErrCorrupt)
 	}
 	return f.Vector("gradient", env.net.NumParams())
 }
@@ -180,16 +173,10 @@ func (e *Engine) Broadcast(ctx context.Context, in steps.BroadcastInput) (steps.
 
 // loadBroadcast reads round r's broadcast vector.
 func (e *Engine) loadBroadcast(ctx context.Context, env *pointEnv, r int) ([]float32, error) {
-	key := env.keys.Broadcast(r)
-	f, err := e.Store.GetFile(ctx, key)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("round %d: the broadcast vector (%s) is missing (was the broadcast step run?): %w", r, key, errMissing)
-	}
+	f, err := e.readFile(ctx, env, env.keys.Broadcast(r), "broadcast", r, fl.Server, fmt.Sprintf("broadcast vector of round %d", r),
+		"was the broadcast step run?")
 	if err != nil {
 		return nil, err
-	}
-	if f.Kind != "broadcast" || f.Arch != env.net.Key() || f.Round != r {
-		return nil, fmt.Errorf("%s: header says %s/%s round %d: %w", key, f.Kind, f.Arch, f.Round, store.ErrCorrupt)
 	}
 	return f.Vector("vector", env.net.NumParams())
 }

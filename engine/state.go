@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -80,15 +79,10 @@ func (e *Engine) saveState(ctx context.Context, env *pointEnv, r int, st serverS
 // to this point's architecture and methods.
 func (e *Engine) loadState(ctx context.Context, env *pointEnv, r int) (serverState, error) {
 	key := env.keys.State(r)
-	f, err := e.Store.GetFile(ctx, key)
-	if errors.Is(err, store.ErrNotFound) {
-		return serverState{}, fmt.Errorf("server state of round %d (%s) is missing; the point can resume only from a retained checkpoint: %w", r, key, errMissing)
-	}
+	f, err := e.readFile(ctx, env, key, "state", r, fl.Server, fmt.Sprintf("server state of round %d", r),
+		"the point can resume only from a retained checkpoint")
 	if err != nil {
 		return serverState{}, err
-	}
-	if f.Kind != "state" || f.Arch != env.net.Key() || f.Round != r {
-		return serverState{}, fmt.Errorf("%s: header says %s for %s round %d; want the server state for %s round %d: %w", key, f.Kind, f.Arch, f.Round, env.net.Key(), r, store.ErrCorrupt)
 	}
 	var m stateMeta
 	if err := f.Decode("meta", &m); err != nil {
@@ -153,16 +147,10 @@ func (e *Engine) saveClientState(ctx context.Context, env *pointEnv, k, r int, s
 // checking that it belongs to this point's architecture and algorithm.
 func (e *Engine) loadClientState(ctx context.Context, env *pointEnv, k, v int) (fl.State, error) {
 	key := env.keys.ClientState(k, v)
-	f, err := e.Store.GetFile(ctx, key)
-	if errors.Is(err, store.ErrNotFound) {
-		return fl.State{}, fmt.Errorf("client %d's state version %d (%s) is missing, but the server state names it as current; the store was damaged: %w", k, v, key, errMissing)
-	}
+	f, err := e.readFile(ctx, env, key, "client", v, k, fmt.Sprintf("client %d's state version %d", k, v),
+		"the server state names it as current; the store was damaged")
 	if err != nil {
 		return fl.State{}, err
-	}
-	if f.Kind != "client" || f.Arch != env.net.Key() || f.Round != v || f.Client != k {
-		return fl.State{}, fmt.Errorf("%s: header says %s for %s round %d client %d; want client %d's state for %s round %d: %w",
-			key, f.Kind, f.Arch, f.Round, f.Client, k, env.net.Key(), v, store.ErrCorrupt)
 	}
 	var m clientMeta
 	if err := f.Decode("meta", &m); err != nil {
