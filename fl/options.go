@@ -28,6 +28,3 @@ func (o Options) Decode(what string, dst any) error {
 	}
 	return nil
 }
-
-// jsonOf encodes v, a method whose exported fields are its resolved options.
-func jsonOf(v any) ([]byte, error) { return json.Marshal(v) }

@@ -120,7 +120,7 @@ func (p planned) Plan(in PlanInput, r *rand.Rand) (Plan, error) {
 }
 
 // MarshalJSON records the wrapped sampler's resolved options.
-func (p planned) MarshalJSON() ([]byte, error) { return jsonOf(p.s) }
+func (p planned) MarshalJSON() ([]byte, error) { return json.Marshal(p.s) }
 
 // An Inspector looks at each trained client's update before the round
 // aggregates it (docs/architecture.md, "The round"): the label-recovery attacks run
