@@ -33,11 +33,7 @@ func (e *Engine) loadUpdate(ctx context.Context, env *pointEnv, r, k int) (updat
 	if u.delta, err = f.Vector("delta", env.net.NumParams()); err != nil {
 		return update{}, fmt.Errorf("%s: %w", key, err)
 	}
-	for _, s := range f.Sections {
-		if s.Type == "f32" && len(s.Name) > len(uploadPrefix) && s.Name[:len(uploadPrefix)] == uploadPrefix {
-			u.vectors.Set(s.Name[len(uploadPrefix):], f.F32[s.Name])
-		}
-	}
+	u.vectors.Vectors = f.VectorsWith(uploadPrefix)
 	return u, nil
 }
 

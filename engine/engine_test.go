@@ -275,9 +275,9 @@ func TestCrashAndResume(t *testing.T) {
 }
 
 // crashAndResume runs every point of spec step by step up to a crash in
-// round 3 (in each of training, aggregation and evaluation for successive
-// points), resumes them all with a fresh engine on the same store, and
-// compares with want.
+// round 3 (in training, after aggregating, after committing or in a query,
+// for successive points), resumes them all with a fresh engine on the same
+// store, and compares with want.
 func crashAndResume(t *testing.T, specText string, want snapshot, reg *methods.Registry) {
 	t.Helper()
 	e := newEngine(t)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/flsweep/flsweep/fl"
 	"github.com/flsweep/flsweep/store"
@@ -63,14 +62,7 @@ func (e *Engine) saveState(ctx context.Context, env *pointEnv, r int, st serverS
 	if err != nil {
 		return err
 	}
-	for _, own := range []struct {
-		prefix string
-		s      fl.State
-	}{{ownSampler, st.Sampler}, {ownAlgorithm, st.Algorithm}} {
-		for _, name := range own.s.Names() {
-			f.AddF32(own.prefix+name, own.s.Vectors[name])
-		}
-	}
+	f.AddVectors(ownSampler, st.Sampler.Vectors).AddVectors(ownAlgorithm, st.Algorithm.Vectors)
 	_, err = e.Store.PutFile(ctx, env.keys.State(r), f)
 	return err
 }
@@ -96,18 +88,8 @@ func (e *Engine) loadState(ctx context.Context, env *pointEnv, r int) (serverSta
 		return serverState{}, fmt.Errorf("%s was written by algorithm %q with sampler %q, but this point runs %q with %q; the file belongs to another point or was damaged: %w",
 			key, m.Algorithm, m.Sampler, alg, sampler, store.ErrCorrupt)
 	}
-	st := serverState{Sampler: fl.State{Meta: m.SamplerMeta}, Algorithm: fl.State{Meta: m.AlgorithmMeta}, Versions: m.Versions}
-	for _, s := range f.Sections {
-		if s.Type != "f32" {
-			continue
-		}
-		switch {
-		case strings.HasPrefix(s.Name, ownSampler):
-			st.Sampler.Set(strings.TrimPrefix(s.Name, ownSampler), f.F32[s.Name])
-		case strings.HasPrefix(s.Name, ownAlgorithm):
-			st.Algorithm.Set(strings.TrimPrefix(s.Name, ownAlgorithm), f.F32[s.Name])
-		}
-	}
+	st := serverState{Sampler: fl.State{Meta: m.SamplerMeta, Vectors: f.VectorsWith(ownSampler)},
+		Algorithm: fl.State{Meta: m.AlgorithmMeta, Vectors: f.VectorsWith(ownAlgorithm)}, Versions: m.Versions}
 	return st, nil
 }
 
@@ -136,9 +118,7 @@ func (e *Engine) saveClientState(ctx context.Context, env *pointEnv, k, r int, s
 	if err != nil {
 		return err
 	}
-	for _, name := range s.Names() {
-		f.AddF32(name, s.Vectors[name])
-	}
+	f.AddVectors("", s.Vectors)
 	_, err = e.Store.PutFile(ctx, env.keys.ClientState(k, r), f)
 	return err
 }
@@ -159,12 +139,7 @@ func (e *Engine) loadClientState(ctx context.Context, env *pointEnv, k, v int) (
 	if m.Algorithm != env.cfg.AlgorithmName() {
 		return fl.State{}, fmt.Errorf("%s was written by algorithm %q, but this point runs %q: %w", key, m.Algorithm, env.cfg.AlgorithmName(), store.ErrCorrupt)
 	}
-	s := fl.State{Meta: m.Meta}
-	for _, sec := range f.Sections {
-		if sec.Type == "f32" {
-			s.Set(sec.Name, f.F32[sec.Name])
-		}
-	}
+	s := fl.State{Meta: m.Meta, Vectors: f.VectorsWith("")}
 	return s, nil
 }
 

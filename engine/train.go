@@ -177,9 +177,7 @@ func (e *Engine) putUpdate(ctx context.Context, env *pointEnv, r, k int, up algo
 	if err != nil {
 		return err
 	}
-	for _, name := range up.Vectors.Names() {
-		f.AddF32(uploadPrefix+name, up.Vectors.Vectors[name])
-	}
+	f.AddVectors(uploadPrefix, up.Vectors.Vectors)
 	_, err = e.Store.PutFile(ctx, env.keys.Update(r, k), f)
 	return err
 }

@@ -7,7 +7,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strings"
 )
 
 // A blob file holding models, updates and server state:
@@ -61,6 +64,30 @@ func (f *File) AddF32(name string, v []float32) *File {
 	f.Sections = append(f.Sections, Section{Name: name, Type: "f32", Len: len(v)})
 	f.F32[name] = v
 	return f
+}
+
+// AddVectors appends one float32 section per entry of vs, named prefix +
+// its key, in sorted key order.
+func (f *File) AddVectors(prefix string, vs map[string][]float32) *File {
+	for _, name := range slices.Sorted(maps.Keys(vs)) {
+		f.AddF32(prefix+name, vs[name])
+	}
+	return f
+}
+
+// VectorsWith returns the float32 sections whose names start with prefix,
+// keyed by the rest of the name (nil when there are none).
+func (f *File) VectorsWith(prefix string) map[string][]float32 {
+	var out map[string][]float32
+	for _, s := range f.Sections {
+		if name, ok := strings.CutPrefix(s.Name, prefix); ok && s.Type == "f32" && name != "" {
+			if out == nil {
+				out = map[string][]float32{}
+			}
+			out[name] = f.F32[s.Name]
+		}
+	}
+	return out
 }
 
 // AddJSON appends a JSON section holding v.

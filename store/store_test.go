@@ -222,3 +222,33 @@ func TestGetMissing(t *testing.T) {
 		t.Errorf("GetFile(missing) error = %v; want ErrNotFound", err)
 	}
 }
+
+// TestVectorsWith: AddVectors writes named sections in sorted order under a
+// prefix, and VectorsWith gives them back, prefix removed, after a round
+// trip through the file format; other prefixes stay apart.
+func TestVectorsWith(t *testing.T) {
+	f := NewFile("state", "a", 1, -1).
+		AddVectors("sampler/", map[string][]float32{"seen": {1, 2}}).
+		AddVectors("algorithm/", map[string][]float32{"h": {3}, "c": {4, 5}})
+	var names []string
+	for _, s := range f.Sections {
+		names = append(names, s.Name)
+	}
+	if want := []string{"sampler/seen", "algorithm/c", "algorithm/h"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("sections %v; want %v", names, want)
+	}
+	b, _, err := f.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := DecodeFile("f", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := g.VectorsWith("algorithm/"), map[string][]float32{"c": {4, 5}, "h": {3}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("VectorsWith(algorithm/) = %v; want %v", got, want)
+	}
+	if got := g.VectorsWith("client/"); got != nil {
+		t.Errorf("VectorsWith(client/) = %v; want nil", got)
+	}
+}
