@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/flsweep/flsweep/algorithm"
 	"github.com/flsweep/flsweep/fl"
@@ -65,12 +67,20 @@ func (e *Engine) Aggregate(ctx context.Context, in steps.AggregateInput) (steps.
 	if err != nil {
 		return steps.AggregateOutput{}, fmt.Errorf("round %d: %s: %w", in.Round, env.cfg.AlgorithmName(), err)
 	}
-	next := serverState{Sampler: st.Sampler, Versions: versionsOf(st.Versions)}
+	next := serverState{Sampler: st.Sampler, Versions: versionsOf(st.Versions), Memory: versionsOf(st.Memory)}
+	learner, _ := env.sampler.(fl.Learner)
+	var deltas map[int][]float32 // the learner's, read once
+	if learner != nil {
+		deltas = map[int][]float32{}
+	}
 	var superseded map[int]int
 	for _, k := range in.Selection.Clients {
 		u, err := e.loadUpdate(ctx, env, in.Round, k)
 		if err != nil {
 			return steps.AggregateOutput{}, err
+		}
+		if deltas != nil {
+			deltas[k] = u.delta
 		}
 		if err := agg.Add(k, u.delta, u.vectors); err != nil {
 			return steps.AggregateOutput{}, fmt.Errorf("round %d: %s: %w", in.Round, env.cfg.AlgorithmName(), err)
@@ -89,11 +99,10 @@ func (e *Engine) Aggregate(ctx context.Context, in steps.AggregateInput) (steps.
 	if next.Algorithm, err = agg.Finish(w); err != nil {
 		return steps.AggregateOutput{}, fmt.Errorf("round %d: %s: %w", in.Round, env.cfg.AlgorithmName(), err)
 	}
-	if l, ok := env.sampler.(fl.Learner); ok {
-		next.Sampler, err = l.Observe(fl.ObserveInput{Round: in.Round, Pop: env.pop, State: st.Sampler, Selection: in.Selection,
-			Answers: in.Answers, Clients: in.Clients})
-		if err != nil {
-			return steps.AggregateOutput{}, fmt.Errorf("round %d: sampler %s: %w", in.Round, env.cfg.Sampler.Name, err)
+	var forgotten map[int]int
+	if learner != nil {
+		if next.Sampler, forgotten, err = e.observe(ctx, env, learner, in, st, next.Memory, deltas); err != nil {
+			return steps.AggregateOutput{}, err
 		}
 	}
 	sha, err := e.saveGlobal(ctx, env, in.Round, w)
@@ -103,7 +112,49 @@ func (e *Engine) Aggregate(ctx context.Context, in steps.AggregateInput) (steps.
 	if err := e.saveState(ctx, env, in.Round, next); err != nil {
 		return steps.AggregateOutput{}, err
 	}
-	return steps.AggregateOutput{ModelSHA256: sha, Superseded: superseded}, nil
+	return steps.AggregateOutput{ModelSHA256: sha, Superseded: superseded, Forgotten: forgotten}, nil
+}
+
+// observe lets the point's sampler learn from round in.Round. What it
+// remembers about single clients is written to their memory files now and
+// named in memory (updated in place); forgotten returns the versions it
+// replaced.
+func (e *Engine) observe(ctx context.Context, env *pointEnv, l fl.Learner, in steps.AggregateInput, st serverState,
+	memory map[int]int, deltas map[int][]float32) (fl.State, map[int]int, error) {
+	remembered := map[int][]float32{}
+	w, b := env.net.Output()
+	next, err := l.Observe(fl.ObserveInput{Round: in.Round, Pop: env.pop, State: st.Sampler, Selection: in.Selection,
+		Answers: in.Answers, Clients: in.Clients,
+		Output: fl.OutputLayer{W: w.Offset, B: b.Offset, Classes: env.net.Classes(), Embedding: env.net.Embedding()},
+		Delta: func(k int) ([]float32, error) {
+			d, ok := deltas[k]
+			if !ok {
+				return nil, fmt.Errorf("client %d was not trained in round %d: %w", k, in.Round, fl.ErrInvalid)
+			}
+			return d, nil
+		},
+		Remember: func(k int, v []float32) { remembered[k] = slices.Clone(v) },
+	})
+	if err != nil {
+		return fl.State{}, nil, fmt.Errorf("round %d: sampler %s: %w", in.Round, env.cfg.Sampler.Name, err)
+	}
+	var forgotten map[int]int
+	for _, k := range slices.Sorted(maps.Keys(remembered)) {
+		if k < 0 || k >= env.pop.N() {
+			return fl.State{}, nil, fmt.Errorf("round %d: sampler %s remembered client %d, not in [0, %d): %w", in.Round, env.cfg.Sampler.Name, k, env.pop.N(), fl.ErrInvalid)
+		}
+		if err := e.saveMemory(ctx, env, k, in.Round, remembered[k]); err != nil {
+			return fl.State{}, nil, err
+		}
+		if v, ok := memory[k]; ok && v != in.Round {
+			if forgotten == nil {
+				forgotten = map[int]int{}
+			}
+			forgotten[k] = v
+		}
+		memory[k] = in.Round
+	}
+	return next, forgotten, nil
 }
 
 // InspectUpdates runs the point's inspectors over a chunk of round r's

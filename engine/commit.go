@@ -24,7 +24,7 @@ func (e *Engine) CommitRound(ctx context.Context, in steps.CommitInput) (steps.R
 	var c store.Commit
 	switch err := e.Store.GetJSON(ctx, env.keys.Committed(in.Round), &c); {
 	case err == nil:
-		return summaryOf(c, in.Eval), e.cleanRound(ctx, env, in.Round, in.KeepUpdates, in.Model.Superseded)
+		return summaryOf(c, in.Eval), e.cleanRound(ctx, env, in.Round, in.KeepUpdates, in.Model)
 	case !errors.Is(err, store.ErrNotFound):
 		return steps.RoundSummary{}, err
 	}
@@ -69,7 +69,7 @@ func (e *Engine) commit(ctx context.Context, env *pointEnv, in steps.CommitInput
 	if err := e.Store.PutJSON(ctx, env.keys.Committed(r), c); err != nil {
 		return steps.RoundSummary{}, err
 	}
-	return summaryOf(c, in.Eval), e.cleanRound(ctx, env, r, in.KeepUpdates, in.Model.Superseded)
+	return summaryOf(c, in.Eval), e.cleanRound(ctx, env, r, in.KeepUpdates, in.Model)
 }
 
 func summaryOf(c store.Commit, ev *steps.EvalSummary) steps.RoundSummary {
@@ -79,7 +79,7 @@ func summaryOf(c store.Commit, ev *steps.EvalSummary) steps.RoundSummary {
 // cleanRound drops round r's transient files, the previous round's
 // checkpoint unless it is retained, and the client-state versions round r
 // superseded unless a retained checkpoint still names them.
-func (e *Engine) cleanRound(ctx context.Context, env *pointEnv, r int, keepUpdates bool, superseded map[int]int) error {
+func (e *Engine) cleanRound(ctx context.Context, env *pointEnv, r int, keepUpdates bool, model steps.AggregateOutput) error {
 	var errs []error
 	if !keepUpdates {
 		errs = append(errs, e.Store.DeletePrefix(ctx, env.keys.Updates(r)))
@@ -89,9 +89,14 @@ func (e *Engine) cleanRound(ctx context.Context, env *pointEnv, r int, keepUpdat
 	if q := r - 1; q >= 0 && !env.retained(q) {
 		errs = append(errs, e.Store.Delete(ctx, env.keys.Global(q)), e.Store.Delete(ctx, env.keys.State(q)))
 	}
-	for _, k := range sortedClients(superseded) {
-		if v := superseded[k]; !env.stateNeeded(v, r) {
+	for _, k := range sortedClients(model.Superseded) {
+		if v := model.Superseded[k]; !env.stateNeeded(v, r) {
 			errs = append(errs, e.Store.Delete(ctx, env.keys.ClientState(k, v)))
+		}
+	}
+	for _, k := range sortedClients(model.Forgotten) {
+		if v := model.Forgotten[k]; !env.stateNeeded(v, r) {
+			errs = append(errs, e.Store.Delete(ctx, env.keys.ClientMemory(k, v)))
 		}
 	}
 	return errors.Join(errs...)
@@ -125,6 +130,10 @@ func (env *pointEnv) rows(in steps.CommitInput, per *ClientEvals) ([]store.Round
 		if a.Ask == fl.AskLoss || a.Ask == fl.AskGradient {
 			row(a.Client).QueryLoss = ptr(a.Loss)
 		}
+		rr.QuerySamples += int64(a.Samples)
+		if a.Ask == fl.AskGradient {
+			rr.QueryGradSamples += int64(a.Samples)
+		}
 	}
 	if len(sums) > 0 {
 		loss := 0.0
@@ -137,6 +146,12 @@ func (env *pointEnv) rows(in steps.CommitInput, per *ClientEvals) ([]store.Round
 			cr.Selected, cr.Draws, cr.Weight = true, int32(sel.Draws[i]), sel.Weights[i]
 			cr.BatchLoss, cr.TrainSamples, cr.Steps = ptr(s.BatchLoss), ptr(int32(s.Samples)), ptr(int32(s.Steps))
 			cr.TrainLossBefore, cr.TrainLossAfter, cr.BiasDelta = s.LossBefore, s.LossAfter, s.BiasDelta
+			if sel.Entropy != nil {
+				cr.EntropyEst = ptr(sel.Entropy[i])
+			}
+			if sel.Cluster != nil {
+				cr.Cluster = ptr(int32(sel.Cluster[i]))
+			}
 		}
 		rr.BatchLoss = ptr(loss / float64(len(sums)))
 	}

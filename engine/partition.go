@@ -98,6 +98,10 @@ func (e *Engine) split(ctx context.Context, c sweep.Config) (*Split, error) {
 	if sp.Pop, err = fl.NewPopulation(sizes, c.Importance); err != nil {
 		return nil, err
 	}
+	sp.Pop.Entropy = make([]float64, len(sp.Stats))
+	for k, s := range sp.Stats {
+		sp.Pop.Entropy[k] = s.Entropy
+	}
 	return sp, nil
 }
 

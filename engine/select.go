@@ -23,13 +23,16 @@ func (e *Engine) SelectClients(ctx context.Context, in steps.SelectInput) (fl.Pl
 	if err != nil {
 		return fl.Plan{}, err
 	}
-	return env.plan(in.Round, st, in.Answers)
+	return e.plan(ctx, env, in.Round, st, in.Answers)
 }
 
 // plan runs the sampler and checks what it returns.
-func (env *pointEnv) plan(r int, st serverState, answers []fl.Answer) (fl.Plan, error) {
+func (e *Engine) plan(ctx context.Context, env *pointEnv, r int, st serverState, answers []fl.Answer) (fl.Plan, error) {
 	rng := fl.Stream(fl.Key{Seed: env.cfg.Seed, Point: env.point.ID, Round: r, Client: fl.Server, Purpose: fl.PurposeSample})
-	p, err := env.sampler.Plan(fl.PlanInput{Round: r, Pop: env.pop, State: st.Sampler, Answers: answers}, rng)
+	p, err := env.sampler.Plan(fl.PlanInput{Round: r, Pop: env.pop, State: st.Sampler, Answers: answers,
+		Vector: func(a fl.Answer) ([]float32, error) { return e.answerVector(ctx, env, r, a) },
+		Recall: func(k int) ([]float32, error) { return e.recall(ctx, env, st, k) },
+	}, rng)
 	if err != nil {
 		return fl.Plan{}, fmt.Errorf("round %d: sampler %s: %w", r, env.cfg.Sampler.Name, err)
 	}
@@ -58,6 +61,9 @@ func planString(p fl.Plan) string {
 func checkSelection(s fl.Selection, n int) error {
 	if len(s.Weights) != len(s.Clients) || len(s.Draws) != len(s.Clients) {
 		return fmt.Errorf("selection of %d clients has %d weights and %d draws: %w", len(s.Clients), len(s.Weights), len(s.Draws), fl.ErrInvalid)
+	}
+	if (s.Entropy != nil && len(s.Entropy) != len(s.Clients)) || (s.Cluster != nil && len(s.Cluster) != len(s.Clients)) {
+		return fmt.Errorf("selection of %d clients has %d entropies and %d clusters; give one per client or none: %w", len(s.Clients), len(s.Entropy), len(s.Cluster), fl.ErrInvalid)
 	}
 	for i, k := range s.Clients {
 		if k < 0 || k >= n || (i > 0 && k <= s.Clients[i-1]) {

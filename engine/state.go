@@ -22,6 +22,9 @@ type serverState struct {
 	// Versions maps a client to the round whose training wrote its current
 	// state; clients without state are absent.
 	Versions map[int]int
+	// Memory maps a client to the round in which the sampler last
+	// remembered something about it (fl.ObserveInput.Remember).
+	Memory map[int]int
 }
 
 // stateMeta is state.bin's JSON section. The method names let a point
@@ -33,6 +36,7 @@ type stateMeta struct {
 	SamplerMeta   json.RawMessage `json:"sampler_meta,omitempty"`
 	AlgorithmMeta json.RawMessage `json:"algorithm_meta,omitempty"`
 	Versions      map[int]int     `json:"versions,omitempty"`
+	Memory        map[int]int     `json:"memory,omitempty"`
 }
 
 // Vector sections of state.bin are named "<owner>/<name>".
@@ -57,7 +61,7 @@ func (env *pointEnv) initState() (serverState, error) {
 // saveState writes the server state after round r.
 func (e *Engine) saveState(ctx context.Context, env *pointEnv, r int, st serverState) error {
 	meta := stateMeta{Round: r, Sampler: env.cfg.Sampler.Name, Algorithm: env.cfg.AlgorithmName(),
-		SamplerMeta: st.Sampler.Meta, AlgorithmMeta: st.Algorithm.Meta, Versions: st.Versions}
+		SamplerMeta: st.Sampler.Meta, AlgorithmMeta: st.Algorithm.Meta, Versions: st.Versions, Memory: st.Memory}
 	f, err := store.NewFile("state", env.net.Key(), r, fl.Server).AddJSON("meta", meta)
 	if err != nil {
 		return err
@@ -89,7 +93,7 @@ func (e *Engine) loadState(ctx context.Context, env *pointEnv, r int) (serverSta
 			key, m.Algorithm, m.Sampler, alg, sampler, store.ErrCorrupt)
 	}
 	st := serverState{Sampler: fl.State{Meta: m.SamplerMeta, Vectors: f.VectorsWith(ownSampler)},
-		Algorithm: fl.State{Meta: m.AlgorithmMeta, Vectors: f.VectorsWith(ownAlgorithm)}, Versions: m.Versions}
+		Algorithm: fl.State{Meta: m.AlgorithmMeta, Vectors: f.VectorsWith(ownAlgorithm)}, Versions: m.Versions, Memory: m.Memory}
 	return st, nil
 }
 
@@ -104,6 +108,31 @@ func (env *pointEnv) sent(st serverState) (fl.State, error) {
 		out.Set(name, v)
 	}
 	return out, nil
+}
+
+// saveMemory writes what the sampler remembered about client k in round r.
+func (e *Engine) saveMemory(ctx context.Context, env *pointEnv, k, r int, v []float32) error {
+	f := store.NewFile("memory", env.net.Key(), r, k).AddF32("vector", v)
+	_, err := e.Store.PutFile(ctx, env.keys.ClientMemory(k, r), f)
+	return err
+}
+
+// recall returns what the sampler remembered about client k as of the
+// server state st, or nil.
+func (e *Engine) recall(ctx context.Context, env *pointEnv, st serverState, k int) ([]float32, error) {
+	if k < 0 || k >= env.pop.N() {
+		return nil, fmt.Errorf("recall: client %d is not in [0, %d): %w", k, env.pop.N(), fl.ErrInvalid)
+	}
+	v, ok := st.Memory[k]
+	if !ok {
+		return nil, nil
+	}
+	f, err := e.readFile(ctx, env, env.keys.ClientMemory(k, v), "memory", v, k, fmt.Sprintf("the sampler's memory of client %d from round %d", k, v),
+		"the server state names it as current; the store was damaged")
+	if err != nil {
+		return nil, err
+	}
+	return f.Vector("vector", -1)
 }
 
 // clientMeta is a client state file's JSON section.

@@ -29,6 +29,10 @@ var ErrDiverged = errors.New("diverged")
 type Population struct {
 	Sizes []int
 	P     []float64
+	// Entropy[k] is the true entropy (nats) of client k's training label
+	// distribution. Only oracle samplers (HiCS-FL's oracle) may read it: a
+	// real server never knows it.
+	Entropy []float64
 }
 
 // N returns the number of clients.
@@ -41,6 +45,13 @@ type Selection struct {
 	Clients []int     `json:"clients"`
 	Weights []float64 `json:"weights"`
 	Draws   []int     `json:"draws"`
+	// Entropy and Cluster are, when the sampler has them, what it knew of
+	// each selected client when it chose (in Clients order): HiCS-FL's
+	// entropy estimate Ĥ_k (the true label entropy for its oracle), and the
+	// client's cluster. The clients table records them as entropy_est and
+	// cluster.
+	Entropy []float64 `json:"entropy,omitempty"`
+	Cluster []int     `json:"cluster,omitempty"`
 }
 
 // Sampler picks round t's clients and their stochastic weights ω_k(S_t).

@@ -69,6 +69,13 @@ type PlanInput struct {
 	// Answers holds every answer given so far in this round, in the order
 	// asked; empty on the first call.
 	Answers []Answer
+	// Vector reads the vector of a gradient answer (DivFL's client
+	// gradients) from blob storage.
+	Vector func(a Answer) ([]float32, error)
+	// Recall reads what the sampler last remembered about client k
+	// (ObserveInput.Remember), or nil if it never did (clustered sampling's
+	// representative updates). Each call reads blob storage.
+	Recall func(k int) ([]float32, error)
 }
 
 // A Planner picks a round's clients, possibly after asking some of them a
@@ -103,7 +110,32 @@ type ObserveInput struct {
 	Selection Selection
 	Answers   []Answer
 	Clients   []ClientSummary // in Selection.Clients order
+	// Output locates the model's output layer in a delta.
+	Output OutputLayer
+	// Delta returns selected client k's uploaded update Δ_k = θ_k − θ^t
+	// (whole model; read once from blob storage, so cheap to call again).
+	Delta func(k int) ([]float32, error)
+	// Remember stores a vector about client k in the sampler's per-client
+	// memory, replacing the previous one; PlanInput.Recall reads it back in
+	// later rounds. Per-client memory lives in one blob per client, not in
+	// the server state, so a large population does not make every round
+	// read and write N model-sized vectors.
+	Remember func(k int, v []float32)
 }
+
+// OutputLayer locates a model's output layer q = W z + b in its flat
+// parameter vector: W (Classes × Embedding, row-major) at offset W and b
+// (Classes) at offset B.
+type OutputLayer struct {
+	W, B               int
+	Classes, Embedding int
+}
+
+// Bias returns the output-bias part of a flat vector v (Δb of a delta).
+func (o OutputLayer) Bias(v []float32) []float32 { return v[o.B : o.B+o.Classes] }
+
+// Weights returns the output-weight part of v, row-major (ΔW of a delta).
+func (o OutputLayer) Weights(v []float32) []float32 { return v[o.W : o.W+o.Classes*o.Embedding] }
 
 // Planned returns a Sampler as a Planner that never asks: its Plan is the
 // sampler's Sample.
@@ -117,6 +149,12 @@ func (p planned) Plan(in PlanInput, r *rand.Rand) (Plan, error) {
 		return Plan{}, err
 	}
 	return Plan{Selection: &sel}, nil
+}
+
+// Unplanned returns the Sampler p wraps, if p came from Planned.
+func Unplanned(p Planner) (Sampler, bool) {
+	w, ok := p.(planned)
+	return w.s, ok
 }
 
 // MarshalJSON records the wrapped sampler's resolved options.

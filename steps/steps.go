@@ -202,6 +202,9 @@ type AggregateInput struct {
 type AggregateOutput struct {
 	ModelSHA256 string      `json:"model_sha256"`
 	Superseded  map[int]int `json:"superseded,omitempty"`
+	// Forgotten lists, per client, the version of the sampler's memory of
+	// it that the round replaced.
+	Forgotten map[int]int `json:"forgotten,omitempty"`
 }
 
 // EvalSummary is the evaluation of a global model; per-client results stay

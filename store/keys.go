@@ -107,6 +107,14 @@ func (p PointKeys) ClientState(c, r int) string {
 	return fmt.Sprintf("%s%06d.bin", p.ClientStates(c), r)
 }
 
+// Memory is the prefix of the sampler's per-client memory.
+func (p PointKeys) Memory() string { return p.prefix + "memory/" }
+
+// ClientMemory is what the sampler remembered about client c in round r.
+func (p PointKeys) ClientMemory(c, r int) string {
+	return fmt.Sprintf("%s%06d/%06d.bin", p.Memory(), c, r)
+}
+
 // Eval is round r's transient evaluation result.
 func (p PointKeys) Eval(r int) string { return p.Round(r) + "eval.json" }
 

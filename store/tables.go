@@ -34,6 +34,12 @@ type RoundRow struct {
 	BatchLoss    *float64 `parquet:"batch_loss,optional"` // mean over trained clients of their mean minibatch loss
 	TrainSamples int64    `parquet:"train_samples"`       // samples processed by all clients
 	Queried      int32    `parquet:"queried"`             // answers to queries (pow-d's candidates)
+	// QuerySamples counts the samples clients passed forward to answer the
+	// round's queries (a loss, or the loss before a gradient), and
+	// QueryGradSamples those they also passed backward for a gradient:
+	// client work beyond training.
+	QuerySamples     int64 `parquet:"query_samples"`
+	QueryGradSamples int64 `parquet:"query_grad_samples"`
 	RoundTrips   int32    `parquet:"round_trips"`         // client fan-outs: queries, broadcast, training
 	DownFloats   int64    `parquet:"down_floats"`         // values sent to clients: θ^t, server vectors, broadcast
 	UpFloats     int64    `parquet:"up_floats"`           // values clients uploaded: updates, extra vectors, answers
@@ -76,6 +82,11 @@ type ClientRow struct {
 	TestLoss        *float64  `parquet:"test_loss,optional"`       //
 	TestAcc         *float64  `parquet:"test_acc,optional"`        //
 	EvalTrainLoss   *float64  `parquet:"eval_train_loss,optional"` // evaluation rounds: L_k(θ), the full training set
+	// EntropyEst is the sampler's estimate of the client's label entropy
+	// when it selected it (HiCS-FL's Ĥ_k; the true entropy for its oracle),
+	// and Cluster the client's cluster then; null for other samplers.
+	EntropyEst *float64 `parquet:"entropy_est,optional"`
+	Cluster    *int32   `parquet:"cluster,optional"`
 	// Findings are the inspectors' findings about the client's update, as
 	// a JSON object by inspector name; empty without inspectors.
 	Findings string `parquet:"findings"`
