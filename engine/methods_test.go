@@ -393,7 +393,7 @@ train: {lr: 0.1, batch_size: 16, local_steps: 3}
 rounds: 5
 clients_per_round: 3
 eval_every: 5
-checkpoint_every: 2
+checkpoint_every: 4
 sampler: cycle
 inspect: [record]
 seeds: [1]
@@ -415,6 +415,49 @@ run: {keep_updates: true}
 			if d := (int(c.Client) - first + 10) % 10; d > 2 {
 				t.Errorf("round %d: client %d selected; cycle selects %d..%d", c.Round, c.Client, first, first+2)
 			}
+		}
+	}
+	// cycle's per-client memory: a selected client recalls the round it
+	// last trained in (0 the first time), and the store keeps, per client,
+	// the current memory and the versions a retained checkpoint names.
+	ctx0 := context.Background()
+	sk0, _ := store.SweepKeys(plan.Name)
+	for _, p := range plan.Points {
+		var rounds map[int][]int = map[int][]int{} // client → rounds trained, ascending
+		for _, c := range want.Clients {           // sorted by round
+			if c.Point != p.ID || !c.Selected {
+				continue
+			}
+			ks := rounds[int(c.Client)]
+			last := 0
+			if len(ks) > 0 {
+				last = ks[len(ks)-1]
+			}
+			if c.EntropyEst == nil || int(*c.EntropyEst) != last {
+				t.Errorf("%s round %d client %d: recalled round %v; want %d", p.Label, c.Round, c.Client, c.EntropyEst, last)
+			}
+			rounds[int(c.Client)] = append(ks, int(c.Round))
+		}
+		pk, _ := sk0.Point(p.ID)
+		keys, err := e.Store.List(ctx0, pk.Memory())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wantKeys []string
+		for k := range 10 {
+			ks := rounds[k]
+			for i, v := range ks {
+				keep := i == len(ks)-1
+				for q := v; !keep && q < ks[i+1]; q++ {
+					keep = q%4 == 0 || q == 5 // checkpoint_every: 4, rounds: 5
+				}
+				if keep {
+					wantKeys = append(wantKeys, pk.ClientMemory(k, v))
+				}
+			}
+		}
+		if !slices.Equal(keys, wantKeys) {
+			t.Errorf("%s: memory files %v; want %v", p.Label, keys, wantKeys)
 		}
 	}
 	// record: every trained client's update, as stored, was inspected once

@@ -51,7 +51,11 @@ func Registry(rec *Recorder) *methods.Registry {
 // Cycle is a sampler with memory: round t selects the M clients after the
 // last one it selected, cyclically, and remembers where it stopped (Meta)
 // and how often it chose each client (vector "seen"). A run that loses this
-// memory on resume selects other clients.
+// memory on resume selects other clients. It also remembers, per client, the
+// round it last trained in and its output-bias update (read from the
+// update the round aggregated), and reports the recalled round as the
+// selection's Entropy, so a test sees the per-client memory in the clients
+// table.
 type Cycle struct {
 	M int `json:"m"`
 }
@@ -84,8 +88,26 @@ func (c Cycle) Plan(in fl.PlanInput, _ *rand.Rand) (fl.Plan, error) {
 	for _, k := range sel.Clients {
 		sel.Weights = append(sel.Weights, float64(n)/float64(c.M)*in.Pop.P[k])
 		sel.Draws = append(sel.Draws, 1)
+		last, err := c.lastSeen(in, k)
+		if err != nil {
+			return fl.Plan{}, err
+		}
+		sel.Entropy = append(sel.Entropy, float64(last))
 	}
 	return fl.Plan{Selection: &sel}, nil
+}
+
+// lastSeen recalls the round in which client k last trained, 0 if never:
+// the first value of what Observe remembered about it.
+func (c Cycle) lastSeen(in fl.PlanInput, k int) (int, error) {
+	v, err := in.Recall(k)
+	if err != nil || v == nil {
+		return 0, err
+	}
+	if r := int(v[0]); r >= 1 && r < in.Round {
+		return r, nil
+	}
+	return 0, fmt.Errorf("cycle: client %d's memory says round %v, planning round %d: %w", k, v[0], in.Round, fl.ErrInvalid)
 }
 
 // Observe implements fl.Learner.
@@ -100,8 +122,19 @@ func (c Cycle) Observe(in fl.ObserveInput) (fl.State, error) {
 	}
 	next := fl.State{}
 	s := slices.Clone(seen)
-	for _, k := range in.Selection.Clients {
+	for i, k := range in.Selection.Clients {
 		s[k]++
+		d, err := in.Delta(k)
+		if err != nil {
+			return fl.State{}, err
+		}
+		b := in.Output.Bias(d)
+		for j, want := range in.Clients[i].BiasDelta {
+			if math.Abs(float64(b[j])-want) > 1e-6*(1+math.Abs(want)) {
+				return fl.State{}, fmt.Errorf("cycle: client %d's delta has output bias %v, its summary Δb %v", k, b, in.Clients[i].BiasDelta)
+			}
+		}
+		in.Remember(k, append([]float32{float32(in.Round)}, b...))
 	}
 	next.Set("seen", s)
 	return next, next.SetMeta(cycleMeta{Next: (m.Next + c.M) % in.Pop.N()})
