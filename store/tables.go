@@ -38,14 +38,14 @@ type RoundRow struct {
 	// round's queries (a loss, or the loss before a gradient), and
 	// QueryGradSamples those they also passed backward for a gradient:
 	// client work beyond training.
-	QuerySamples     int64 `parquet:"query_samples"`
-	QueryGradSamples int64 `parquet:"query_grad_samples"`
-	RoundTrips   int32    `parquet:"round_trips"`         // client fan-outs: queries, broadcast, training
-	DownFloats   int64    `parquet:"down_floats"`         // values sent to clients: θ^t, server vectors, broadcast
-	UpFloats     int64    `parquet:"up_floats"`           // values clients uploaded: updates, extra vectors, answers
-	Evaluated    bool     `parquet:"evaluated"`
-	TestLoss     *float64 `parquet:"test_loss,optional"` // global model on the whole test split
-	TestAcc      *float64 `parquet:"test_acc,optional"`
+	QuerySamples     int64    `parquet:"query_samples"`
+	QueryGradSamples int64    `parquet:"query_grad_samples"`
+	RoundTrips       int32    `parquet:"round_trips"` // client fan-outs: queries, broadcast, training
+	DownFloats       int64    `parquet:"down_floats"` // values sent to clients: θ^t, server vectors, broadcast
+	UpFloats         int64    `parquet:"up_floats"`   // values clients uploaded: updates, extra vectors, answers
+	Evaluated        bool     `parquet:"evaluated"`
+	TestLoss         *float64 `parquet:"test_loss,optional"` // global model on the whole test split
+	TestAcc          *float64 `parquet:"test_acc,optional"`
 	// GlobalTrainLoss is Σ_k p_k L_k(θ), L_k the mean loss of the global
 	// model on client k's full training set (Fraboni et al.'s metric).
 	GlobalTrainLoss *float64 `parquet:"global_train_loss,optional"`
