@@ -28,7 +28,11 @@ var (
 	PreparePoint = Step[PointRef, PrepareOutput]{Info{"PreparePoint", Worker, 30 * time.Minute, 5}}
 	FinishPoint  = Step[FinishInput, PointResult]{Info{"FinishPoint", Worker, 30 * time.Minute, 5}}
 
-	SelectClients  = Step[SelectInput, fl.Plan]{Info{"SelectClients", Server, time.Minute, 5}}
+	// SelectClients stays a local activity (no task-queue round trip), but
+	// samplers that read model-sized vectors (clustered-similarity, DivFL)
+	// or fit a model (FedCor) may take minutes at large N; the SDK keeps the
+	// workflow task alive meanwhile.
+	SelectClients  = Step[SelectInput, fl.Plan]{Info{"SelectClients", Server, 10 * time.Minute, 5}}
 	QueryClients   = Step[QueryInput, []fl.Answer]{Info{"QueryClients", Worker, time.Hour, 5}}
 	Broadcast      = Step[BroadcastInput, BroadcastOutput]{Info{"Broadcast", Worker, 10 * time.Minute, 10}}
 	TrainClients   = Step[TrainInput, []fl.ClientSummary]{Info{"TrainClients", Worker, time.Hour, 5}}
