@@ -1,0 +1,25 @@
+-- Table 2: rounds to a common target accuracy per setting, and the speed-up over random.
+-- The target is random's final accuracy (mean over seeds of its last 10 rounds) minus 2 points
+-- (specs/hicsfl.md §6 D15); a run that never reaches it counts as not reached, not as a number.
+WITH acc AS (
+  SELECT p.partition AS setting, p.sampler, r.seed, r.round, r.test_acc
+  FROM rounds r JOIN points p USING (point)
+  WHERE r.evaluated AND r.round > 0),
+last AS (SELECT setting, max(round) AS r FROM acc GROUP BY setting),
+final AS (
+  SELECT a.setting, a.sampler, a.seed, avg(a.test_acc) AS final_acc
+  FROM acc a JOIN last l USING (setting) WHERE a.round > l.r - 10 GROUP BY ALL),
+target AS (SELECT setting, avg(final_acc) - 0.02 AS target FROM final WHERE sampler = 'random' GROUP BY setting),
+hit AS (
+  SELECT a.setting, a.sampler, a.seed, min(a.round) FILTER (WHERE a.test_acc >= t.target) AS rounds
+  FROM acc a JOIN target t USING (setting) GROUP BY ALL),
+per AS (
+  SELECT h.setting, h.sampler, avg(h.rounds) AS mean_rounds, count(h.rounds) AS reached, count(*) AS seeds,
+         avg(f.final_acc) AS final_acc, stddev_samp(f.final_acc) AS final_sd
+  FROM hit h JOIN final f USING (setting, sampler, seed) GROUP BY ALL)
+SELECT p.setting, p.sampler, round(t.target, 4) AS target, round(p.mean_rounds, 1) AS rounds_to_target,
+       p.reached || '/' || p.seeds AS reached,
+       round(r.mean_rounds / p.mean_rounds, 2) AS speedup_vs_random,
+       round(p.final_acc, 4) AS final_acc, round(p.final_sd, 4) AS final_acc_sd
+FROM per p JOIN target t USING (setting) JOIN per r ON r.setting = p.setting AND r.sampler = 'random'
+ORDER BY p.setting, p.sampler
