@@ -35,6 +35,7 @@ bench: build bin/temporal data
 	@if $(HAVE_OPENBLAS); then $(MAKE) --no-print-directory build-openblas && bin/starter-openblas bench; \
 	else echo "OpenBLAS is not installed: 'make openblas' adds the OpenBLAS figures"; fi
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./aggregate/
+	$(GO) test -run '^$$' -bench Select -benchtime 3x ./methods/
 	infra/bench/rounds.sh examples/demo.yaml
 	infra/bench/methods.sh
 
