@@ -125,6 +125,7 @@ func (e *Engine) observe(ctx context.Context, env *pointEnv, l fl.Learner, in st
 	w, b := env.net.Output()
 	next, err := l.Observe(fl.ObserveInput{Round: in.Round, Pop: env.pop, State: st.Sampler, Selection: in.Selection,
 		Answers: in.Answers, Clients: in.Clients,
+		Rand:   env.sampleStream(in.Round),
 		Output: fl.OutputLayer{W: w.Offset, B: b.Offset, Classes: env.net.Classes(), Embedding: env.net.Embedding()},
 		Delta: func(k int) ([]float32, error) {
 			d, ok := deltas[k]

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/flsweep/flsweep/algorithm"
 	"github.com/flsweep/flsweep/fl"
@@ -28,11 +29,10 @@ func (e *Engine) SelectClients(ctx context.Context, in steps.SelectInput) (fl.Pl
 
 // plan runs the sampler and checks what it returns.
 func (e *Engine) plan(ctx context.Context, env *pointEnv, r int, st serverState, answers []fl.Answer) (fl.Plan, error) {
-	rng := fl.Stream(fl.Key{Seed: env.cfg.Seed, Point: env.point.ID, Round: r, Client: fl.Server, Purpose: fl.PurposeSample})
 	p, err := env.sampler.Plan(fl.PlanInput{Round: r, Pop: env.pop, State: st.Sampler, Answers: answers,
 		Vector: func(a fl.Answer) ([]float32, error) { return e.answerVector(ctx, env, r, a) },
 		Recall: func(k int) ([]float32, error) { return e.recall(ctx, env, st, k) },
-	}, rng)
+	}, env.sampleStream(r))
 	if err != nil {
 		return fl.Plan{}, fmt.Errorf("round %d: sampler %s: %w", r, env.cfg.Sampler.Name, err)
 	}
@@ -48,6 +48,12 @@ func (e *Engine) plan(ctx context.Context, env *pointEnv, r int, st serverState,
 		return fl.Plan{}, fmt.Errorf("round %d: sampler %s: %w", r, env.cfg.Sampler.Name, err)
 	}
 	return p, nil
+}
+
+// sampleStream returns round r's sampling stream, derived afresh: every Plan
+// call of the round and the sampler's Observe draw the same numbers.
+func (env *pointEnv) sampleStream(r int) *rand.Rand {
+	return fl.Stream(fl.Key{Seed: env.cfg.Seed, Point: env.point.ID, Round: r, Client: fl.Server, Purpose: fl.PurposeSample})
 }
 
 func planString(p fl.Plan) string {

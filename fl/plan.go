@@ -115,6 +115,11 @@ type ObserveInput struct {
 	// Delta returns selected client k's uploaded update Δ_k = θ_k − θ^t
 	// (whole model; read once from blob storage, so cheap to call again).
 	Delta func(k int) ([]float32, error)
+	// Rand is the round's sampling stream, derived afresh from the same key
+	// as the streams of the round's Plan calls: it draws the numbers they
+	// drew, so Observe can replay a random computation its Plan made (FedCor
+	// fits its GP while it plans, then again to remember the fit).
+	Rand *rand.Rand
 	// Remember stores a vector about client k in the sampler's per-client
 	// memory, replacing the previous one; PlanInput.Recall reads it back in
 	// later rounds. Per-client memory lives in one blob per client, not in
