@@ -34,13 +34,13 @@ func BenchmarkSelect(b *testing.B) {
 					b.Skipf("%s with default options: %v", name, err)
 				}
 				sim := newSelectSim(n, min(200_000, 20_000_000/n), 10)
-				for t := 1; t <= sim.warmUp(n, m); t++ {
+				for t := 1; t <= sim.warmUp(name, n, m); t++ {
 					if _, err := sim.round(p, t, nil); err != nil {
 						b.Fatal(err)
 					}
 				}
 				b.ResetTimer()
-				t := sim.warmUp(n, m) + 1
+				t := sim.warmUp(name, n, m) + 1
 				for range b.N {
 					if _, err := sim.round(p, t, b); err != nil {
 						b.Fatal(err)
@@ -55,7 +55,10 @@ func BenchmarkSelect(b *testing.B) {
 // selectSkip lists, per sampler, the smallest N it is not benchmarked at
 // because one selection there takes minutes or more memory than the
 // machine has.
-var selectSkip = map[string]int{}
+var selectSkip = map[string]int{
+	"divfl":  10000, // N² distances over |θ|: about 3.6 h and 8 GB of gradients
+	"fedcor": 1000,  // the GP fit after the warm-up: about 15 min at N = 1,000
+}
 
 // selectSim is a synthetic federation: fixed per-client vectors and losses,
 // and a sampler's memory carried from round to round as the engine carries
@@ -105,10 +108,18 @@ func newSelectSim(n, size, classes int) *selectSim {
 	return s
 }
 
-// warmUp returns the rounds after which every sampler has left its warm-up
-// (HiCS-FL visits every client once: ⌈N/m⌉; FedCor's code trains its GP
-// after 25).
-func (s *selectSim) warmUp(n, m int) int { return max((n+m-1)/m, 25) + 1 }
+// warmUp returns the rounds after which the named sampler has left its
+// warm-up: HiCS-FL and clustered sampling visit every client once (⌈N/m⌉
+// rounds); FedCor fits its GP after 25 rounds and selects by it from round 27.
+func (s *selectSim) warmUp(name string, n, m int) int {
+	switch name {
+	case "fedcor":
+		return 26
+	case "hics", "clustered-similarity":
+		return (n+m-1)/m + 1
+	}
+	return 1
+}
 
 // round runs round t: the sampler plans, asking queries as it likes, then
 // learns from synthetic updates of the selected clients. Only planning is
@@ -169,6 +180,7 @@ func (s *selectSim) round(p fl.Planner, t int, b *testing.B) (fl.Selection, erro
 		}
 	}
 	st, err := l.Observe(fl.ObserveInput{Round: t, Pop: s.pop, State: s.state, Selection: sel, Answers: answers, Clients: sums, Output: s.out,
+		Rand:     rand.New(rand.NewPCG(s.seed, uint64(t))),
 		Delta:    func(k int) ([]float32, error) { return s.vec[k], nil },
 		Remember: func(k int, v []float32) { s.memory[k] = v },
 	})
