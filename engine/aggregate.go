@@ -62,6 +62,9 @@ func (e *Engine) Aggregate(ctx context.Context, in steps.AggregateInput) (steps.
 	if err != nil {
 		return steps.AggregateOutput{}, err
 	}
+	if len(in.Selection.Clients) == 0 {
+		return e.keepRound(ctx, env, in.Round, global, st)
+	}
 	agg, err := env.alg.Begin(algorithm.Server{Round: in.Round, Global: global, State: st.Algorithm, Selection: in.Selection,
 		Clients: in.Clients, Rule: env.rule, N: env.pop.N(), Net: env.net})
 	if err != nil {
@@ -113,6 +116,24 @@ func (e *Engine) Aggregate(ctx context.Context, in steps.AggregateInput) (steps.
 		return steps.AggregateOutput{}, err
 	}
 	return steps.AggregateOutput{ModelSHA256: sha, Superseded: superseded, Forgotten: forgotten}, nil
+}
+
+// keepRound ends round r, which selected nobody (binomial and poisson
+// sampling can), as a no-op: θ^r = θ^{r−1} and the server state is the
+// previous one, unchanged. Neither the algorithm's server step nor the
+// sampler's Observe runs: with S_t = ∅ the rule θ + η_g Σ_{k∈S} ω_k Δ_k
+// leaves θ as it is (Fraboni et al. 2022, App. A.6; specs/sampling-theory.md
+// §4.8), and an algorithm's own server step (FedDyn's h, FedDC's mean drift)
+// would otherwise move θ with no client's work behind it.
+func (e *Engine) keepRound(ctx context.Context, env *pointEnv, r int, global []float32, st serverState) (steps.AggregateOutput, error) {
+	sha, err := e.saveGlobal(ctx, env, r, global)
+	if err != nil {
+		return steps.AggregateOutput{}, err
+	}
+	if err := e.saveState(ctx, env, r, st); err != nil {
+		return steps.AggregateOutput{}, err
+	}
+	return steps.AggregateOutput{ModelSHA256: sha}, nil
 }
 
 // observe lets the point's sampler learn from round in.Round. What it

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/sampling"
 	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store"
 )
@@ -223,6 +224,9 @@ func (e *Engine) writePointRow(ctx context.Context, env *pointEnv, status string
 		Config: string(cfg), Status: status, RoundsDone: int32(last),
 		FinalModelSHA256: sha, CodeVersion: e.Version,
 	}
+	if err := env.closedForms(&row); err != nil {
+		return err
+	}
 	if c.Partition.Alpha != 0 { // the label or size concentration of dirichlet, quantity, mixed, unbalanced
 		row.Alpha = ptr(c.Partition.Alpha)
 	}
@@ -230,6 +234,28 @@ func (e *Engine) writePointRow(ctx context.Context, env *pointEnv, status string
 		row.FinalTestAcc, row.FinalTestLoss = final.TestAcc, final.TestLoss
 	}
 	return store.WriteRows(ctx, e.Store, env.keys.Compacted(store.TablePoints), []store.PointRow{row})
+}
+
+// closedForms fills the points row's sampling_* columns from the sampler's
+// closed forms for the point's importances (sampling.ClosedForm); they stay
+// null for samplers without them. A sampler that cannot draw from the
+// point's importances (poisson with m·p_max > 1) fails here, before round 1.
+func (env *pointEnv) closedForms(row *store.PointRow) error {
+	s, ok := fl.Unplanned(env.sampler)
+	if !ok {
+		return nil
+	}
+	cf, ok := s.(sampling.ClosedForm)
+	if !ok {
+		return nil
+	}
+	ch, err := cf.Closed(env.pop.P)
+	if err != nil {
+		return fmt.Errorf("sampler %s: %w", env.cfg.Sampler.Name, err)
+	}
+	row.SamplingSigma, row.SamplingAlpha, row.SamplingVarSum = ptr(ch.Sigma), ptr(ch.Alpha), ptr(ch.VarSum)
+	row.SamplingGamma, row.SamplingExpectedClients = ptr(ch.Gamma), ptr(ch.MeanN)
+	return nil
 }
 
 func int32s(v []int) []int32 {

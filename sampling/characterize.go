@@ -16,16 +16,25 @@ import (
 //	α      = (Σ − VarSum) / (1 − Σ_k p_k²) (Prop. 1, eq. 22)
 //	γ      = Σ + α Σ_k p_k²               (eq. 9)
 //
-// Mean[k] estimates E[ω_k], which must equal p_k; MeanN is the expected
-// number of distinct clients per round.
+// Mean[k] estimates E[ω_k], which must equal p_k; MeanN and VarN are the
+// mean and variance of N, the number of distinct clients per round (App. A,
+// eq. 14).
+//
+// Effective is set when the scheme does not satisfy Assumption 1
+// (Cov[ω_i, ω_j] = −α p_i p_j), as clustered sampling does not (App. A.7):
+// its Alpha is then only the "effective α" of eq. 22 and Gamma the γ that α
+// gives, labelled as such wherever they are shown
+// (specs/sampling-theory.md §4.10).
 type Characteristics struct {
-	Mean   []float64
-	Var    []float64
-	Sigma  float64
-	VarSum float64
-	Alpha  float64
-	Gamma  float64
-	MeanN  float64
+	Mean      []float64
+	Var       []float64
+	Sigma     float64
+	VarSum    float64
+	Alpha     float64
+	Gamma     float64
+	MeanN     float64
+	VarN      float64
+	Effective bool
 }
 
 // Characterize estimates a sampler's characteristics by Monte Carlo over R
@@ -39,7 +48,7 @@ func Characterize(s fl.Sampler, pop fl.Population, R int, r *rand.Rand) (Charact
 	}
 	sum := make([]float64, n)
 	sumSq := make([]float64, n)
-	var sSum, sSumSq, nSum float64
+	var sSum, sSumSq, nSum, nSumSq float64
 	w := make([]float64, n)
 	for i := 0; i < R; i++ {
 		sel, err := s.Sample(i, pop, r)
@@ -59,9 +68,11 @@ func Characterize(s fl.Sampler, pop fl.Population, R int, r *rand.Rand) (Charact
 		sSum += tot
 		sSumSq += tot * tot
 		nSum += float64(len(sel.Clients))
+		nSumSq += float64(len(sel.Clients)) * float64(len(sel.Clients))
 	}
-	c := Characteristics{Mean: make([]float64, n), Var: make([]float64, n), MeanN: nSum / float64(R)}
 	fr := float64(R)
+	c := Characteristics{Mean: make([]float64, n), Var: make([]float64, n), MeanN: nSum / fr}
+	c.VarN = (nSumSq - fr*c.MeanN*c.MeanN) / (fr - 1)
 	for k := range sum {
 		c.Mean[k] = sum[k] / fr
 		c.Var[k] = (sumSq[k] - fr*c.Mean[k]*c.Mean[k]) / (fr - 1)
@@ -86,15 +97,28 @@ func SumSquares(p []float64) float64 {
 
 // TheoryMD returns MD's closed-form characteristics (Fraboni et al. 2022,
 // Table 1 and App. A.3): Σ = (1 − Sp2)/m, α = 1/m, VarSum = 0, γ = 1/m,
-// E[N] = n − Σ_k (1 − p_k)^m.
+// E[N] = n − Σ_k (1 − p_k)^m (eq. 31), and
+//
+//	Var[N] = Σ_{i,j} [(1 − p_i − p_j)^m − (1 − p_i)^m (1 − p_j)^m]   (i ≠ j; (1−p_i)^m − (1−p_i)^{2m} for i = j)
+//
+// from the probabilities that clients i and j are both missed, which the
+// paper does not give. Var[N] costs O(n²).
 func TheoryMD(p []float64, m int) Characteristics {
 	sp2 := SumSquares(p)
 	fm := float64(m)
 	c := Characteristics{Mean: append([]float64(nil), p...), Var: make([]float64, len(p))}
 	c.MeanN = float64(len(p))
+	miss := make([]float64, len(p)) // P(k ∉ S) = (1 − p_k)^m
 	for k, pk := range p {
 		c.Var[k] = (pk - pk*pk) / fm
-		c.MeanN -= math.Pow(1-pk, fm)
+		miss[k] = math.Pow(1-pk, fm)
+		c.MeanN -= miss[k]
+	}
+	for i, pi := range p {
+		c.VarN += miss[i] - miss[i]*miss[i]
+		for j := i + 1; j < len(p); j++ {
+			c.VarN += 2 * (math.Pow(math.Max(1-pi-p[j], 0), fm) - miss[i]*miss[j])
+		}
 	}
 	c.Sigma = (1 - sp2) / fm
 	c.Alpha = 1 / fm

@@ -188,6 +188,10 @@ func TestBadInput(t *testing.T) {
 		{"unknown option", "md", 5, fl.Options{"temperature": 1}},
 		{"pow-d d below m", "pow-d", 5, fl.Options{"d": 4}},
 		{"pow-d unknown option", "pow-d", 5, fl.Options{"k": 4}},
+		{"binomial unknown option", "binomial", 5, fl.Options{"q": 0.5}},
+		{"poisson m zero", "poisson", 0, nil},
+		{"clustered unknown option", "clustered", 5, fl.Options{"alg": 2}},
+		{"random m zero", "random", 0, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

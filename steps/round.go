@@ -43,8 +43,10 @@ func Round(x Exec, in RoundInput) (RoundSummary, error) {
 	if err != nil {
 		return RoundSummary{}, err
 	}
+	// A round that selected nobody (binomial and poisson sampling can) trains
+	// nobody and aggregates nothing: Aggregate keeps θ and the server state.
 	sent := false
-	if in.Phases.Broadcast {
+	if in.Phases.Broadcast && len(sel.Clients) > 0 {
 		if sent, err = r.broadcast(sel); err != nil {
 			return RoundSummary{}, err
 		}

@@ -145,6 +145,16 @@ type PointRow struct {
 	FinalTestLoss    *float64 `parquet:"final_test_loss,optional"`
 	FinalModelSHA256 string   `parquet:"final_model_sha256"`
 	CodeVersion      string   `parquet:"code_version"` // the build that last prepared or finished the point
+	// The sampler's closed-form characteristics for the point's importances
+	// (Fraboni et al. 2022, App. A; sampling.ClosedForm): Σ = Σ_k Var[ω_k],
+	// α (clustered: the effective α of eq. 22), VarSum = Var[Σ_k ω_k],
+	// γ = Σ + α Σ_k p_k², and E[N], the expected number of distinct clients
+	// per round. Null for samplers without closed forms (pow-d, random).
+	SamplingSigma           *float64 `parquet:"sampling_sigma,optional"`
+	SamplingAlpha           *float64 `parquet:"sampling_alpha,optional"`
+	SamplingVarSum          *float64 `parquet:"sampling_var_sum,optional"`
+	SamplingGamma           *float64 `parquet:"sampling_gamma,optional"`
+	SamplingExpectedClients *float64 `parquet:"sampling_expected_clients,optional"`
 }
 
 // WriteRows writes rows as one Parquet file at key, replacing any earlier file.

@@ -9,6 +9,7 @@
 //	starter run -f SPEC.yaml --local
 //	starter validate -f SPEC.yaml
 //	starter data fetch fmnist|mnist [--dir D]
+//	starter sampling stats --scheme S --n N --m M --p equal|ratio|FILE [--json]
 //
 // Every command takes --help, and the global flags --address, --namespace,
 // --queue, --blob and --data-dir (or their environment variables).
@@ -81,6 +82,7 @@ func root() *command {
 		dataCommand(),
 		partitionCommand(),
 		benchCommand(),
+		samplingCommand(),
 	}}
 }
 
