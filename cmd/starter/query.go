@@ -28,7 +28,7 @@ WHERE r.evaluated GROUP BY p.index, p.point, p.label, p.status, p.rounds_done, p
 func queryCommand() *command {
 	var asJSON bool
 	return &command{
-		name: "query", args: "NAME [SQL]",
+		name: "query", args: "NAME[,NAME...] [SQL]",
 		summary: "query a sweep's Parquet tables with SQL (DuckDB); the tables are views named rounds, clients, partitions, points",
 		flags:   func(fs *flag.FlagSet) { fs.BoolVar(&asJSON, "json", false, "print rows as JSON objects, one per line") },
 		run: func(ctx context.Context, g *globals, args []string) error {
@@ -44,12 +44,17 @@ func queryCommand() *command {
 	}
 }
 
-// querySweepTables runs q over views of the sweep's tables. A local bucket
-// is read in place; any other bucket's table files are copied to a temporary
-// directory first, so DuckDB needs no network extension.
+// querySweepTables runs q over views of the tables of one sweep, or of
+// several given as NAME,NAME,... (their rows side by side; the sweep column
+// tells them apart). A local bucket is read in place; any other bucket's
+// table files are copied to a temporary directory first, so DuckDB needs no
+// network extension.
 func querySweepTables(ctx context.Context, g *globals, name, q string, asJSON bool) error {
-	if err := sweep.ValidName(name); err != nil {
-		return fmt.Errorf("%v: %w", err, errUsage)
+	names := strings.Split(name, ",")
+	for _, n := range names {
+		if err := sweep.ValidName(n); err != nil {
+			return fmt.Errorf("%v: %w", err, errUsage)
+		}
 	}
 	root := conf.LocalDir(g.blob)
 	if root == "" {
@@ -58,8 +63,10 @@ func querySweepTables(ctx context.Context, g *globals, name, q string, asJSON bo
 			return err
 		}
 		defer os.RemoveAll(tmp)
-		if err := copyTables(ctx, g.blob, name, tmp); err != nil {
-			return err
+		for _, n := range names {
+			if err := copyTables(ctx, g.blob, n, tmp); err != nil {
+				return err
+			}
 		}
 		root = tmp
 	}
@@ -69,11 +76,15 @@ func querySweepTables(ctx context.Context, g *globals, name, q string, asJSON bo
 	}
 	defer db.Close()
 	for _, t := range []store.Table{store.TableRounds, store.TableClients, store.TablePartitions, store.TablePoints} {
-		glob := filepath.Join(root, "sweeps", name, "*", "metrics", string(t), "*.parquet")
-		if m, _ := filepath.Glob(glob); len(m) == 0 {
-			return fmt.Errorf("sweep %s has no %s table under %s; has it run? (`starter sweep status %s`)", name, t, root, name)
+		var globs []string
+		for _, n := range names {
+			glob := filepath.Join(root, "sweeps", n, "*", "metrics", string(t), "*.parquet")
+			if m, _ := filepath.Glob(glob); len(m) == 0 {
+				return fmt.Errorf("sweep %s has no %s table under %s; has it run? (`starter sweep status %s`)", n, t, root, n)
+			}
+			globs = append(globs, "'"+strings.ReplaceAll(glob, "'", "''")+"'")
 		}
-		view := fmt.Sprintf("CREATE VIEW %s AS SELECT * FROM read_parquet('%s', union_by_name = true)", t, strings.ReplaceAll(glob, "'", "''"))
+		view := fmt.Sprintf("CREATE VIEW %s AS SELECT * FROM read_parquet([%s], union_by_name = true)", t, strings.Join(globs, ", "))
 		if _, err := db.ExecContext(ctx, view); err != nil {
 			return fmt.Errorf("create view %s: %w", t, err)
 		}
