@@ -2,7 +2,7 @@
 -- setting, the mean estimate per alpha-group over the selections of the first post-warm-up rounds
 -- (11-20), and the rank correlation of estimate and truth over all of hics' selections.
 WITH e AS (
-  SELECT p.partition AS setting, c.seed, c.round, pa."group" AS grp, c.entropy_est AS est, pa.entropy AS truth
+  SELECT regexp_extract(p.label, 'hics-[123]') AS setting, c.seed, c.round, pa."group" AS grp, c.entropy_est AS est, pa.entropy AS truth
   FROM clients c JOIN points p USING (point) JOIN partitions pa ON pa.point = c.point AND pa.client = c.client
   WHERE c.selected AND p.sampler = 'hics' AND c.entropy_est IS NOT NULL),
 ranked AS (SELECT *, rank() OVER (PARTITION BY setting ORDER BY est) AS re, rank() OVER (PARTITION BY setting ORDER BY truth) AS rt FROM e)

@@ -2,7 +2,7 @@
 -- The target is random's final accuracy (mean over seeds of its last 10 rounds) minus 2 points
 -- (specs/hicsfl.md §6 D15); a run that never reaches it counts as not reached, not as a number.
 WITH acc AS (
-  SELECT p.partition AS setting, p.sampler, r.seed, r.round, r.test_acc
+  SELECT regexp_extract(p.label, 'hics-[123]') AS setting, p.sampler, r.seed, r.round, r.test_acc
   FROM rounds r JOIN points p USING (point)
   WHERE r.evaluated AND r.round > 0),
 last AS (SELECT setting, max(round) AS r FROM acc GROUP BY setting),
