@@ -58,6 +58,8 @@ func Builtin() *Registry {
 	r.AddSampler("uniform", Simple(sampling.NewUniform))
 	r.AddSampler("md", Simple(sampling.NewMD))
 	r.AddSampler("pow-d", sampling.NewPowD)
+	r.AddSampler("hics", sampling.NewHiCS)
+	r.AddSampler("clustered-similarity", sampling.NewClustered)
 	r.AddRule("fedavg", aggregate.NewWeightedDelta)
 	r.AddAlgorithm("fedavg", algorithm.NewFedAvg)
 	r.AddAlgorithm("fedprox", algorithm.NewFedProx)
