@@ -66,6 +66,9 @@ func buildMethods(reg *methods.Registry, c sweep.Config) (pointMethods, error) {
 	if m.sampler, err = reg.Sampler(c.Sampler.Name, c.ClientsPerRound, c.Sampler.Options); err != nil {
 		return m, err
 	}
+	if s, ok := m.sampler.(fl.Scheduled); ok {
+		m.sampler = s.WithRounds(c.Rounds)
+	}
 	if m.rule, err = reg.Rule(c.Aggregator.Name, c.Aggregator.Options); err != nil {
 		return m, err
 	}

@@ -98,6 +98,7 @@ func (e *Engine) split(ctx context.Context, c sweep.Config) (*Split, error) {
 	if sp.Pop, err = fl.NewPopulation(sizes, c.Importance); err != nil {
 		return nil, err
 	}
+	sp.Pop.Classes = ds.Classes
 	sp.Pop.Entropy = make([]float64, len(sp.Stats))
 	for k, s := range sp.Stats {
 		sp.Pop.Entropy[k] = s.Entropy

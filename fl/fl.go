@@ -33,6 +33,9 @@ type Population struct {
 	// distribution. Only oracle samplers (HiCS-FL's oracle) may read it: a
 	// real server never knows it.
 	Entropy []float64
+	// Classes is the number of classes C of the task (the length of a
+	// ClientSummary.BiasDelta); 0 when the caller does not say.
+	Classes int
 }
 
 // N returns the number of clients.

@@ -102,6 +102,18 @@ type Learner interface {
 	Observe(in ObserveInput) (State, error)
 }
 
+// A Scheduled planner's schedule depends on how many rounds T_R the point
+// runs (HiCS-FL's annealing γ_t = γ0·(1 − t/T_R), Chen & Vikalo, NeurIPS
+// 2024, Eq. (10)). The engine calls WithRounds once, where it builds the
+// point's methods, with the point's rounds, so the planner's resolved
+// options record the T_R it runs with.
+type Scheduled interface {
+	Planner
+	// WithRounds returns the planner for a point of the given number of
+	// rounds; a planner whose options already fix T_R returns itself.
+	WithRounds(rounds int) Planner
+}
+
 // ObserveInput is what a Learner learns from one round.
 type ObserveInput struct {
 	Round     int

@@ -64,6 +64,8 @@ func Builtin() *Registry {
 	r.AddSampler("poisson", Simple(sampling.NewPoisson))
 	r.AddSampler("clustered", Simple(sampling.NewClustered))
 	r.AddSampler("random", Simple(sampling.NewRandom))
+	r.AddSampler("hics", sampling.NewHiCS)
+	r.AddSampler("clustered-similarity", sampling.NewClusteredSimilarity)
 	r.AddRule("fedavg", aggregate.NewWeightedDelta)
 	r.AddAlgorithm("fedavg", algorithm.NewFedAvg)
 	r.AddAlgorithm("fedprox", algorithm.NewFedProx)
