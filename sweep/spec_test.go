@@ -150,7 +150,7 @@ func TestValidateErrors(t *testing.T) {
 		{"unknown model", "model: {arch: resnet9000}", []string{"model.", "resnet9000"}},
 		{"negative lr", "train: {lr: -0.1}", []string{"lr", "-0.1"}},
 		{"both steps and epochs", "train: {local_steps: 5, local_epochs: 1}", []string{"local_steps", "local_epochs"}},
-		{"unknown sampler", "sampler: hics-typo", []string{"sampler.name", "hics-typo", "md, pow-d, uniform"}},
+		{"unknown sampler", "sampler: hics-typo", []string{"sampler.name", "hics-typo", "md, poisson, pow-d, random, uniform"}},
 		{"unknown aggregator", "aggregator: fedsum", []string{"aggregator.name", "fedsum", "fedavg"}},
 		{"bad aggregator option", "aggregator: {name: fedavg, server_lr: -1}", []string{"server_lr"}},
 		{"unknown aggregator option", "aggregator: {name: fedavg, serverlr: 1}", []string{"serverlr"}},
