@@ -32,7 +32,7 @@ func benchmarkDivFL(b *testing.B, n, dim int) {
 }
 
 // The HiCS-FL FMNIST CNN has about 200k parameters and 50 clients.
-func BenchmarkDivFL50x200k(b *testing.B) { benchmarkDivFL(b, 50, 200000) }
+func BenchmarkDivFL50x200k(b *testing.B)  { benchmarkDivFL(b, 50, 200000) }
 func BenchmarkDivFL1000x10k(b *testing.B) { benchmarkDivFL(b, 1000, 10000) }
 
 // benchmarkGreedy measures stochastic greedy alone, the distances given.
