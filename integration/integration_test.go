@@ -326,15 +326,16 @@ func TestSweepThroughTemporal(t *testing.T) {
 		if r.Points[p][0].FinalModelSHA256 != r.Models[p] {
 			t.Errorf("point %s: points row model %s, last commit %s", p, r.Points[p][0].FinalModelSHA256, r.Models[p])
 		}
-		checkProtocolRows(t, p, rounds, r.Clients[p])
+		checkProtocolRows(t, p, r.Points[p][0].Sampler, rounds, r.Clients[p])
 	}
 }
 
 // checkProtocolRows checks what the round protocol records on real data:
 // pow-d's query (10 candidates each round, the 5 with the highest loss of
-// the global model trained), the clients' losses before and after training
-// and their bias updates, and the global training loss at evaluations.
-func checkProtocolRows(t *testing.T, p string, rounds []store.RoundRow, clients []store.ClientRow) {
+// the global model trained) or clustered sampling's 5 draws without a
+// query, the clients' losses before and after training and their bias
+// updates, and the global training loss at evaluations.
+func checkProtocolRows(t *testing.T, p, sampler string, rounds []store.RoundRow, clients []store.ClientRow) {
 	t.Helper()
 	byRound := map[int32][]store.ClientRow{}
 	for _, c := range clients {
@@ -345,6 +346,10 @@ func checkProtocolRows(t *testing.T, p string, rounds []store.RoundRow, clients 
 			t.Errorf("point %s round %d: evaluated without a global training loss", p, row.Round)
 		}
 		if row.Round == 0 {
+			continue
+		}
+		if sampler == "clustered-similarity" {
+			checkClusteredRound(t, p, row, byRound[row.Round])
 			continue
 		}
 		if row.Queried != 10 || row.RoundTrips != 2 || row.DownFloats <= 0 || row.UpFloats <= 0 {
@@ -374,6 +379,31 @@ func checkProtocolRows(t *testing.T, p string, rounds []store.RoundRow, clients 
 				t.Errorf("point %s round %d: client %d (loss %v) is among the 5 highest of 10 but was not trained", p, row.Round, c.Client, *c.QueryLoss)
 			}
 		}
+	}
+}
+
+// checkClusteredRound checks a round of clustered-similarity: no query, one
+// draw from each of the 5 urns (a client drawn twice trains once), weights
+// draws/5, and the trained clients' losses and bias updates.
+func checkClusteredRound(t *testing.T, p string, row store.RoundRow, clients []store.ClientRow) {
+	t.Helper()
+	if row.Queried != 0 || row.RoundTrips != 1 || row.Draws != 5 || row.Clients < 1 || row.Clients > 5 {
+		t.Errorf("point %s round %d: queried %d, round trips %d, draws %d, clients %d; want 0, 1, 5 and 1..5",
+			p, row.Round, row.Queried, row.RoundTrips, row.Draws, row.Clients)
+	}
+	trained := 0
+	for _, c := range clients {
+		if !c.Selected {
+			continue
+		}
+		trained++
+		if c.Weight != float64(c.Draws)/5 || c.TrainLossBefore == nil || c.TrainLossAfter == nil || len(c.BiasDelta) != 10 {
+			t.Errorf("point %s round %d client %d: weight %v for %d draws, losses before/after %v/%v, bias delta %v",
+				p, row.Round, c.Client, c.Weight, c.Draws, c.TrainLossBefore, c.TrainLossAfter, c.BiasDelta)
+		}
+	}
+	if trained != int(row.Clients) {
+		t.Errorf("point %s round %d: %d trained rows for %d clients", p, row.Round, trained, row.Clients)
 	}
 }
 
