@@ -20,5 +20,5 @@ OUT=${OUT:-experiments/hicsfl/results}
 mkdir -p "$OUT"
 for q in speed share cost entropy smooth; do
 	echo "== $q"
-	"$STARTER" sweep query "$NAMES" "$(cat experiments/hicsfl/sql/$q.sql)" | tee "$OUT/$q.txt"
+	"$STARTER" sweep query -- "$NAMES" "$(cat experiments/hicsfl/sql/$q.sql)" | tee "$OUT/$q.txt"
 done
