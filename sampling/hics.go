@@ -38,7 +38,7 @@ const (
 // uniformly without replacement from the clients S₀ not yet drawn, so every
 // client trains once. Every later round t:
 //
-//  1. D(u,k) = arccos(cos(Δb_u, Δb_k)) + λ·|Ĥ_u − Ĥ_k| (Eq. (9), Distances);
+//  1. D(u,k) = arccos(cos(Δb_u, Δb_k)) + λ·|Ĥ_u − Ĥ_k| (Eq. (9), HiCSDistances);
 //  2. Ward's clustering of the rows of D into M groups G_m (cluster.Ward,
 //     cluster.Cut: the code's AgglomerativeClustering(M, "ward").fit(D));
 //  3. π_m ∝ exp(γ_t·H̄_m), H̄_m the mean Ĥ in G_m, γ_t = γ0·(1 − t/T_R)

@@ -95,7 +95,7 @@ func TestHiCSDistances(t *testing.T) {
 		t.Errorf("D of orthogonal updates = %v; want π/2", d2[0][1])
 	}
 	if _, err := sampling.HiCSDistances(v, H[:3], 10); !errors.Is(err, fl.ErrInvalid) {
-		t.Errorf("Distances with 3 entropies for %d vectors = %v; want an fl.ErrInvalid", len(v), err)
+		t.Errorf("HiCSDistances with 3 entropies for %d vectors = %v; want an fl.ErrInvalid", len(v), err)
 	}
 }
 
