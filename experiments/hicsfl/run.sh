@@ -1,6 +1,6 @@
 #!/bin/sh
-# experiments/hicsfl: runs the HiCS-FL comparison in this process (no Temporal needed), as the two
-# sweeps of baselines.yaml and clustering.yaml, and prints the summaries of README.md from their
+# experiments/hicsfl: runs the HiCS-FL comparison in this process (no Temporal needed), as three
+# sweeps (baselines.yaml, clustering.yaml, variants.yaml), and prints the summaries of README.md from their
 # Parquet tables. Usage, from anywhere:
 #   experiments/hicsfl/run.sh
 # It uses the fast build (bin/starter-openblas, `make build-openblas`) when it is there, else
@@ -12,7 +12,7 @@ if [ -z "${STARTER:-}" ]; then
 fi
 make data >/dev/null
 NAMES=""
-for spec in experiments/hicsfl/baselines.yaml experiments/hicsfl/clustering.yaml; do
+for spec in experiments/hicsfl/baselines.yaml experiments/hicsfl/clustering.yaml experiments/hicsfl/variants.yaml; do
 	"$STARTER" run --local -f "$spec"
 	NAMES="$NAMES${NAMES:+,}$(awk '$1 == "name:" {print $2; exit}' "$spec")"
 done

@@ -2,7 +2,7 @@
 -- setting 1, 0.2 in setting 2; in setting 3 every group has alpha 0.001), over rounds 11-60 and over
 -- the last 10% of rounds (specs/hicsfl.md §6 D14). Mean over seeds of each seed's share.
 WITH sel AS (
-  SELECT regexp_extract(p.label, 'hics-[123]') AS setting, p.sampler, c.seed, c.round, (pa."group" = 4)::INT AS balanced
+  SELECT regexp_extract(p.label, 'hics-[123]') AS setting, regexp_extract(p.label, 'sampler=(\S+)', 1) AS sampler, c.seed, c.round, (pa."group" = 4)::INT AS balanced
   FROM clients c JOIN points p USING (point) JOIN partitions pa ON pa.point = c.point AND pa.client = c.client
   WHERE c.selected),
 last AS (SELECT setting, max(round) AS r FROM sel GROUP BY setting),

@@ -1,7 +1,7 @@
 -- Round-to-round fluctuation of test accuracy over rounds 50-200 (specs/hicsfl.md §6 D15): the
 -- standard deviation of acc(t) - acc(t-1), mean over seeds.
 WITH a AS (
-  SELECT regexp_extract(p.label, 'hics-[123]') AS setting, p.sampler, r.seed, r.round,
+  SELECT regexp_extract(p.label, 'hics-[123]') AS setting, regexp_extract(p.label, 'sampler=(\S+)', 1) AS sampler, r.seed, r.round,
          r.test_acc - lag(r.test_acc) OVER (PARTITION BY r.point ORDER BY r.round) AS d
   FROM rounds r JOIN points p USING (point) WHERE r.evaluated),
 per AS (SELECT setting, sampler, seed, stddev_samp(d) AS sd FROM a WHERE round BETWEEN 50 AND 200 GROUP BY ALL)

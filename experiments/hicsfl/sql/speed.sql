@@ -4,7 +4,7 @@
 -- accuracy is at or above it (the per-round accuracy swings by several points under this label
 -- skew; the paper smooths its curves too); a run that never does counts as not reached.
 WITH acc AS (
-  SELECT regexp_extract(p.label, 'hics-[123]') AS setting, p.sampler, r.seed, r.round, r.test_acc,
+  SELECT regexp_extract(p.label, 'hics-[123]') AS setting, regexp_extract(p.label, 'sampler=(\S+)', 1) AS sampler, r.seed, r.round, r.test_acc,
          avg(r.test_acc) OVER (PARTITION BY r.point ORDER BY r.round ROWS BETWEEN 4 PRECEDING AND CURRENT ROW) AS acc5
   FROM rounds r JOIN points p USING (point)
   WHERE r.evaluated AND r.round > 0),
