@@ -17,7 +17,9 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/flsweep/flsweep/fl"
 )
@@ -78,24 +80,38 @@ func Ward(rows [][]float64) ([]Merge, error) {
 // Euclidean returns the condensed matrix of Euclidean distances between the
 // rows (scipy's pdist(rows)): the distance of rows i < j is at
 // Index(n, i, j). Each squared distance is summed in float64 in coordinate
-// order.
+// order, so the result does not depend on how the rows are shared out
+// among the cores that compute them (row i goes to worker i mod GOMAXPROCS,
+// which balances the triangle).
 func Euclidean(rows [][]float64) []float64 {
 	n := len(rows)
 	d := make([]float64, n*(n-1)/2)
-	at := 0
-	for i := 0; i < n; i++ {
-		a := rows[i]
-		for j := i + 1; j < n; j++ {
-			b := rows[j][:len(a)]
-			s := 0.0
-			for k, v := range a {
-				e := v - b[k]
-				s += e * e
-			}
-			d[at] = math.Sqrt(s)
-			at++
-		}
+	workers := min(runtime.GOMAXPROCS(0), max(1, n-1))
+	if n*len(rows[0]) < 1<<16 {
+		workers = 1 // too small to be worth a goroutine
 	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n-1; i += workers {
+				a := rows[i]
+				at := Index(n, i, i+1)
+				for j := i + 1; j < n; j++ {
+					b := rows[j][:len(a)]
+					s := 0.0
+					for k, v := range a {
+						e := v - b[k]
+						s += e * e
+					}
+					d[at] = math.Sqrt(s)
+					at++
+				}
+			}
+		}()
+	}
+	wg.Wait()
 	return d
 }
 

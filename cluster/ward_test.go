@@ -265,3 +265,32 @@ func samePartition(a, b []int) bool {
 	}
 	return true
 }
+
+// TestEuclideanParallelExact: the distances computed on several cores are
+// bit for bit those of one loop over the pairs in order.
+func TestEuclideanParallelExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	n, dim := 300, 300 // above the size that goes parallel
+	rows := make([][]float64, n)
+	for i := range rows {
+		rows[i] = make([]float64, dim)
+		for j := range rows[i] {
+			rows[i][j] = r.NormFloat64()
+		}
+	}
+	got := cluster.Euclidean(rows)
+	at := 0
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			s := 0.0
+			for k := range rows[i] {
+				e := rows[i][k] - rows[j][k]
+				s += e * e
+			}
+			if want := math.Sqrt(s); got[at] != want {
+				t.Fatalf("distance %d–%d = %v; want %v", i, j, got[at], want)
+			}
+			at++
+		}
+	}
+}
