@@ -106,18 +106,20 @@ func newSelectSim(n, size, classes int) *selectSim {
 			b[c] = 0.027
 		}
 		s.vec[k], s.loss[k] = v, 0.5+r.Float64()
+		s.memory[k] = v // every client has trained once (clustered sampling's representative update)
 	}
 	return s
 }
 
 // warmUp returns the rounds after which the named sampler has left its
-// warm-up: HiCS-FL and clustered sampling visit every client once (⌈N/m⌉
-// rounds); FedCor fits its GP after 25 rounds and selects by it from round 27.
+// warm-up: HiCS-FL visits every client once (⌈N/m⌉ rounds); FedCor fits its
+// GP after 25 rounds and selects by it from round 27. (Clustered sampling's
+// memory of every client is set up front.)
 func (s *selectSim) warmUp(name string, n, m int) int {
 	switch name {
 	case "fedcor":
 		return 26
-	case "hics", "clustered-similarity":
+	case "hics":
 		return (n+m-1)/m + 1
 	}
 	return 1
