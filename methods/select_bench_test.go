@@ -33,6 +33,9 @@ func BenchmarkSelect(b *testing.B) {
 				if err != nil {
 					b.Skipf("%s with default options: %v", name, err)
 				}
+				if s, ok := p.(fl.Scheduled); ok { // as the engine does: a 200-round point
+					p = s.WithRounds(200)
+				}
 				sim := newSelectSim(n, min(200_000, 20_000_000/n), 10)
 				for t := 1; t <= sim.warmUp(name, n, m); t++ {
 					if _, err := sim.round(p, t, nil); err != nil {
@@ -85,6 +88,7 @@ func newSelectSim(n, size, classes int) *selectSim {
 	}
 	pop, _ := fl.NewPopulation(sizes, fl.ImportanceSize)
 	pop.Entropy = make([]float64, n)
+	pop.Classes = classes
 	emb := min(200, (size-classes)/classes)
 	s := &selectSim{pop: pop, vec: make([][]float32, n), loss: make([]float64, n), memory: map[int][]float32{},
 		out: fl.OutputLayer{W: size - classes*emb - classes, B: size - classes, Classes: classes, Embedding: emb}}
