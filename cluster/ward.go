@@ -194,16 +194,7 @@ func wardCondensed(d []float64, n int) []Merge {
 	for i := range parent {
 		parent[i] = i
 	}
-	find := func(x int) int {
-		root := x
-		for parent[root] != root {
-			root = parent[root]
-		}
-		for parent[x] != root {
-			parent[x], x = root, parent[x]
-		}
-		return root
-	}
+	find := func(x int) int { return findRoot(parent, x) }
 	sizes := make([]int, 2*n-1)
 	for i := range n {
 		sizes[i] = 1
@@ -285,16 +276,7 @@ func labels(tree []Merge, join []bool) []int {
 			parent[mg.A], parent[mg.B] = n+i, n+i
 		}
 	}
-	root := func(x int) int {
-		r := x
-		for parent[r] != r {
-			r = parent[r]
-		}
-		for parent[x] != r {
-			parent[x], x = r, parent[x]
-		}
-		return r
-	}
+	root := func(x int) int { return findRoot(parent, x) }
 	out := make([]int, n)
 	name := map[int]int{}
 	for k := range n {
@@ -326,4 +308,17 @@ func checkTree(tree []Merge) error {
 		}
 	}
 	return nil
+}
+
+// findRoot returns the root of x in the union-find forest parent,
+// compressing the path it walked.
+func findRoot(parent []int, x int) int {
+	root := x
+	for parent[root] != root {
+		root = parent[root]
+	}
+	for parent[x] != root {
+		parent[x], x = root, parent[x]
+	}
+	return root
 }

@@ -105,18 +105,7 @@ func weightedWithoutReplacement(w []float64, k int, r *rand.Rand) ([]int, error)
 		if !(total > 0) {
 			return nil, fmt.Errorf("only %d clients have a positive importance; cannot draw %d: %w", len(out), k, fl.ErrInvalid)
 		}
-		u := r.Float64() * total
-		pick, acc := -1, 0.0
-		for i, v := range left {
-			if v <= 0 {
-				continue
-			}
-			acc += v
-			pick = i
-			if u < acc {
-				break
-			}
-		}
+		pick := categorical(left, r)
 		out = append(out, pick)
 		left[pick] = 0
 	}
