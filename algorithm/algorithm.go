@@ -124,6 +124,9 @@ type Server struct {
 	Rule      fl.Rule            // the point's aggregation rule
 	N         int                // clients in the population
 	Net       *trainer.Net       // the model's architecture; nil: every entry is a trainable parameter
+	// Hyper is the round's local hyperparameters (after lr_decay), as
+	// the clients trained with them: q-FFL's L = 1/η_L.
+	Hyper trainer.Hyper
 }
 
 // Aggregation accumulates a round's uploads. Add is called once per selected
@@ -132,6 +135,31 @@ type Server struct {
 type Aggregation interface {
 	Add(client int, delta []float32, up fl.State) error
 	Finish(dst []float32) (fl.State, error)
+}
+
+// A LossUser is an algorithm whose server reads the clients' full-set
+// losses before and after training (fl.ClientSummary.LossBefore and
+// LossAfter): the engine measures them for it even when the point's
+// metrics.client_losses is false.
+type LossUser interface {
+	UsesLosses() bool
+}
+
+// A Reporter is an algorithm whose reported model is not the iterate the
+// clients train from: AFL reports the running average of its iterates
+// (Mohri et al. 2019). Evaluation scores Reported's model; the rounds'
+// model_sha256 stays the iterate's.
+type Reporter interface {
+	// Reported returns the model to evaluate after a round, from the
+	// round's θ and the server's memory after it.
+	Reported(global []float32, state fl.State) ([]float32, error)
+}
+
+// A Reporting aggregation says how it weighed the round's clients, for the
+// clients and rounds tables (fl.AggReport). Aggregations without it
+// weighed them by the selection's ω_k.
+type Reporting interface {
+	Report() fl.AggReport
 }
 
 // Delta returns θ_k − θ^t.

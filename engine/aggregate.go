@@ -66,7 +66,7 @@ func (e *Engine) Aggregate(ctx context.Context, in steps.AggregateInput) (steps.
 		return e.keepRound(ctx, env, in.Round, global, st)
 	}
 	agg, err := env.alg.Begin(algorithm.Server{Round: in.Round, Global: global, State: st.Algorithm, Selection: in.Selection,
-		Clients: in.Clients, Rule: env.rule, N: env.pop.N(), Net: env.net})
+		Clients: in.Clients, Rule: env.rule, N: env.pop.N(), Net: env.net, Hyper: env.roundHyper(in.Round)})
 	if err != nil {
 		return steps.AggregateOutput{}, fmt.Errorf("round %d: %s: %w", in.Round, env.cfg.AlgorithmName(), err)
 	}
@@ -115,7 +115,15 @@ func (e *Engine) Aggregate(ctx context.Context, in steps.AggregateInput) (steps.
 	if err := e.saveState(ctx, env, in.Round, next); err != nil {
 		return steps.AggregateOutput{}, err
 	}
-	return steps.AggregateOutput{ModelSHA256: sha, Superseded: superseded, Forgotten: forgotten}, nil
+	out := steps.AggregateOutput{ModelSHA256: sha, Superseded: superseded, Forgotten: forgotten}
+	if rep, ok := agg.(algorithm.Reporting); ok {
+		r := rep.Report()
+		if r.Weights != nil && len(r.Weights) != len(in.Selection.Clients) {
+			return steps.AggregateOutput{}, fmt.Errorf("round %d: %s reported %d weights for %d clients: %w", in.Round, env.cfg.AlgorithmName(), len(r.Weights), len(in.Selection.Clients), fl.ErrInvalid)
+		}
+		out.Report = &r
+	}
+	return out, nil
 }
 
 // keepRound ends round r, which selected nobody (binomial and poisson

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/flsweep/flsweep/fl"
@@ -154,6 +155,19 @@ func (env *pointEnv) rows(in steps.CommitInput, per *ClientEvals) ([]store.Round
 			}
 		}
 		rr.BatchLoss = ptr(loss / float64(len(sums)))
+	}
+	if rep := in.Model.Report; rep != nil {
+		rr.FairAngle, rr.Aligned = rep.FairAngle, rep.Aligned
+		if rep.Weights != nil {
+			h := 0.0
+			for i, w := range rep.Weights {
+				row(sel.Clients[i]).AggWeight = ptr(w)
+				if w > 0 {
+					h -= w * math.Log(w)
+				}
+			}
+			rr.AggEntropy = ptr(h)
+		}
 	}
 	if err := recordFindings(row, in.Findings); err != nil {
 		return nil, nil, err

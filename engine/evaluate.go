@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/flsweep/flsweep/algorithm"
 	"github.com/flsweep/flsweep/partition"
 	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/trainer"
@@ -22,6 +23,15 @@ func (e *Engine) Evaluate(ctx context.Context, in steps.RoundRef) (steps.EvalSum
 	w, err := e.loadGlobal(ctx, env, in.Round)
 	if err != nil {
 		return steps.EvalSummary{}, err
+	}
+	if rep, ok := env.alg.(algorithm.Reporter); ok {
+		st, err := e.loadState(ctx, env, in.Round)
+		if err != nil {
+			return steps.EvalSummary{}, err
+		}
+		if w, err = rep.Reported(w, st.Algorithm); err != nil {
+			return steps.EvalSummary{}, fmt.Errorf("round %d: %s: reported model: %w", in.Round, env.cfg.AlgorithmName(), err)
+		}
 	}
 	sum, per, err := e.evaluate(ctx, env, w)
 	if err != nil {

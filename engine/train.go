@@ -88,7 +88,7 @@ type trainedClient struct {
 func (e *Engine) trainClient(ctx context.Context, env *pointEnv, c trainedClient) (fl.ClientSummary, error) {
 	r, k := c.round, c.client
 	sum := fl.ClientSummary{Client: k, NumExamples: len(env.part.Train[k])}
-	if env.cfg.Metrics.WantClientLosses() {
+	if env.wantLosses() {
 		if c.lossBefore == nil {
 			l, err := e.clientLoss(ctx, env, c.global, k)
 			if err != nil {
@@ -130,7 +130,7 @@ func (e *Engine) trainClient(ctx context.Context, env *pointEnv, c trainedClient
 	for j := range sum.BiasDelta {
 		sum.BiasDelta[j] = float64(up.Weights[b.Offset+j]) - float64(c.global[b.Offset+j])
 	}
-	if env.cfg.Metrics.WantClientLosses() {
+	if env.wantLosses() {
 		l, err := e.clientLoss(ctx, env, up.Weights, k)
 		if err != nil {
 			return sum, fmt.Errorf("round %d client %d: loss after training: %w", r, k, err)
@@ -197,10 +197,24 @@ type clientLocal struct {
 
 var _ algorithm.Local = (*clientLocal)(nil)
 
-func (l *clientLocal) Hyper() trainer.Hyper {
-	hp := l.env.hyper
-	hp.LR = l.env.cfg.RoundLR(l.round) // the per-round decay lr·lr_decay^(r−1)
+func (l *clientLocal) Hyper() trainer.Hyper { return l.env.roundHyper(l.round) }
+
+// roundHyper returns round r's local hyperparameters: the point's, with
+// the per-round decay lr·lr_decay^(r−1).
+func (env *pointEnv) roundHyper(r int) trainer.Hyper {
+	hp := env.hyper
+	hp.LR = env.cfg.RoundLR(r)
 	return hp
+}
+
+// wantLosses reports whether trained clients measure their full-set losses
+// before and after training: the point asks for them, or its algorithm's
+// server needs them.
+func (env *pointEnv) wantLosses() bool {
+	if u, ok := env.alg.(algorithm.LossUser); ok && u.UsesLosses() {
+		return true
+	}
+	return env.cfg.Metrics.WantClientLosses()
 }
 
 func (l *clientLocal) Steps() int {

@@ -96,6 +96,17 @@ type ClientSummary struct {
 	Up   int64 `json:"up"`
 }
 
+// AggReport is what an algorithm's server decided in a round beyond the
+// new model: the effective weight of each selected client's update (in
+// Selection.Clients order; FedEBA's softmax p_i), and FedEBA+'s fairness
+// angle φ_t (degrees) and whether the round was gradient-aligned. Nil
+// fields were not decided.
+type AggReport struct {
+	Weights   []float64 `json:"weights,omitempty"`
+	FairAngle *float64  `json:"fair_angle,omitempty"`
+	Aligned   *bool     `json:"aligned,omitempty"`
+}
+
 // Rule turns a round's client deltas into a new global model.
 type Rule interface {
 	// Begin starts aggregating onto global for the clients of sel, whose

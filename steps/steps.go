@@ -209,6 +209,9 @@ type AggregateOutput struct {
 	// Forgotten lists, per client, the version of the sampler's memory of
 	// it that the round replaced.
 	Forgotten map[int]int `json:"forgotten,omitempty"`
+	// Report is what the algorithm's server decided (its weights, FedEBA+'s
+	// angle); nil for algorithms that aggregate by the selection's ω_k.
+	Report *fl.AggReport `json:"report,omitempty"`
 }
 
 // EvalSummary is the evaluation of a global model; per-client results stay

@@ -32,7 +32,8 @@ import "fmt"
 // trainable parameters are affected: entries of Anchor, Linear and
 // AlignGrad at buffer positions (BatchNorm running statistics) are ignored.
 // Vectors are flat, in the net's layout (Net.Params), of length NumParams.
-// An Objective is read, never written, by Train, except State.
+// An Objective is read, never written, by Train, except State and
+// FirstStep.
 type Objective struct {
 	Prox   float64   // μ ≥ 0 of the proximal term
 	Anchor []float32 // a; nil means the weights Train starts from
@@ -54,6 +55,18 @@ type Objective struct {
 	// −lr·(c − c_i) after each optimizer.step() (specs/fnrfl.md §3), where
 	// the paper puts c − c_i into the gradient (Linear).
 	AfterStep []float32
+
+	// PropFair, if not nil, replaces the minibatch's mean cross-entropy ℓ
+	// by PropFair's transformed loss φ(ℓ) (see PropFairLoss): the
+	// cross-entropy's gradient is scaled by φ'(ℓ) at the minibatch's own ℓ.
+	// The reported losses stay the cross-entropy's.
+	PropFair *PropFairLoss
+
+	// FirstStep, if not nil, receives the weights after the first
+	// optimiser step, x_{t,1} (FedEBA+'s model alignment uploads
+	// x_{t,1} − x_{t,0}, specs/fedeba.md §1.4). It is the only field Train
+	// writes besides State.
+	FirstStep []float32
 
 	// State, if not nil, carries the optimiser's state across Train calls:
 	// Train starts from it and leaves the final state in it. nil starts
@@ -81,6 +94,29 @@ type Contrastive struct {
 type OptState struct {
 	Steps int
 	M, V  []float32
+}
+
+// PropFairLoss is the per-minibatch loss of PropFair (Zhang et al., TMLR
+// 2023, arXiv:2202.01666), which minimises Σ_i −log(M − F_i) by local SGD
+// on a transformed minibatch loss. With ℓ the minibatch's mean
+// cross-entropy,
+//
+//	φ(ℓ) = −log(1 − ℓ/M)   if M − ℓ ≥ Thres
+//	φ(ℓ) = ℓ/M             otherwise
+//
+// so the gradient is ∇ℓ/(M − ℓ) on the log branch and ∇ℓ/M on the linear
+// one (specs/fedeba.md §2).
+type PropFairLoss struct {
+	M     float64 // the baseline M > 0
+	Thres float64 // ε ≥ 0, the switch to the linear branch
+}
+
+// Scale returns φ'(ℓ), the factor of the cross-entropy's gradient.
+func (p PropFairLoss) Scale(l float64) float64 {
+	if p.M-l < p.Thres {
+		return 1 / p.M
+	}
+	return 1 / (p.M - l)
 }
 
 // Proximal returns FedProx's objective CE + μ/2·‖w − w⁰‖².
@@ -129,7 +165,8 @@ func MOON(nu, tau float64, global, prev []float32) Objective {
 
 // plain reports whether o is the plain cross-entropy with a fresh optimiser.
 func (o *Objective) plain() bool {
-	return o.Prox == 0 && o.Linear == nil && o.Align == 0 && o.Contrast == nil && o.State == nil && o.AfterStep == nil
+	return o.Prox == 0 && o.Linear == nil && o.Align == 0 && o.Contrast == nil && o.State == nil && o.AfterStep == nil &&
+		o.PropFair == nil && o.FirstStep == nil
 }
 
 // Validate checks o against the net and the number of training samples.
@@ -165,6 +202,17 @@ func (o *Objective) Validate(n *Net, samples int) error {
 	}
 	if err := vec("after_step", o.AfterStep, false); err != nil {
 		return err
+	}
+	if o.FirstStep != nil && len(o.FirstStep) != n.size {
+		return fmt.Errorf("objective.first_step has length %d; net %s has %d parameters: %w", len(o.FirstStep), n.key, n.size, ErrInvalid)
+	}
+	if p := o.PropFair; p != nil {
+		switch {
+		case !(p.M > 0) || !finite(p.M):
+			return fmt.Errorf("objective.propfair.M = %v; M must be a finite number > 0 (the paper tries 0.2, 2, 5): %w", p.M, ErrInvalid)
+		case !(p.Thres >= 0) || !finite(p.Thres):
+			return fmt.Errorf("objective.propfair.thres = %v; it must be a finite number ≥ 0 (0.2 in the reference code): %w", p.Thres, ErrInvalid)
+		}
 	}
 	if c := o.Contrast; c != nil {
 		l := n.Embedding()

@@ -266,3 +266,72 @@ func TestObjectiveValidate(t *testing.T) {
 		t.Errorf("Scaffold(mismatched lengths) = %v; want ErrInvalid", err)
 	}
 }
+
+// TestFirstStep checks Objective.FirstStep: it holds the weights after the
+// first of K steps, bit for bit those of a one-step run on the same stream,
+// with and without the fused plain-SGD path, and it changes nothing else.
+func TestFirstStep(t *testing.T) {
+	n := mustNet(t, Spec{Arch: ArchMLP, Hidden: []int{8}}, [3]int{1, 3, 3}, 3)
+	ex := uniformData(7, 40, n.Dim(), 3)
+	w0 := initWeights(t, n, 8)
+	for _, hp := range []Hyper{sgdSteps(0.3, 8, 4), {Optimizer: OptimizerSGD, LR: 0.3, Momentum: 0.9, BatchSize: 8, LocalSteps: 4}} {
+		train := func(steps int, o Objective) []float32 {
+			h := hp
+			h.LocalSteps = steps
+			w := slices.Clone(w0)
+			if _, err := New(nil).TrainObjective(t.Context(), n, w, ex, h, o, rand.New(rand.NewPCG(3, 3)), nil); err != nil {
+				t.Fatal(err)
+			}
+			return w
+		}
+		first := make([]float32, n.NumParams())
+		got := train(4, Objective{FirstStep: first})
+		if !equalBits(first, train(1, Objective{})) {
+			t.Errorf("momentum %v: FirstStep differs from a one-step run", hp.Momentum)
+		}
+		if !equalBits(got, train(4, Objective{})) {
+			t.Errorf("momentum %v: asking for the first step changed the trained weights", hp.Momentum)
+		}
+		if equalBits(first, got) || equalBits(first, w0) {
+			t.Errorf("momentum %v: FirstStep equals the start or the end; the test is vacuous", hp.Momentum)
+		}
+	}
+}
+
+// TestPropFairScale checks PropFair's transformed loss on one full-batch
+// SGD step: the update is the plain update times φ'(ℓ), 1/(M − ℓ) on the
+// log branch and 1/M on the linear branch, ℓ the step's reported loss.
+func TestPropFairScale(t *testing.T) {
+	n := mustNet(t, Spec{Arch: ArchMLP, Hidden: []int{8}}, [3]int{1, 3, 3}, 3)
+	ex := uniformData(5, 10, n.Dim(), 3)
+	w0 := initWeights(t, n, 6)
+	hp := sgdSteps(0.1, 16, 1) // one full batch: the minibatch is all of ex
+	train := func(o Objective) ([]float32, float64) {
+		w := slices.Clone(w0)
+		res, err := New(nil).TrainObjective(t.Context(), n, w, ex, hp, o, rand.New(rand.NewPCG(1, 1)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w, res.MeanLoss
+	}
+	plain, l := train(Objective{})
+	for _, tt := range []struct {
+		name  string
+		p     PropFairLoss
+		scale float64
+	}{
+		{"log branch", PropFairLoss{M: 5, Thres: 0.2}, 1 / (5 - l)},
+		{"linear branch (M = 0.2 ≤ thres)", PropFairLoss{M: 0.2, Thres: 0.2}, 1 / 0.2},
+	} {
+		got, gl := train(Objective{PropFair: &tt.p})
+		if gl != l {
+			t.Errorf("%s: reported loss %v; want the cross-entropy %v", tt.name, gl, l)
+		}
+		for j := range got {
+			want := float64(w0[j]) + tt.scale*(float64(plain[j])-float64(w0[j]))
+			if d := math.Abs(float64(got[j]) - want); d > 1e-6*(1+math.Abs(want)) {
+				t.Fatalf("%s: weight %d = %v; want %v (the plain update × %v)", tt.name, j, got[j], want, tt.scale)
+			}
+		}
+	}
+}

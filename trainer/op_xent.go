@@ -40,6 +40,9 @@ type xentOp[T float] struct {
 	opBase
 	classes int
 	scale   float64
+	// propFair, if not nil, further scales the gradient by φ'(ℓ̄) of the
+	// forward pass's mean loss ℓ̄ (PropFair's transformed loss).
+	propFair *PropFairLoss
 	loss    []float64 // ℓ_i of the last forward pass
 	lse     []float64 // log Σ_j exp(z_ij)
 	correct []bool
@@ -178,6 +181,9 @@ func (op *xentGradOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		return nil, fmt.Errorf("%v seed: %w", op, err)
 	}
 	scale := g * f.scale / float64(batch)
+	if f.propFair != nil {
+		scale *= f.propFair.Scale(f.mean)
+	}
 	t, dz := op.dz.get(batch, f.classes)
 	for i := 0; i < batch; i++ {
 		row, out := z[i*f.classes:(i+1)*f.classes], dz[i*f.classes:(i+1)*f.classes]

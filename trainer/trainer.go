@@ -205,7 +205,7 @@ func (t *Trainer) TrainObjective(ctx context.Context, n *Net, w []float32, ex Ex
 		s.setBatch(ex, batchIdx)
 		s.drawMasks(r)
 		s.setContrast(obj.Contrast, n.Embedding(), pos)
-		s.xent.scale = 1 - obj.Align
+		s.xent.scale, s.xent.propFair = 1-obj.Align, obj.PropFair
 		lr := hp.lrAt(res.Steps, total)
 		s.fuse.on, s.fuse.eta = fuse, float32(lr)
 		if err := s.run(); err != nil {
@@ -230,6 +230,9 @@ func (t *Trainer) TrainObjective(ctx context.Context, n *Net, w []float32, ex Ex
 		}
 		if obj.AfterStep != nil && !afterStep(s.w, obj.AfterStep, lr) {
 			return fmt.Errorf("train: step %d of %d: %s: %w", res.Steps+1, total, badWeight(n, s.w), ErrDiverged)
+		}
+		if res.Steps == 0 && obj.FirstStep != nil {
+			storeWeights(s, obj.FirstStep)
 		}
 		res.Steps++
 		res.Samples += len(pos)
