@@ -53,6 +53,10 @@ func NewWeightedDelta(opts fl.Options) (fl.Rule, error) {
 	return w, nil
 }
 
+// ServerLR returns η_g, for algorithms whose server replaces the rule's
+// weights but keeps its step size (FedEBA's).
+func (r WeightedDelta) ServerLR() float64 { return r.EtaG }
+
 // Begin implements fl.Rule.
 func (r WeightedDelta) Begin(global []float32, sel fl.Selection, sums []fl.ClientSummary) (fl.Aggregation, error) {
 	if len(sel.Weights) != len(sel.Clients) {

@@ -74,6 +74,9 @@ func Builtin() *Registry {
 	r.AddAlgorithm("moon", algorithm.NewMOON)
 	r.AddAlgorithm("fednova", algorithm.NewFedNova)
 	r.AddAlgorithm("feddc", algorithm.NewFedDC)
+	r.AddAlgorithm("fedeba", algorithm.NewFedEBA)
+	r.AddAlgorithm("fedeba+", algorithm.NewFedEBAPlus)
+	r.AddAlgorithm("prac-fedeba+", algorithm.NewPracFedEBAPlus)
 	r.AddInspector("noop", newNoop)
 	return r
 }

@@ -335,3 +335,25 @@ func TestPropFairScale(t *testing.T) {
 		}
 	}
 }
+
+// TestAlignedFullWeight: with α = 1 every step descends along g̃ alone, so
+// after K minibatch steps every client's update is −η·K·g̃ whatever its
+// data (FedEBA+ acceptance check: Δ_t^i = −η_L K g̃ for every client).
+func TestAlignedFullWeight(t *testing.T) {
+	n := mustNet(t, Spec{Arch: ArchMLP, Hidden: []int{8}}, [3]int{1, 3, 3}, 3)
+	w0 := initWeights(t, n, 6)
+	gt := randVec(rand.New(rand.NewPCG(4, 4)), n.NumParams(), 0.1)
+	const lr, k = 0.2, 3
+	for seed := range uint64(2) {
+		ex := uniformData(10+seed, 40, n.Dim(), 3)
+		w := slices.Clone(w0)
+		if _, err := New(nil).TrainObjective(t.Context(), n, w, ex, sgdSteps(lr, 8, k), Aligned(1, gt), rand.New(rand.NewPCG(seed, 1)), nil); err != nil {
+			t.Fatal(err)
+		}
+		for j := range w {
+			if want := float64(w0[j]) - lr*k*float64(gt[j]); math.Abs(float64(w[j])-want) > 1e-6 {
+				t.Fatalf("data %d: weight %d = %v; want w0 − ηKg̃ = %v", seed, j, w[j], want)
+			}
+		}
+	}
+}
