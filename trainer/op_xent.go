@@ -43,12 +43,12 @@ type xentOp[T float] struct {
 	// propFair, if not nil, further scales the gradient by φ'(ℓ̄) of the
 	// forward pass's mean loss ℓ̄ (PropFair's transformed loss).
 	propFair *PropFairLoss
-	loss    []float64 // ℓ_i of the last forward pass
-	lse     []float64 // log Σ_j exp(z_ij)
-	correct []bool
-	logits  []T // z of the last forward pass (the output layer's buffer)
-	mean    float64
-	out     G.Value // *G.F32 or *G.F64, reused
+	loss     []float64 // ℓ_i of the last forward pass
+	lse      []float64 // log Σ_j exp(z_ij)
+	correct  []bool
+	logits   []T // z of the last forward pass (the output layer's buffer)
+	mean     float64
+	out      G.Value // *G.F32 or *G.F64, reused
 }
 
 var _ G.SDOp = (*xentOp[float32])(nil)
