@@ -371,7 +371,7 @@ func (t *Trainer) Gradient(ctx context.Context, n *Net, w []float32, ex Examples
 		s.keepAll()
 		s.fuse.on = false
 		s.setContrast(nil, 0, nil)
-		s.xent.scale = 1
+		s.xent.scale, s.xent.propFair = 1, nil
 		if err := s.run(); err != nil {
 			return 0, fmt.Errorf("gradient: %w", err)
 		}
