@@ -38,23 +38,23 @@ type RoundRow struct {
 	// round's queries (a loss, or the loss before a gradient), and
 	// QueryGradSamples those they also passed backward for a gradient:
 	// client work beyond training.
-	QuerySamples     int64    `parquet:"query_samples"`
-	QueryGradSamples int64    `parquet:"query_grad_samples"`
-	RoundTrips       int32    `parquet:"round_trips"` // client fan-outs: queries, broadcast, training
-	DownFloats       int64    `parquet:"down_floats"` // values sent to clients: θ^t, server vectors, broadcast
-	UpFloats         int64    `parquet:"up_floats"`   // values clients uploaded: updates, extra vectors, answers
+	QuerySamples     int64 `parquet:"query_samples"`
+	QueryGradSamples int64 `parquet:"query_grad_samples"`
+	RoundTrips       int32 `parquet:"round_trips"` // client fan-outs: queries, broadcast, training
+	DownFloats       int64 `parquet:"down_floats"` // values sent to clients: θ^t, server vectors, broadcast
+	UpFloats         int64 `parquet:"up_floats"`   // values clients uploaded: updates, extra vectors, answers
 	// AggEntropy is H(p) = −Σ p_i log p_i (nats) of the weights the
 	// algorithm's server gave the round's updates, when it reports them
 	// (FedEBA's softmax; log n for uniform weights); FairAngle is FedEBA+'s
 	// φ_t in degrees (the angle between the selected clients' losses at θ^t
 	// and the all-ones vector) and Aligned whether the round ran gradient
 	// alignment. Null for algorithms that do not decide them.
-	AggEntropy       *float64 `parquet:"agg_entropy,optional"`
-	FairAngle        *float64 `parquet:"fair_angle,optional"`
-	Aligned          *bool    `parquet:"aligned,optional"`
-	Evaluated        bool     `parquet:"evaluated"`
-	TestLoss         *float64 `parquet:"test_loss,optional"` // global model on the whole test split
-	TestAcc          *float64 `parquet:"test_acc,optional"`
+	AggEntropy *float64 `parquet:"agg_entropy,optional"`
+	FairAngle  *float64 `parquet:"fair_angle,optional"`
+	Aligned    *bool    `parquet:"aligned,optional"`
+	Evaluated  bool     `parquet:"evaluated"`
+	TestLoss   *float64 `parquet:"test_loss,optional"` // global model on the whole test split
+	TestAcc    *float64 `parquet:"test_acc,optional"`
 	// GlobalTrainLoss is Σ_k p_k L_k(θ), L_k the mean loss of the global
 	// model on client k's full training set (Fraboni et al.'s metric).
 	GlobalTrainLoss *float64 `parquet:"global_train_loss,optional"`
@@ -69,18 +69,18 @@ type RoundRow struct {
 // ClientRow is one row per point × round × client, for clients trained in
 // the round and, on evaluation rounds, for every client.
 type ClientRow struct {
-	Sweep        string   `parquet:"sweep"`
-	Point        string   `parquet:"point"`
-	Seed         int64    `parquet:"seed"`
-	Round        int32    `parquet:"round"`
-	Client       int32    `parquet:"client"`
-	Selected     bool     `parquet:"selected"`
-	Draws        int32    `parquet:"draws"`
-	Weight       float64  `parquet:"weight"`              // ω_k(S_t); 0 when not selected
+	Sweep    string  `parquet:"sweep"`
+	Point    string  `parquet:"point"`
+	Seed     int64   `parquet:"seed"`
+	Round    int32   `parquet:"round"`
+	Client   int32   `parquet:"client"`
+	Selected bool    `parquet:"selected"`
+	Draws    int32   `parquet:"draws"`
+	Weight   float64 `parquet:"weight"` // ω_k(S_t); 0 when not selected
 	// AggWeight is the weight the algorithm's server gave the client's
 	// update (FedEBA's p_i, TERM's tilted weight, FedMGDA+'s λ_i); null for
 	// algorithms that aggregate by ω_k.
-	AggWeight *float64 `parquet:"agg_weight,optional"`
+	AggWeight    *float64 `parquet:"agg_weight,optional"`
 	BatchLoss    *float64 `parquet:"batch_loss,optional"` // mean minibatch loss during local training
 	TrainSamples *int32   `parquet:"train_samples,optional"`
 	Steps        *int32   `parquet:"steps,optional"` // τ_k
