@@ -219,9 +219,9 @@ func TestNoiseReachesTrainingAndEvaluation(t *testing.T) {
 	}
 }
 
-// TestShardsHoldoutFMNIST is FedEBA+'s client setup (Wang et al., arXiv
-// 2301.12407; its FMNIST acceptance check) through the spec and the
-// engine's partition code, on Fashion-MNIST-sized labels without the data:
+// TestShardsHoldoutFMNIST is the Fashion-MNIST client setup of FedEBA+
+// (Wang et al., arXiv 2301.12407) through the spec and the engine's
+// partition code, on Fashion-MNIST-sized labels without the data:
 // 60,000 label-sorted samples, 100 clients with 2 of 200 shards of 300, and
 // an 80/20 holdout of each client's samples as its local test set. Every
 // training index is used exactly once (kept or held out), each client holds

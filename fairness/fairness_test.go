@@ -41,9 +41,9 @@ func checkMetrics(t *testing.T, name string, got, want Metrics, tol float64) {
 func degrees(x float64) float64 { return x * 180 / math.Pi }
 
 // TestMeasureKnownValues: small vectors worked out by hand (closed forms
-// below; the angles are FedEBA+'s §6 reference values for the fair angle,
-// the same formula: (1,0,0,0) → 60°, (1,3) → 26.565°, one non-zero of 10 →
-// arccos(1/√10) = 71.565°).
+// below). The angles are those of FedEBA+'s fair angle, the same formula on
+// losses: (1,0,0,0) → 60°, (1,3) → 26.565°, one non-zero of 10 →
+// arccos(1/√10) = 71.565°.
 func TestMeasureKnownValues(t *testing.T) {
 	tests := []struct {
 		name string
@@ -215,8 +215,8 @@ func vectors() [][]float64 {
 	return out
 }
 
-// TestAngleIdentity: tan(Angle) = Std/Mean (FedEBA+ §6 check 15), and Angle
-// is the arccos of the cosine between a and the all-ones vector.
+// TestAngleIdentity: tan(Angle) = Std/Mean = CV, and Angle is the arccos
+// of the cosine between a and the all-ones vector.
 func TestAngleIdentity(t *testing.T) {
 	for i, a := range vectors() {
 		got, err := Measure(a)
@@ -241,8 +241,7 @@ func TestAngleIdentity(t *testing.T) {
 	}
 }
 
-// TestKLIdentity: KL = log m − H(â) >= 0 (FedEBA+ §6 check 15), 0 only for
-// equal accuracies.
+// TestKLIdentity: KL = log m − H(â) >= 0, 0 only for equal accuracies.
 func TestKLIdentity(t *testing.T) {
 	for i, a := range vectors() {
 		got, err := Measure(a)
@@ -296,9 +295,9 @@ func TestUnits(t *testing.T) {
 
 // TestTable18: the coefficient of variation from the paper's Table 1 (mean
 // in %, Var in %²) reproduces Table 18 to the digits it prints, e.g. FedAvg
-// FMNIST √62.44/86.49 = 0.09136 (FedEBA+ §6 check 16). Each (mean, Var) is
-// realised by 100 clients, half at mean − √Var and half at mean + √Var,
-// whose population variance is Var.
+// FMNIST √62.44/86.49 = 0.09136. Each (mean, Var) is realised by 100
+// clients, half at mean − √Var and half at mean + √Var, whose population
+// variance is Var.
 func TestTable18(t *testing.T) {
 	tests := []struct {
 		name               string
