@@ -177,6 +177,9 @@ func (env *pointEnv) rows(in steps.CommitInput, per *ClientEvals) ([]store.Round
 		rr.TestLoss, rr.TestAcc = ptr(ev.TestLoss), ptr(ev.TestAcc)
 		rr.ClientAccMean, rr.ClientAccVar = ptr(ev.ClientAccMean), ptr(ev.ClientAccVar)
 		rr.ClientAccWorst, rr.ClientAccBest = ptr(ev.ClientAccWorst), ptr(ev.ClientAccBest)
+		rr.ClientAccVarPct2, rr.ClientAccStd = ev.ClientAccVarPct2, ev.ClientAccStd
+		rr.ClientAccWorst10, rr.ClientAccBest10 = ev.ClientAccWorst10, ev.ClientAccBest10
+		rr.ClientAccCV, rr.ClientAccAngle, rr.ClientAccKL = ev.ClientAccCV, ev.ClientAccAngle, ev.ClientAccKL
 		rr.GlobalTrainLoss = ev.GlobalTrainLoss
 		for k := range per.N {
 			cr := row(k)

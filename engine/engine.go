@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/flsweep/flsweep/dataset"
+	"github.com/flsweep/flsweep/fairness"
 	"github.com/flsweep/flsweep/fl"
 	"github.com/flsweep/flsweep/methods"
 	"github.com/flsweep/flsweep/partition"
@@ -99,7 +100,7 @@ func (e *Engine) dataRoot(c sweep.Config) string {
 // not be retried.
 func IsBadInput(err error) bool {
 	for _, s := range []error{fl.ErrInvalid, dataset.ErrInvalid, dataset.ErrNotFound, partition.ErrInvalid,
-		trainer.ErrInvalid, store.ErrInvalid, store.ErrCorrupt, errMissing} {
+		trainer.ErrInvalid, store.ErrInvalid, store.ErrCorrupt, fairness.ErrInvalid, errMissing} {
 		if errors.Is(err, s) {
 			return true
 		}

@@ -3,11 +3,10 @@ package engine
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
-	"sort"
 
 	"github.com/flsweep/flsweep/algorithm"
+	"github.com/flsweep/flsweep/fairness"
 	"github.com/flsweep/flsweep/partition"
 	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/trainer"
@@ -115,7 +114,9 @@ func (e *Engine) evaluateTest(ctx context.Context, env *pointEnv, w []float32) (
 				accs = append(accs, float64(per.Correct[k])/float64(n))
 			}
 		}
-		sum.ClientAccMean, sum.ClientAccVar, sum.ClientAccWorst, sum.ClientAccBest = accuracyStats(accs)
+		if err := clientAccuracy(&sum, accs); err != nil {
+			return steps.EvalSummary{}, ClientEvals{}, err
+		}
 		return sum, per, nil
 	}
 	// Per-client: reuse the test-split predictions, or predict the held-out
@@ -158,33 +159,30 @@ func (e *Engine) evaluateTest(ctx context.Context, env *pointEnv, w []float32) (
 			accs = append(accs, float64(per.Correct[k])/float64(per.N[k]))
 		}
 	}
-	sum.ClientAccMean, sum.ClientAccVar, sum.ClientAccWorst, sum.ClientAccBest = accuracyStats(accs)
+	if err := clientAccuracy(&sum, accs); err != nil {
+		return steps.EvalSummary{}, ClientEvals{}, err
+	}
 	return sum, per, nil
 }
 
-// accuracyStats returns the mean, the population variance, and the mean of
-// the worst and best 5% (at least one client) of a set of client accuracies
-// (the fairness metrics of FedEBA+, specs/fedeba.md §3.4).
-func accuracyStats(accs []float64) (mean, variance, worst, best float64) {
+// clientAccuracy sets sum's client-accuracy metrics from accs, the local
+// test accuracies (fractions) of the clients with a local test set, in
+// client order: FedEBA+'s fairness metrics (Wang et al., arXiv 2301.12407,
+// §3.4), over every client, not only the round's. Clients without a test
+// set are left out; without any, the metrics stay 0 and nil.
+func clientAccuracy(sum *steps.EvalSummary, accs []float64) error {
 	if len(accs) == 0 {
-		return 0, 0, 0, 0
+		return nil
 	}
-	for _, a := range accs {
-		mean += a
+	f, err := fairness.Measure(accs)
+	if err != nil {
+		return fmt.Errorf("evaluate: client accuracies: %w", err)
 	}
-	mean /= float64(len(accs))
-	for _, a := range accs {
-		variance += (a - mean) * (a - mean)
-	}
-	variance /= float64(len(accs))
-	s := slices.Clone(accs)
-	sort.Float64s(s)
-	m := max(1, int(math.Ceil(0.05*float64(len(s)))))
-	for i := 0; i < m; i++ {
-		worst += s[i]
-		best += s[len(s)-1-i]
-	}
-	return mean, variance, worst / float64(m), best / float64(m)
+	sum.ClientAccMean, sum.ClientAccVar, sum.ClientAccWorst, sum.ClientAccBest = f.Mean, f.Var, f.Worst5, f.Best5
+	sum.ClientAccVarPct2, sum.ClientAccStd = ptr(1e4*f.Var), ptr(f.Std)
+	sum.ClientAccWorst10, sum.ClientAccBest10 = ptr(f.Worst10), ptr(f.Best10)
+	sum.ClientAccCV, sum.ClientAccAngle, sum.ClientAccKL = ptr(f.CV), ptr(f.Angle), ptr(f.KL)
+	return nil
 }
 
 // predict runs the model on samples idx of (x, y), split into chunks across

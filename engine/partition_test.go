@@ -218,3 +218,68 @@ func TestNoiseReachesTrainingAndEvaluation(t *testing.T) {
 		t.Errorf("client 5's local test loss %v equals the clean one; its test set must be noisy", per.LossSum[5])
 	}
 }
+
+// TestShardsHoldoutFMNIST is the Fashion-MNIST client setup of FedEBA+
+// (Wang et al., arXiv 2301.12407) through the spec and the engine's
+// partition code, on Fashion-MNIST-sized labels without the data:
+// 60,000 label-sorted samples, 100 clients with 2 of 200 shards of 300, and
+// an 80/20 holdout of each client's samples as its local test set. Every
+// training index is used exactly once (kept or held out), each client holds
+// 600 samples of at most 2 labels, split 480/120 and stratified. The spec
+// with only scheme, clients and test: holdout means the same (2 shards per
+// client and test_fraction 0.2 are the defaults).
+func TestShardsHoldoutFMNIST(t *testing.T) {
+	labels := make([]uint8, 60000)
+	for i := range labels {
+		labels[i] = uint8(i / 6000)
+	}
+	ds := &dataset.Dataset{Name: "fmnist", Classes: 10, Shape: [3]int{1, 28, 28}, Train: dataset.Split{Y: labels, N: len(labels)}}
+	split := func(part string) partition.Partition {
+		t.Helper()
+		p, err := makePartition(pointOf(t, "dataset: {name: fmnist}\n"+part).Config, ds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p := split("partition: {scheme: shards, clients: 100, shards_per_client: 2, test: holdout, test_fraction: 0.2}")
+	if len(p.Train) != 100 || len(p.Test) != 100 || p.TestFrom != partition.SourceTrain {
+		t.Fatalf("%d train and %d test lists from %q; want 100 each from the train split", len(p.Train), len(p.Test), p.TestFrom)
+	}
+	uses := make([]int, len(labels))
+	for k := range p.Train {
+		if len(p.Train[k]) != 480 || len(p.Test[k]) != 120 {
+			t.Errorf("client %d: %d train / %d test samples; want 480 / 120", k, len(p.Train[k]), len(p.Test[k]))
+		}
+		var all, test [10]int
+		for _, i := range p.Train[k] {
+			uses[i]++
+			all[labels[i]]++
+		}
+		for _, i := range p.Test[k] {
+			uses[i]++
+			all[labels[i]]++
+			test[labels[i]]++
+		}
+		held := 0
+		for c := range all {
+			if all[c]%300 != 0 || test[c] != all[c]/5 {
+				t.Errorf("client %d: %d samples of label %d, %d held out; want a multiple of 300 (whole shards), a fifth held out", k, all[c], c, test[c])
+			}
+			if all[c] > 0 {
+				held++
+			}
+		}
+		if held > 2 {
+			t.Errorf("client %d holds %d labels; want at most 2", k, held)
+		}
+	}
+	for i, n := range uses {
+		if n != 1 {
+			t.Fatalf("training sample %d is used %d times; want exactly once", i, n)
+		}
+	}
+	if d := split("partition: {scheme: shards, clients: 100, test: holdout}"); !reflect.DeepEqual(d, p) {
+		t.Error("the spec with the defaults gives another partition than shards_per_client: 2, test_fraction: 0.2")
+	}
+}

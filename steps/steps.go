@@ -217,12 +217,23 @@ type AggregateOutput struct {
 // EvalSummary is the evaluation of a global model; per-client results stay
 // in blob storage.
 type EvalSummary struct {
-	TestLoss       float64 `json:"test_loss"`
-	TestAcc        float64 `json:"test_acc"`
-	ClientAccMean  float64 `json:"client_acc_mean"`
-	ClientAccVar   float64 `json:"client_acc_var"`
-	ClientAccWorst float64 `json:"client_acc_worst5"`
-	ClientAccBest  float64 `json:"client_acc_best5"`
+	TestLoss float64 `json:"test_loss"`
+	TestAcc  float64 `json:"test_acc"`
+	// The client-accuracy metrics are over the clients with a local test
+	// set, accuracies as fractions (package fairness); 0, and nil for the
+	// pointers, when no client has one. The pointers are nil in summaries
+	// from builds that did not compute them.
+	ClientAccMean    float64  `json:"client_acc_mean"`
+	ClientAccVar     float64  `json:"client_acc_var"`
+	ClientAccWorst   float64  `json:"client_acc_worst5"`
+	ClientAccBest    float64  `json:"client_acc_best5"`
+	ClientAccVarPct2 *float64 `json:"client_acc_var_pct2,omitempty"` // 10⁴·ClientAccVar: the variance in %²
+	ClientAccStd     *float64 `json:"client_acc_std,omitempty"`
+	ClientAccWorst10 *float64 `json:"client_acc_worst10,omitempty"`
+	ClientAccBest10  *float64 `json:"client_acc_best10,omitempty"`
+	ClientAccCV      *float64 `json:"client_acc_cv,omitempty"`
+	ClientAccAngle   *float64 `json:"client_acc_angle,omitempty"` // degrees
+	ClientAccKL      *float64 `json:"client_acc_kl,omitempty"`
 	// GlobalTrainLoss is Σ_k p_k L_k(θ) over every client's full training
 	// set (Fraboni et al. 2022's evaluation metric); nil when not measured.
 	GlobalTrainLoss *float64 `json:"global_train_loss,omitempty"`

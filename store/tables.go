@@ -58,12 +58,23 @@ type RoundRow struct {
 	// GlobalTrainLoss is Σ_k p_k L_k(θ), L_k the mean loss of the global
 	// model on client k's full training set (Fraboni et al.'s metric).
 	GlobalTrainLoss *float64 `parquet:"global_train_loss,optional"`
-	ClientAccMean   *float64 `parquet:"client_acc_mean,optional"`   // mean over all clients of local test accuracy
-	ClientAccVar    *float64 `parquet:"client_acc_var,optional"`    // population variance of those accuracies
-	ClientAccWorst  *float64 `parquet:"client_acc_worst5,optional"` // mean of the worst 5% of clients
-	ClientAccBest   *float64 `parquet:"client_acc_best5,optional"`  // mean of the best 5% of clients
-	ModelSHA256     string   `parquet:"model_sha256"`               // the global model after the round
-	CodeVersion     string   `parquet:"code_version"`               // the build that computed the round
+	// The client-accuracy columns are FedEBA+'s fairness metrics (Wang et
+	// al., arXiv 2301.12407, §3.4; package fairness) over the local test
+	// accuracies, as fractions, of every client with a local test set. The
+	// worst/best p% are the ⌈p·m/100⌉ (at least 1) lowest/highest of m.
+	ClientAccMean    *float64 `parquet:"client_acc_mean,optional"`     // mean of the accuracies
+	ClientAccVar     *float64 `parquet:"client_acc_var,optional"`      // their population variance
+	ClientAccWorst   *float64 `parquet:"client_acc_worst5,optional"`   // mean of the worst 5% of clients
+	ClientAccBest    *float64 `parquet:"client_acc_best5,optional"`    // mean of the best 5% of clients
+	ClientAccVarPct2 *float64 `parquet:"client_acc_var_pct2,optional"` // 10⁴·client_acc_var: in %², the paper's Var
+	ClientAccStd     *float64 `parquet:"client_acc_std,optional"`      // population standard deviation
+	ClientAccWorst10 *float64 `parquet:"client_acc_worst10,optional"`  // mean of the worst 10% of clients
+	ClientAccBest10  *float64 `parquet:"client_acc_best10,optional"`   // mean of the best 10% of clients
+	ClientAccCV      *float64 `parquet:"client_acc_cv,optional"`       // std/mean (C_v)
+	ClientAccAngle   *float64 `parquet:"client_acc_angle,optional"`    // degrees between the accuracies and all-ones
+	ClientAccKL      *float64 `parquet:"client_acc_kl,optional"`       // KL(â‖uniform), â the normalised accuracies
+	ModelSHA256      string   `parquet:"model_sha256"`                 // the global model after the round
+	CodeVersion      string   `parquet:"code_version"`                 // the build that computed the round
 }
 
 // ClientRow is one row per point × round × client, for clients trained in
