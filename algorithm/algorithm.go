@@ -11,7 +11,7 @@
 //
 // Each algorithm's equations live in one file, named after it, with its
 // paper cited: fedavg.go (FedAvg and FedProx), scaffold.go, feddyn.go,
-// moon.go, fednova.go, feddc.go.
+// moon.go, fednova.go, feddc.go, propfair.go.
 //
 // # Aggregation weights
 //

@@ -74,6 +74,7 @@ func Builtin() *Registry {
 	r.AddAlgorithm("moon", algorithm.NewMOON)
 	r.AddAlgorithm("fednova", algorithm.NewFedNova)
 	r.AddAlgorithm("feddc", algorithm.NewFedDC)
+	r.AddAlgorithm("propfair", algorithm.NewPropFair)
 	r.AddInspector("noop", newNoop)
 	return r
 }
