@@ -21,6 +21,7 @@ var factories = map[string]func(fl.Options) (algorithm.Algorithm, error){
 	"fednova":  algorithm.NewFedNova,
 	"feddc":    algorithm.NewFedDC,
 	"propfair": algorithm.NewPropFair,
+	"fedfv":    algorithm.NewFedFV,
 }
 
 // TestOptionsRejected checks that every constructor rejects unknown
@@ -58,6 +59,12 @@ func TestOptionsRejected(t *testing.T) {
 		{"propfair negative M", "propfair", fl.Options{"M": -0.2}, "algorithm.m"},
 		{"propfair negative thres", "propfair", fl.Options{"thres": -0.1}, "algorithm.thres"},
 		{"propfair huber thres 0", "propfair", fl.Options{"thres": 0, "huber": true}, "algorithm.thres"},
+		{"fedfv unknown", "fedfv", fl.Options{"tau_fv": 10}, "tau_fv"},
+		{"fedfv negative alpha", "fedfv", fl.Options{"alpha": -0.1}, "algorithm.alpha"},
+		{"fedfv alpha > 1", "fedfv", fl.Options{"alpha": 1.5}, "algorithm.alpha"},
+		{"fedfv negative tau", "fedfv", fl.Options{"tau": -1}, "algorithm.tau"},
+		{"fedfv fractional tau", "fedfv", fl.Options{"tau": 1.5}, "tau"},
+		{"fedfv external", "fedfv", fl.Options{"external": "both"}, "algorithm.external"},
 	}
 	for _, tt := range tests {
 		a, err := factories[tt.giveAlg](tt.giveOpts)
@@ -97,6 +104,9 @@ func TestOptionsResolved(t *testing.T) {
 		{"propfair default", "propfair", nil, algorithm.PropFair{M: 0.2, Thres: 0.2}, `{"m":0.2,"thres":0.2,"huber":false}`},
 		{"propfair M", "propfair", fl.Options{"M": 5, "huber": true}, algorithm.PropFair{M: 5, Thres: 0.2, Huber: true}, `{"m":5,"thres":0.2,"huber":true}`},
 		{"propfair thres 0", "propfair", fl.Options{"m": 2, "thres": 0}, algorithm.PropFair{M: 2}, `{"m":2,"thres":0,"huber":false}`},
+		// α = 0.1, τ = 10: the FedEBA+ paper's Tables 8 and 19; "previous" is the code released with the paper.
+		{"fedfv default", "fedfv", nil, algorithm.FedFV{Alpha: 0.1, Tau: 10, External: "previous"}, `{"alpha":0.1,"tau":10,"external":"previous"}`},
+		{"fedfv current", "fedfv", fl.Options{"alpha": 0, "tau": 0, "external": "current"}, algorithm.FedFV{External: "current"}, `{"alpha":0,"tau":0,"external":"current"}`},
 	}
 	for _, tt := range tests {
 		got, err := factories[tt.giveAlg](tt.giveOpts)

@@ -75,6 +75,7 @@ func Builtin() *Registry {
 	r.AddAlgorithm("fednova", algorithm.NewFedNova)
 	r.AddAlgorithm("feddc", algorithm.NewFedDC)
 	r.AddAlgorithm("propfair", algorithm.NewPropFair)
+	r.AddAlgorithm("fedfv", algorithm.NewFedFV)
 	r.AddInspector("noop", newNoop)
 	return r
 }
