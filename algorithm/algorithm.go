@@ -11,7 +11,7 @@
 //
 // Each algorithm's equations live in one file, named after it, with its
 // paper cited: fedavg.go (FedAvg and FedProx), scaffold.go, feddyn.go,
-// moon.go, fednova.go, feddc.go.
+// moon.go, fednova.go, feddc.go, propfair.go, fedfv.go.
 //
 // # Aggregation weights
 //
@@ -21,6 +21,10 @@
 // participants are the uniform sampler's weights under importance: uniform
 // (ω_k = 1/m), and NIID-Bench's size-weighted means over the participants are
 // aggregator {normalize: true} under importance: size.
+//
+// FedFV is the exception: its server replaces the rule, with the papers'
+// plain mean over the selected clients of their projected updates, and
+// ignores ω_k and η_g (fedfv.go).
 package algorithm
 
 import (

@@ -20,6 +20,8 @@ var factories = map[string]func(fl.Options) (algorithm.Algorithm, error){
 	"moon":     algorithm.NewMOON,
 	"fednova":  algorithm.NewFedNova,
 	"feddc":    algorithm.NewFedDC,
+	"propfair": algorithm.NewPropFair,
+	"fedfv":    algorithm.NewFedFV,
 }
 
 // TestOptionsRejected checks that every constructor rejects unknown
@@ -52,6 +54,17 @@ func TestOptionsRejected(t *testing.T) {
 		{"feddc unknown", "feddc", fl.Options{"alpha": 0.01}, "alpha"},
 		{"feddc negative lambda", "feddc", fl.Options{"lambda": -0.01}, "algorithm.lambda"},
 		{"feddc drift_mean", "feddc", fl.Options{"drift_mean": "some"}, "algorithm.drift_mean"},
+		{"propfair unknown", "propfair", fl.Options{"base": 2}, "base"},
+		{"propfair m 0", "propfair", fl.Options{"m": 0}, "algorithm.m"},
+		{"propfair negative M", "propfair", fl.Options{"M": -0.2}, "algorithm.m"},
+		{"propfair negative thres", "propfair", fl.Options{"thres": -0.1}, "algorithm.thres"},
+		{"propfair huber thres 0", "propfair", fl.Options{"thres": 0, "huber": true}, "algorithm.thres"},
+		{"fedfv unknown", "fedfv", fl.Options{"tau_fv": 10}, "tau_fv"},
+		{"fedfv negative alpha", "fedfv", fl.Options{"alpha": -0.1}, "algorithm.alpha"},
+		{"fedfv alpha > 1", "fedfv", fl.Options{"alpha": 1.5}, "algorithm.alpha"},
+		{"fedfv negative tau", "fedfv", fl.Options{"tau": -1}, "algorithm.tau"},
+		{"fedfv fractional tau", "fedfv", fl.Options{"tau": 1.5}, "tau"},
+		{"fedfv external", "fedfv", fl.Options{"external": "both"}, "algorithm.external"},
 	}
 	for _, tt := range tests {
 		a, err := factories[tt.giveAlg](tt.giveOpts)
@@ -87,6 +100,13 @@ func TestOptionsResolved(t *testing.T) {
 		// λ = 0.01: the official example's alpha_coef; "selected" is the paper.
 		{"feddc default", "feddc", nil, algorithm.FedDC{Lambda: 0.01, DriftMean: "selected"}, `{"lambda":0.01,"drift_mean":"selected"}`},
 		{"feddc all", "feddc", fl.Options{"lambda": 0, "drift_mean": "all"}, algorithm.FedDC{Lambda: 0, DriftMean: "all"}, `{"lambda":0,"drift_mean":"all"}`},
+		// M = 0.2: the FedEBA+ paper's Table 1 pick; thres = 0.2: the official code's ε.
+		{"propfair default", "propfair", nil, algorithm.PropFair{M: 0.2, Thres: 0.2}, `{"m":0.2,"thres":0.2,"huber":false}`},
+		{"propfair M", "propfair", fl.Options{"M": 5, "huber": true}, algorithm.PropFair{M: 5, Thres: 0.2, Huber: true}, `{"m":5,"thres":0.2,"huber":true}`},
+		{"propfair thres 0", "propfair", fl.Options{"m": 2, "thres": 0}, algorithm.PropFair{M: 2}, `{"m":2,"thres":0,"huber":false}`},
+		// α = 0.1, τ = 10: the FedEBA+ paper's Tables 8 and 19; "previous" is the code released with the paper.
+		{"fedfv default", "fedfv", nil, algorithm.FedFV{Alpha: 0.1, Tau: 10, External: "previous"}, `{"alpha":0.1,"tau":10,"external":"previous"}`},
+		{"fedfv current", "fedfv", fl.Options{"alpha": 0, "tau": 0, "external": "current"}, algorithm.FedFV{External: "current"}, `{"alpha":0,"tau":0,"external":"current"}`},
 	}
 	for _, tt := range tests {
 		got, err := factories[tt.giveAlg](tt.giveOpts)

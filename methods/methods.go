@@ -77,6 +77,8 @@ func Builtin() *Registry {
 	r.AddAlgorithm("fedeba", algorithm.NewFedEBA)
 	r.AddAlgorithm("fedeba+", algorithm.NewFedEBAPlus)
 	r.AddAlgorithm("prac-fedeba+", algorithm.NewPracFedEBAPlus)
+	r.AddAlgorithm("propfair", algorithm.NewPropFair)
+	r.AddAlgorithm("fedfv", algorithm.NewFedFV)
 	r.AddInspector("noop", newNoop)
 	return r
 }

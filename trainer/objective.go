@@ -96,24 +96,33 @@ type OptState struct {
 	M, V  []float32
 }
 
-// PropFairLoss is the per-minibatch loss of PropFair (Zhang et al., TMLR
-// 2023, arXiv:2202.01666), which minimises Σ_i −log(M − F_i) by local SGD
-// on a transformed minibatch loss. With ℓ the minibatch's mean
-// cross-entropy,
+// PropFairLoss is the per-minibatch loss of PropFair (Zhang, Malekmohammadi,
+// Chen & Yu, "Proportional Fairness in Federated Learning", TMLR 2023,
+// arXiv:2202.01666), which minimises Σ_i −log(M − F_i) by local SGD on a
+// transformed minibatch loss. With ℓ the minibatch's mean cross-entropy,
 //
 //	φ(ℓ) = −log(1 − ℓ/M)   if M − ℓ ≥ Thres
 //	φ(ℓ) = ℓ/M             otherwise
 //
 // so the gradient is ∇ℓ/(M − ℓ) on the log branch and ∇ℓ/M on the linear
-// one (specs/fedeba.md §2).
+// one. This is the default of the authors' official code and the form the
+// AAggFF authors' code copies (both with Thres = 0.2). Its slope jumps at
+// the switch, from 1/Thres to 1/M. With Huber (the official code's huber
+// flag) the linear branch is ℓ/Thres instead: the first-order extension of
+// −log(M − ℓ) at ℓ = M − Thres, whose gradient is continuous there. When
+// M = Thres the two forms agree.
 type PropFairLoss struct {
 	M     float64 // the baseline M > 0
-	Thres float64 // ε ≥ 0, the switch to the linear branch
+	Thres float64 // ε ≥ 0, the switch to the linear branch; > 0 with Huber
+	Huber bool    // the linear branch has slope 1/Thres (continuous), not 1/M
 }
 
 // Scale returns φ'(ℓ), the factor of the cross-entropy's gradient.
 func (p PropFairLoss) Scale(l float64) float64 {
 	if p.M-l < p.Thres {
+		if p.Huber {
+			return 1 / p.Thres
+		}
 		return 1 / p.M
 	}
 	return 1 / (p.M - l)
@@ -212,6 +221,8 @@ func (o *Objective) Validate(n *Net, samples int) error {
 			return fmt.Errorf("objective.propfair.M = %v; M must be a finite number > 0 (the paper tries 0.2, 2, 5): %w", p.M, ErrInvalid)
 		case !(p.Thres >= 0) || !finite(p.Thres):
 			return fmt.Errorf("objective.propfair.thres = %v; it must be a finite number ≥ 0 (0.2 in the reference code): %w", p.Thres, ErrInvalid)
+		case p.Huber && p.Thres == 0:
+			return fmt.Errorf("objective.propfair.thres = 0 with huber: the linear branch's slope 1/thres is infinite; set thres > 0 (0.2 in the reference code): %w", ErrInvalid)
 		}
 	}
 	if c := o.Contrast; c != nil {

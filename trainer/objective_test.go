@@ -255,6 +255,10 @@ func TestObjectiveValidate(t *testing.T) {
 		{"moon tau 0", n, MOON(1, 0, make([]float32, 5*l), nil), "objective.contrast.tau"},
 		{"moon on logreg", logreg, MOON(1, 0.5, make([]float32, 5*logreg.Embedding()), nil), "no hidden embedding"},
 		{"state wrong length", n, Objective{State: &OptState{M: make([]float32, 3)}}, "objective.state"},
+		{"propfair", n, Objective{PropFair: &PropFairLoss{M: 0.2, Thres: 0.2}}, ""},
+		{"propfair M 0", n, Objective{PropFair: &PropFairLoss{M: 0, Thres: 0.2}}, "objective.propfair.M"},
+		{"propfair thres 0", n, Objective{PropFair: &PropFairLoss{M: 2, Thres: 0}}, ""},
+		{"propfair huber thres 0", n, Objective{PropFair: &PropFairLoss{M: 2, Thres: 0, Huber: true}}, "objective.propfair.thres"},
 	}
 	for _, tt := range tests {
 		err := tt.obj.Validate(tt.net, 5)
@@ -300,7 +304,8 @@ func TestFirstStep(t *testing.T) {
 
 // TestPropFairScale checks PropFair's transformed loss on one full-batch
 // SGD step: the update is the plain update times φ'(ℓ), 1/(M − ℓ) on the
-// log branch and 1/M on the linear branch, ℓ the step's reported loss.
+// log branch and 1/M on the linear branch (1/thres with Huber), ℓ the
+// step's reported loss.
 func TestPropFairScale(t *testing.T) {
 	n := mustNet(t, Spec{Arch: ArchMLP, Hidden: []int{8}}, [3]int{1, 3, 3}, 3)
 	ex := uniformData(5, 10, n.Dim(), 3)
@@ -322,6 +327,9 @@ func TestPropFairScale(t *testing.T) {
 	}{
 		{"log branch", PropFairLoss{M: 5, Thres: 0.2}, 1 / (5 - l)},
 		{"linear branch (M = 0.2 ≤ thres)", PropFairLoss{M: 0.2, Thres: 0.2}, 1 / 0.2},
+		{"log branch with huber", PropFairLoss{M: 5, Thres: 0.2, Huber: true}, 1 / (5 - l)},
+		{"linear branch (M − ℓ = 0.1 < thres)", PropFairLoss{M: l + 0.1, Thres: 0.2}, 1 / (l + 0.1)},
+		{"huber linear branch (M − ℓ = 0.1 < thres)", PropFairLoss{M: l + 0.1, Thres: 0.2, Huber: true}, 1 / 0.2},
 	} {
 		got, gl := train(Objective{PropFair: &tt.p})
 		if gl != l {
@@ -354,6 +362,33 @@ func TestAlignedFullWeight(t *testing.T) {
 			if want := float64(w0[j]) - lr*k*float64(gt[j]); math.Abs(float64(w[j])-want) > 1e-6 {
 				t.Fatalf("data %d: weight %d = %v; want w0 − ηKg̃ = %v", seed, j, w[j], want)
 			}
+		}
+	}
+}
+
+// TestPropFairScaleBranches checks φ' around the switch ℓ = M − thres: the
+// log branch's 1/(M − ℓ) reaches 1/thres there, the Huber extension keeps
+// that slope beyond it, and the default jumps to 1/M.
+func TestPropFairScaleBranches(t *testing.T) {
+	const m, thres = 2.0, 0.5
+	switchAt := m - thres
+	tests := []struct {
+		p    PropFairLoss
+		l    float64
+		want float64
+	}{
+		{PropFairLoss{M: m, Thres: thres}, 1.0, 1 / (m - 1.0)},
+		{PropFairLoss{M: m, Thres: thres}, switchAt, 1 / thres}, // M − ℓ = thres: still the log branch
+		{PropFairLoss{M: m, Thres: thres}, 1.75, 1 / m},
+		{PropFairLoss{M: m, Thres: thres}, 3, 1 / m}, // ℓ > M
+		{PropFairLoss{M: m, Thres: thres, Huber: true}, 1.0, 1 / (m - 1.0)},
+		{PropFairLoss{M: m, Thres: thres, Huber: true}, switchAt, 1 / thres},
+		{PropFairLoss{M: m, Thres: thres, Huber: true}, 1.75, 1 / thres},
+		{PropFairLoss{M: m, Thres: thres, Huber: true}, 3, 1 / thres},
+	}
+	for _, tt := range tests {
+		if got := tt.p.Scale(tt.l); got != tt.want {
+			t.Errorf("%+v.Scale(%v) = %v; want %v", tt.p, tt.l, got, tt.want)
 		}
 	}
 }
