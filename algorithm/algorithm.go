@@ -195,6 +195,35 @@ func (a plainAgg) Finish(dst []float32) (fl.State, error) {
 	return fl.State{}, a.Aggregation.Finish(dst)
 }
 
+// lossesBefore returns F_k(θ^t) of the round's clients (ClientSummary's
+// LossBefore), in Selection order, for the algorithms whose server weighs
+// clients by their loss at the global model.
+func lossesBefore(name string, r Server) ([]float64, error) {
+	if len(r.Clients) != len(r.Selection.Clients) {
+		return nil, fmt.Errorf("%s: %d summaries for %d clients: %w", name, len(r.Clients), len(r.Selection.Clients), fl.ErrInvalid)
+	}
+	f := make([]float64, len(r.Clients))
+	for i, s := range r.Clients {
+		if s.LossBefore == nil {
+			return nil, fmt.Errorf("%s: client %d's summary has no loss before training (the engine measures it for a LossUser; was it trained by another algorithm?): %w", name, s.Client, fl.ErrInvalid)
+		}
+		if v := *s.LossBefore; math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return nil, fmt.Errorf("%s: client %d's loss before training is %v; want a finite cross-entropy ≥ 0: %w", name, s.Client, v, fl.ErrDiverged)
+		}
+		f[i] = *s.LossBefore
+	}
+	return f, nil
+}
+
+// reweighted begins the point's rule with the selection's weights replaced
+// by w (TERM's, AFL's and FedMGDA+'s weights in place of the sampler's ω_k),
+// so the rule's server_lr is η_g.
+func reweighted(r Server, w []float64) (fl.Aggregation, error) {
+	sel := r.Selection
+	sel.Weights = w
+	return r.Rule.Begin(r.Global, sel, r.Clients)
+}
+
 // clientVector returns the named vector of a client's state, or n zeros in
 // the client's first round (empty state): every client-state vector of the
 // built-in algorithms starts at 0.
