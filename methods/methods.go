@@ -74,6 +74,10 @@ func Builtin() *Registry {
 	r.AddAlgorithm("moon", algorithm.NewMOON)
 	r.AddAlgorithm("fednova", algorithm.NewFedNova)
 	r.AddAlgorithm("feddc", algorithm.NewFedDC)
+	r.AddAlgorithm("qffl", algorithm.NewQFFL)
+	r.AddAlgorithm("term", algorithm.NewTERM)
+	r.AddAlgorithm("afl", algorithm.NewAFL)
+	r.AddAlgorithm("fedmgda+", algorithm.NewFedMGDAPlus)
 	r.AddInspector("noop", newNoop)
 	return r
 }
