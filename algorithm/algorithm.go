@@ -11,7 +11,8 @@
 //
 // Each algorithm's equations live in one file, named after it, with its
 // paper cited: fedavg.go (FedAvg and FedProx), scaffold.go, feddyn.go,
-// moon.go, fednova.go, feddc.go.
+// moon.go, fednova.go, feddc.go, and the fairness baselines qffl.go,
+// term.go, afl.go and fedmgda.go (with simplexqp.go, FedMGDA+'s QP solver).
 //
 // # Aggregation weights
 //
@@ -21,6 +22,11 @@
 // participants are the uniform sampler's weights under importance: uniform
 // (ω_k = 1/m), and NIID-Bench's size-weighted means over the participants are
 // aggregator {normalize: true} under importance: size.
+//
+// The fairness baselines choose the weights themselves: TERM, AFL and
+// FedMGDA+ run the rule with their weights in place of ω_k (so η_g is the
+// rule's server_lr) and report them (Reporting); q-FFL's normalised step
+// replaces the rule.
 package algorithm
 
 import (
