@@ -115,7 +115,14 @@ func (AFL) Train(ctx context.Context, c Client) (Upload, error) {
 // Reported implements Reporter: the running average of the iterates, or
 // θ^t itself for report "last" and before round 1.
 func (a AFL) Reported(global []float32, s fl.State) ([]float32, error) {
-	if a.Report == AFLReportLast || s.Vectors[aflAverage] == nil {
+	if a.Report == AFLReportLast {
+		return global, nil
+	}
+	var m aflMeta
+	if err := s.DecodeMeta(&m); err != nil {
+		return nil, err
+	}
+	if m.Averaged == 0 { // before round 1: avg_0 = θ^0
 		return global, nil
 	}
 	return s.Vector(aflAverage, len(global))

@@ -304,4 +304,7 @@ func TestAFLReportsRunningAverage(t *testing.T) {
 	if got, err := last.(algorithm.Reporter).Reported(theta2, s2); err != nil || got[0] != theta2[0] || got[1] != theta2[1] {
 		t.Errorf("report last: Reported = %v, %v; want θ2 = %v", got, err, theta2)
 	}
+	delete(s2.Vectors, "average")
+	_, err = rep.Reported(theta2, s2)
+	wantInvalid(t, "state without its average", err, "average")
 }
