@@ -11,7 +11,9 @@
 //
 // Each algorithm's equations live in one file, named after it, with its
 // paper cited: fedavg.go (FedAvg and FedProx), scaffold.go, feddyn.go,
-// moon.go, fednova.go, feddc.go, propfair.go, fedfv.go.
+// moon.go, fednova.go, feddc.go; the fairness methods fedeba.go (FedEBA,
+// FedEBA+, Prac-FedEBA+), qffl.go, term.go, afl.go, fedmgda.go (with
+// simplexqp.go, FedMGDA+'s QP solver), propfair.go and fedfv.go.
 //
 // # Aggregation weights
 //
@@ -22,9 +24,12 @@
 // (ω_k = 1/m), and NIID-Bench's size-weighted means over the participants are
 // aggregator {normalize: true} under importance: size.
 //
-// FedFV is the exception: its server replaces the rule, with the papers'
-// plain mean over the selected clients of their projected updates, and
-// ignores ω_k and η_g (fedfv.go).
+// The fairness methods choose the weights themselves: TERM, AFL and
+// FedMGDA+ run the rule with their weights in place of ω_k (so η_g is the
+// rule's server_lr), FedEBA and its variants take the rule's server_lr for
+// their own combination, and all of them report their weights (Reporting);
+// q-FFL's normalised step and FedFV's projected mean replace the rule and
+// ignore ω_k and η_g.
 package algorithm
 
 import (
@@ -197,6 +202,35 @@ func (a plainAgg) Add(client int, delta []float32, _ fl.State) error {
 }
 func (a plainAgg) Finish(dst []float32) (fl.State, error) {
 	return fl.State{}, a.Aggregation.Finish(dst)
+}
+
+// lossesBefore returns F_k(θ^t) of the round's clients (ClientSummary's
+// LossBefore), in Selection order, for the algorithms whose server weighs
+// clients by their loss at the global model.
+func lossesBefore(name string, r Server) ([]float64, error) {
+	if len(r.Clients) != len(r.Selection.Clients) {
+		return nil, fmt.Errorf("%s: %d summaries for %d clients: %w", name, len(r.Clients), len(r.Selection.Clients), fl.ErrInvalid)
+	}
+	f := make([]float64, len(r.Clients))
+	for i, s := range r.Clients {
+		if s.LossBefore == nil {
+			return nil, fmt.Errorf("%s: client %d's summary has no loss before training (the engine measures it for a LossUser; was it trained by another algorithm?): %w", name, s.Client, fl.ErrInvalid)
+		}
+		if v := *s.LossBefore; math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return nil, fmt.Errorf("%s: client %d's loss before training is %v; want a finite cross-entropy ≥ 0: %w", name, s.Client, v, fl.ErrDiverged)
+		}
+		f[i] = *s.LossBefore
+	}
+	return f, nil
+}
+
+// reweighted begins the point's rule with the selection's weights replaced
+// by w (TERM's, AFL's and FedMGDA+'s weights in place of the sampler's ω_k),
+// so the rule's server_lr is η_g.
+func reweighted(r Server, w []float64) (fl.Aggregation, error) {
+	sel := r.Selection
+	sel.Weights = w
+	return r.Rule.Begin(r.Global, sel, r.Clients)
 }
 
 // clientVector returns the named vector of a client's state, or n zeros in

@@ -59,3 +59,23 @@ func TestFedProxTrainsProximal(t *testing.T) {
 		t.Error("FedProx(μ = 0.5) trained exactly like FedAvg; the proximal term did nothing")
 	}
 }
+
+// TestFairBaselinesTrainAsFedAvg: q-FFL, TERM, AFL and FedMGDA+ differ from
+// FedAvg only on the server; their clients upload what FedAvg's do, bit for
+// bit.
+func TestFairBaselinesTrainAsFedAvg(t *testing.T) {
+	f := newFixture(t, sgd())
+	want := f.train(algorithm.FedAvg{}, fl.State{}, fl.State{})
+	for _, name := range []string{"qffl", "term", "afl", "fedmgda+"} {
+		a, err := factories[name](nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := f.train(a, fl.State{}, fl.State{})
+		sameBits(t, name+" weights", got.Weights, want.Weights)
+		sameBits(t, name+" delta", got.Delta, want.Delta)
+		if got.Train != want.Train || !got.State.Empty() || len(got.Vectors.Vectors) != 0 || got.Scalars != nil {
+			t.Errorf("%s upload = %+v; want FedAvg's %+v", name, got, want)
+		}
+	}
+}

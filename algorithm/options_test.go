@@ -22,6 +22,10 @@ var factories = map[string]func(fl.Options) (algorithm.Algorithm, error){
 	"feddc":    algorithm.NewFedDC,
 	"propfair": algorithm.NewPropFair,
 	"fedfv":    algorithm.NewFedFV,
+	"qffl":     algorithm.NewQFFL,
+	"term":     algorithm.NewTERM,
+	"afl":      algorithm.NewAFL,
+	"fedmgda+": algorithm.NewFedMGDAPlus,
 }
 
 // TestOptionsRejected checks that every constructor rejects unknown
@@ -65,6 +69,18 @@ func TestOptionsRejected(t *testing.T) {
 		{"fedfv negative tau", "fedfv", fl.Options{"tau": -1}, "algorithm.tau"},
 		{"fedfv fractional tau", "fedfv", fl.Options{"tau": 1.5}, "tau"},
 		{"fedfv external", "fedfv", fl.Options{"external": "both"}, "algorithm.external"},
+		{"qffl unknown", "qffl", fl.Options{"server_lr": 1}, "server_lr"}, // q-FedAvg has no server lr
+		{"qffl negative q", "qffl", fl.Options{"q": -0.5}, "algorithm.q"},
+		{"qffl offset 0", "qffl", fl.Options{"loss_offset": 0}, "algorithm.loss_offset"},
+		{"term unknown", "term", fl.Options{"tau": 10}, "tau"},
+		{"term t string", "term", fl.Options{"t": "high"}, "t"},
+		{"afl unknown", "afl", fl.Options{"lambda": 0.7}, "lambda"}, // γ_λ is lambda_lr
+		{"afl negative lambda_lr", "afl", fl.Options{"lambda_lr": -0.1}, "algorithm.lambda_lr"},
+		{"afl report", "afl", fl.Options{"report": "best"}, "algorithm.report"},
+		{"afl partial", "afl", fl.Options{"partial": "full"}, "algorithm.partial"},
+		{"fedmgda+ unknown", "fedmgda+", fl.Options{"server_lr": 1}, "server_lr"}, // η_g is aggregator.server_lr
+		{"fedmgda+ negative epsilon", "fedmgda+", fl.Options{"epsilon": -0.03}, "algorithm.epsilon"},
+		{"fedmgda+ negative offset", "fedmgda+", fl.Options{"norm_offset": -1e-8}, "algorithm.norm_offset"},
 	}
 	for _, tt := range tests {
 		a, err := factories[tt.giveAlg](tt.giveOpts)
@@ -107,6 +123,17 @@ func TestOptionsResolved(t *testing.T) {
 		// α = 0.1, τ = 10: the FedEBA+ paper's Tables 8 and 19; "previous" is the code released with the paper.
 		{"fedfv default", "fedfv", nil, algorithm.FedFV{Alpha: 0.1, Tau: 10, External: "previous"}, `{"alpha":0.1,"tau":10,"external":"previous"}`},
 		{"fedfv current", "fedfv", fl.Options{"alpha": 0, "tau": 0, "external": "current"}, algorithm.FedFV{External: "current"}, `{"alpha":0,"tau":0,"external":"current"}`},
+		// q = 0.5, t = 0.1, ε = 0.03: FedEBA+'s Table 1 picks; 1e−10 is the
+		// official q-FFL code's offset, 1e−8 easyFL's FedMGDA+ norm offset;
+		// γ_λ = 0.7 is FedEBA+'s Table 8 pick for AFL.
+		{"qffl default", "qffl", nil, algorithm.QFFL{Q: 0.5, LossOffset: 1e-10}, `{"q":0.5,"loss_offset":1e-10}`},
+		{"qffl q 0", "qffl", fl.Options{"q": 0}, algorithm.QFFL{Q: 0, LossOffset: 1e-10}, `{"q":0,"loss_offset":1e-10}`},
+		{"term default", "term", nil, algorithm.TERM{T: 0.1}, `{"t":0.1}`},
+		{"term negative", "term", fl.Options{"t": -1}, algorithm.TERM{T: -1}, `{"t":-1}`},
+		{"afl default", "afl", nil, algorithm.AFL{LambdaLR: 0.7, Report: "average", Partial: "renormalize"}, `{"lambda_lr":0.7,"report":"average","partial":"renormalize"}`},
+		{"afl last", "afl", fl.Options{"lambda_lr": 0.01, "report": "last"}, algorithm.AFL{LambdaLR: 0.01, Report: "last", Partial: "renormalize"}, `{"lambda_lr":0.01,"report":"last","partial":"renormalize"}`},
+		{"fedmgda+ default", "fedmgda+", nil, algorithm.FedMGDAPlus{Epsilon: 0.03, NormOffset: 1e-8}, `{"epsilon":0.03,"norm_offset":1e-8}`},
+		{"fedmgda+ epsilon 1", "fedmgda+", fl.Options{"epsilon": 1, "norm_offset": 0}, algorithm.FedMGDAPlus{Epsilon: 1, NormOffset: 0}, `{"epsilon":1,"norm_offset":0}`},
 	}
 	for _, tt := range tests {
 		got, err := factories[tt.giveAlg](tt.giveOpts)

@@ -79,6 +79,10 @@ func Builtin() *Registry {
 	r.AddAlgorithm("prac-fedeba+", algorithm.NewPracFedEBAPlus)
 	r.AddAlgorithm("propfair", algorithm.NewPropFair)
 	r.AddAlgorithm("fedfv", algorithm.NewFedFV)
+	r.AddAlgorithm("qffl", algorithm.NewQFFL)
+	r.AddAlgorithm("term", algorithm.NewTERM)
+	r.AddAlgorithm("afl", algorithm.NewAFL)
+	r.AddAlgorithm("fedmgda+", algorithm.NewFedMGDAPlus)
 	r.AddInspector("noop", newNoop)
 	return r
 }

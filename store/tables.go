@@ -89,7 +89,7 @@ type ClientRow struct {
 	Draws    int32   `parquet:"draws"`
 	Weight   float64 `parquet:"weight"` // ω_k(S_t); 0 when not selected
 	// AggWeight is the weight the algorithm's server gave the client's
-	// update (FedEBA's p_i, TERM's tilted weight, FedMGDA+'s λ_i); null for
+	// update (FedEBA's p_i, TERM's tilted weight, AFL's λ̃_i, FedMGDA+'s λ_i); null for
 	// algorithms that aggregate by ω_k.
 	AggWeight    *float64 `parquet:"agg_weight,optional"`
 	BatchLoss    *float64 `parquet:"batch_loss,optional"` // mean minibatch loss during local training
