@@ -326,6 +326,49 @@ run: {continue_as_new_every: 2}
 	require.Len(t, rec.Seen(), 12)
 }
 
+// TestFairMethodsMatchLocal: the fairness methods through the workflows,
+// continuing as new every 2 rounds with two clients per activity, give the
+// in-process results bit for bit: FedEBA+ (its loss and gradient queries
+// and the broadcast of g̃ every round), AFL (λ and the averaged model in
+// the server state, the average evaluated) and FedFV (the remembered
+// updates of earlier rounds).
+func TestFairMethodsMatchLocal(t *testing.T) {
+	const spec = `
+name: wff
+dataset: {name: synthetic}
+partition: {scheme: dirichlet, clients: 8, alpha: 0.3}
+model: {arch: mlp, hidden: [16]}
+train: {lr: 0.1, batch_size: 16, local_steps: 3}
+rounds: 4
+clients_per_round: 3
+eval_every: 2
+seeds: [5]
+grid:
+  algorithm: [fedeba+, afl, {name: fedfv, tau: 2}]
+run: {continue_as_new_every: 2, clients_per_activity: 2}
+`
+	want := localResults(t, spec)
+	env, _ := setup(t)
+	var broadcasts atomic.Int32
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if info.ActivityType.Name == steps.Broadcast.Name {
+			broadcasts.Add(1)
+		}
+	})
+	env.ExecuteWorkflow(workflows.SweepWorkflowName, workflows.SweepInput{File: "wf.yaml", Spec: []byte(spec)})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var res workflows.SweepResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Len(t, res.Points, 3)
+	for _, p := range res.Points {
+		require.Equal(t, steps.StatusDone, p.Status, p.Error)
+		require.Equal(t, want[p.ID], *p.Result, "point %s through the workflows vs in-process", p.Label)
+	}
+	// FedEBA+: asked for losses, asked for gradients, sent g̃, each of 4 rounds.
+	require.Equal(t, int32(12), broadcasts.Load())
+}
+
 // TestUnknownAlgorithmFailsPlanning: a spec naming an unknown algorithm
 // fails the sweep in its first activity, without retries.
 func TestUnknownAlgorithmFailsPlanning(t *testing.T) {
