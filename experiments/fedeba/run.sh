@@ -1,0 +1,10 @@
+#!/bin/sh
+# experiments/fedeba: runs FedEBA+'s Table 1 comparison in this process (no Temporal needed), as two
+# sweeps (eba.yaml: FedAvg and the FedEBA family with its ablations; baselines.yaml: the six fairness
+# baselines), and prints the summaries of README.md from their Parquet tables
+# (experiments/sweeps.sh). Usage, from anywhere:
+#   experiments/fedeba/run.sh
+set -eu
+cd "$(dirname "$0")/../.."
+exec experiments/sweeps.sh experiments/fedeba table1 smooth paired weights comm -- \
+	experiments/fedeba/eba.yaml experiments/fedeba/baselines.yaml
