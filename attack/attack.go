@@ -37,8 +37,8 @@ type Result struct {
 // Attack is one label-recovery method. Recover reads only in (which holds
 // nothing of the client's data) and runs forward and backward passes of
 // the server's auxiliary data through tr. r is the stream of the methods
-// that draw; the others ignore it, and it may be nil for them. Equal
-// arguments and an equal r state give equal Results.
+// that draw (RLU's posterior search); the others ignore it, and it may be
+// nil for them. Equal arguments and an equal r state give equal Results.
 //
 // Errors: invalid input wraps fl.ErrInvalid; a method that does not apply
 // wraps ErrNotApplicable; cancellation returns ctx.Err() wrapped.
@@ -54,14 +54,15 @@ var _ Attack = RLU{}
 var builtin = []Attack{
 	RLU{},
 	RLU{ClosedForm: true},
+	RLU{Posterior: &Posterior{}},
 	RLU{StartOnly: true},
 	RLU{Scale: ScaleSteps},
 	RLU{Scale: ScaleNone},
 	RLU{Transposed: true},
 }
 
-// Names returns the names New accepts: rlu, rlu-closed-form, rlu-start,
-// rlu-naive, rlu-unscaled, rlu-transposed.
+// Names returns the names New accepts: rlu, rlu-closed-form,
+// rlu-posterior, rlu-start, rlu-naive, rlu-unscaled, rlu-transposed.
 func Names() []string {
 	var names []string
 	for _, a := range builtin {

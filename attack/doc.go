@@ -35,7 +35,8 @@
 // T_k = m·|B| samples the client processed (LargestRemainder, Solve).
 //
 // Over m local steps (§3.2.2, Eq. (11)) S is the mean of S at θ^t and at
-// the returned θ^t + Δ. Other
+// the returned θ^t + Δ, and an optional posterior search (Posterior,
+// Alg. 2) refines the counts by simulating the logits' drift. Other
 // optimisers and FL schemes (§3.3, Eq. (16), Table 1) weigh step τ's
 // gradient by ρ^(τ) and add a known history term h:
 //
@@ -72,6 +73,6 @@
 // # Errors
 //
 // Invalid input is fl.ErrInvalid; a method that cannot run on an input is
-// ErrNotApplicable. Results are deterministic: equal inputs give equal
-// results.
+// ErrNotApplicable. Results are deterministic: equal inputs (and an equal
+// stream, for the posterior search) give equal results.
 package attack

@@ -105,6 +105,9 @@ func TestInputRejects(t *testing.T) {
 	if _, err := (attack.RLU{}).Recover(t.Context(), w.tr, good, nil); err != nil {
 		t.Errorf("the valid input: %v", err)
 	}
+	if _, err := (attack.RLU{Posterior: &attack.Posterior{}}).Recover(t.Context(), w.tr, good, nil); !errors.Is(err, fl.ErrInvalid) {
+		t.Errorf("posterior search without a stream: error = %v; want fl.ErrInvalid", err)
+	}
 }
 
 // TestFromHyper: trainer's two schedules become the attack's m, |B| and
@@ -144,7 +147,7 @@ func TestFromHyper(t *testing.T) {
 // unknown one is fl.ErrInvalid and lists the known ones.
 func TestNew(t *testing.T) {
 	names := attack.Names()
-	want := []string{"rlu", "rlu-closed-form", "rlu-start", "rlu-naive", "rlu-unscaled", "rlu-transposed"}
+	want := []string{"rlu", "rlu-closed-form", "rlu-posterior", "rlu-start", "rlu-naive", "rlu-unscaled", "rlu-transposed"}
 	if !slices.Equal(names, want) {
 		t.Errorf("Names() = %v; want %v", names, want)
 	}

@@ -43,11 +43,14 @@ type RLU struct {
 	// ablation that pins the orientation). The closed form has no A, so
 	// Transposed with ClosedForm is fl.ErrInvalid.
 	Transposed bool
+	// Posterior, if not nil, refines the counts of m > 1 steps by the
+	// paper's posterior search (Alg. 2; see Posterior). It needs r.
+	Posterior *Posterior
 }
 
 // Name returns "rlu" and the variant's suffixes, in a fixed order:
 // -closed-form, -start, -naive (ScaleSteps) or -unscaled (ScaleNone),
-// -transposed.
+// -transposed, -posterior.
 func (a RLU) Name() string {
 	var b strings.Builder
 	b.WriteString("rlu")
@@ -65,6 +68,9 @@ func (a RLU) Name() string {
 	}
 	if a.Transposed {
 		b.WriteString("-transposed")
+	}
+	if a.Posterior != nil {
+		b.WriteString("-posterior")
 	}
 	return b.String()
 }
@@ -210,8 +216,9 @@ func adamSignal(A [][]float64, db []float64, l Local) []float64 {
 //     m > 1 (§3.2.2; equivalently Ā = (A^(t) + A^(t+1))/2, A being linear
 //     in S);
 //  3. z* of the least squares with A = Coefficients(S), or the closed form;
-//  4. counts = LargestRemainder(z*, T_k), T_k = Local.Total().
-func (a RLU) Recover(ctx context.Context, tr *trainer.Trainer, in Input, _ *rand.Rand) (Result, error) {
+//  4. counts = LargestRemainder(z*, T_k), T_k = Local.Total();
+//  5. with Posterior and m > 1, the posterior search from those counts.
+func (a RLU) Recover(ctx context.Context, tr *trainer.Trainer, in Input, r *rand.Rand) (Result, error) {
 	if err := in.check(); err != nil {
 		return Result{}, err
 	}
@@ -221,6 +228,9 @@ func (a RLU) Recover(ctx context.Context, tr *trainer.Trainer, in Input, _ *rand
 	if a.Transposed && a.ClosedForm {
 		return Result{}, fmt.Errorf("rlu: the closed form has no matrix to transpose: %w", fl.ErrInvalid)
 	}
+	if a.Posterior != nil && r == nil {
+		return Result{}, fmt.Errorf("rlu: the posterior search draws; pass a seeded *rand.Rand: %w", fl.ErrInvalid)
+	}
 	res := Result{Method: a.Name()}
 	l, total := in.Local, in.Local.Total()
 	multi := l.Steps > 1
@@ -229,12 +239,14 @@ func (a RLU) Recover(ctx context.Context, tr *trainer.Trainer, in Input, _ *rand
 		return Result{}, err
 	}
 	S := start.confidences()
-	if multi && !a.StartOnly {
-		end, err := forward(ctx, tr, in.Net, in.local(), in.Aux, false)
-		if err != nil {
+	var end pass
+	if multi && (!a.StartOnly || a.Posterior != nil) {
+		if end, err = forward(ctx, tr, in.Net, in.local(), in.Aux, false); err != nil {
 			return Result{}, err
 		}
-		S = meanMatrix(S, end.confidences())
+		if !a.StartOnly {
+			S = meanMatrix(S, end.confidences())
+		}
 	}
 	A := Coefficients(S)
 	if a.Transposed {
@@ -266,6 +278,11 @@ func (a RLU) Recover(ctx context.Context, tr *trainer.Trainer, in Input, _ *rand
 		return Result{}, fmt.Errorf("rlu: %w", err)
 	}
 	counts := LargestRemainder(z, total)
+	if a.Posterior != nil && multi {
+		if counts, err = a.Posterior.search(&in, start, end, counts, r); err != nil {
+			return Result{}, err
+		}
+	}
 	res.Counts, res.Proportions = histogram(counts, len(db), total), z
 	return res, nil
 }

@@ -365,13 +365,14 @@ func TestRLUPermutationEquivariant(t *testing.T) {
 	}
 }
 
-// TestRLUDeterministic: equal inputs give equal results.
+// TestRLUDeterministic: equal inputs and equal
+// streams give equal results, the posterior search included.
 func TestRLUDeterministic(t *testing.T) {
 	w := newWorld(t, "")
 	global := w.init(t, 3)
 	hp := sgd(0.01, 64, 10)
 	in := attack.Input{Net: w.net, Global: global, Delta: w.update(t, global, w.draw(21, skewed), hp, trainer.Objective{}), Local: local(t, hp, 64), Aux: w.aux(20)}
-	for _, a := range []attack.RLU{{}, {ClosedForm: true}} {
+	for _, a := range []attack.RLU{{}, {Posterior: &attack.Posterior{Samples: 100, Iterations: 3}}} {
 		first, err := a.Recover(t.Context(), w.tr, in, rand.New(rand.NewPCG(8, 8)))
 		if err != nil {
 			t.Fatal(err)
@@ -408,6 +409,41 @@ func TestRLUAdamIsFlagged(t *testing.T) {
 			if res.Counts[j] == 0 {
 				t.Errorf("%s: counts %v miss class %d (%d of 64 samples)", opt, res.Counts, j, skewed[j])
 			}
+		}
+	}
+}
+
+// TestPosteriorSearch: the posterior search keeps the histogram valid,
+// leaves m = 1 alone (Alg. 1 runs it for m > 1 only), and with no
+// iterations returns the least-squares counts.
+func TestPosteriorSearch(t *testing.T) {
+	w := newWorld(t, "")
+	global := w.init(t, 3)
+	for _, steps := range []int{1, 10} {
+		hp := sgd(0.01, 64, steps)
+		in := attack.Input{Net: w.net, Global: global, Delta: w.update(t, global, w.draw(21, skewed), hp, trainer.Objective{}), Local: local(t, hp, 64), Aux: w.aux(20)}
+		plain, err := attack.RLU{}.Recover(t.Context(), w.tr, in, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		post, err := attack.RLU{Posterior: &attack.Posterior{Samples: 100, Iterations: 5}}.Recover(t.Context(), w.tr, in, rand.New(rand.NewPCG(2, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		validHistogram(t, post.Method, post.Counts, 64*steps)
+		moved := 0
+		for j := range post.Counts {
+			d := post.Counts[j] - plain.Counts[j]
+			moved += max(d, -d)
+			if d%steps != 0 {
+				t.Errorf("m = %d: the search moved class %d by %d; it moves m samples at a time", steps, j, d)
+			}
+		}
+		if moved > 2*5*steps {
+			t.Errorf("m = %d: %d samples moved in 5 iterations; want at most 2·5·m", steps, moved)
+		}
+		if steps == 1 && moved != 0 {
+			t.Errorf("m = 1: the search changed %v to %v", plain.Counts, post.Counts)
 		}
 	}
 }

@@ -102,7 +102,8 @@ func (p pass) confidences() [][]float64 {
 // row n = true class, column j = predicted class; rows are on the simplex.
 // The paper draws M logit vectors from a Gaussian fitted per class and
 // averages their softmax (Eq. (7)–(8)); the empirical mean used here is
-// the same quantity without the Gaussian assumption. ex must hold every
+// the same quantity without the Gaussian assumption (the posterior search,
+// which shifts the Gaussian's mean, uses the Gaussian). ex must hold every
 // class.
 func Confidences(ctx context.Context, tr *trainer.Trainer, n *trainer.Net, w []float32, ex trainer.Examples) ([][]float64, error) {
 	if err := checkAux(n, ex); err != nil {
