@@ -13,9 +13,9 @@ import (
 )
 
 // ErrNotApplicable marks an attack that cannot run on an input by its
-// construction, not by a bug: an update from a learning-rate schedule, a
-// proximal step so large that the update no longer follows the gradients.
-// A caller running several methods records it and goes on.
+// construction, not by a bug: iDLG on more than one sample, ZLG on
+// embeddings that sum to 0, an update from a learning-rate schedule. A
+// caller running several methods records it and goes on.
 var ErrNotApplicable = errors.New("attack not applicable")
 
 // Result is a recovered label histogram.
@@ -47,10 +47,16 @@ type Attack interface {
 	Recover(ctx context.Context, tr *trainer.Trainer, in Input, r *rand.Rand) (Result, error)
 }
 
-var _ Attack = RLU{}
+var (
+	_ Attack = RLU{}
+	_ Attack = IDLG{}
+	_ Attack = LLG{}
+	_ Attack = ZLG{}
+	_ Attack = ILRG{}
+)
 
 // The attacks by name: RLU and its variants (ablations of Chen & Vikalo's
-// design and the official code's closed form).
+// design and the official code's closed form), and the baselines.
 var builtin = []Attack{
 	RLU{},
 	RLU{ClosedForm: true},
@@ -59,10 +65,17 @@ var builtin = []Attack{
 	RLU{Scale: ScaleSteps},
 	RLU{Scale: ScaleNone},
 	RLU{Transposed: true},
+	IDLG{},
+	LLG{},
+	LLG{Dummy: DummyZero},
+	LLG{Dummy: DummyOne},
+	ZLG{},
+	ILRG{},
 }
 
 // Names returns the names New accepts: rlu, rlu-closed-form,
-// rlu-posterior, rlu-start, rlu-naive, rlu-unscaled, rlu-transposed.
+// rlu-posterior, rlu-start, rlu-naive, rlu-unscaled, rlu-transposed, idlg,
+// llg+, llg*-zero, llg*-one, zlg+, ilrg.
 func Names() []string {
 	var names []string
 	for _, a := range builtin {

@@ -155,6 +155,21 @@ func (in *Input) signal() (uW [][]float64, u []float64, err error) {
 	return uW, u, nil
 }
 
+// naive returns the baselines' view of the update (Chen & Vikalo's
+// benchmark, their code): the average step gradient of the output layer,
+// −Δ/(η·m), with no correction for momentum, proximal terms or history.
+func (in *Input) naive() (gW [][]float64, gb []float64) {
+	dW, db, _, _ := in.output()
+	scale := -in.Local.LR * float64(in.Local.Steps)
+	for j := range dW {
+		for k := range dW[j] {
+			dW[j][k] /= scale
+		}
+		db[j] /= scale
+	}
+	return dW, db
+}
+
 func sum(v []float64) float64 {
 	s := 0.0
 	for _, x := range v {

@@ -3,7 +3,8 @@
 // θ_k − θ^t recovers the label histogram of the samples the client
 // trained on in the round. The main method is RLU (Chen & Vikalo,
 // "Recovering Labels from Local Updates in Federated Learning", ICML 2024,
-// PMLR 235, arXiv:2405.00955).
+// PMLR 235, arXiv:2405.00955); the baselines are iDLG, LLG+ and LLG*,
+// ZLG+ and iLRG.
 //
 // The package is plain Go: it reads forward and backward passes of the
 // server's own auxiliary data through package trainer and nothing else of
@@ -69,6 +70,14 @@
 // per-step gradients rather than the update and uses a closed form instead
 // of the least squares; RLU.ClosedForm is that closed form,
 // z_j ∝ max(0, u_j + mean_{n≠j} S[n][j]).
+//
+// # Baselines
+//
+// The baselines read the update as plain SGD's, ḡ = −Δ/(η·m), the mean
+// step gradient of the output layer, as in Chen & Vikalo's benchmark:
+// IDLG (one sample), LLG (LLG+ with the auxiliary set, LLG* with dummy
+// inputs), ZLG (ZLG+) and ILRG. Their counts are rounded to T_k by largest
+// remainders like RLU's.
 //
 // # Errors
 //

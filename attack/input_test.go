@@ -147,7 +147,7 @@ func TestFromHyper(t *testing.T) {
 // unknown one is fl.ErrInvalid and lists the known ones.
 func TestNew(t *testing.T) {
 	names := attack.Names()
-	want := []string{"rlu", "rlu-closed-form", "rlu-posterior", "rlu-start", "rlu-naive", "rlu-unscaled", "rlu-transposed"}
+	want := []string{"rlu", "rlu-closed-form", "rlu-posterior", "rlu-start", "rlu-naive", "rlu-unscaled", "rlu-transposed", "idlg", "llg+", "llg*-zero", "llg*-one", "zlg+", "ilrg"}
 	if !slices.Equal(names, want) {
 		t.Errorf("Names() = %v; want %v", names, want)
 	}
@@ -157,7 +157,7 @@ func TestNew(t *testing.T) {
 			t.Errorf("New(%q) = %v, %v", name, a, err)
 		}
 	}
-	if _, err := attack.New("gradinversion"); !errors.Is(err, fl.ErrInvalid) || !strings.Contains(err.Error(), "rlu-closed-form") {
+	if _, err := attack.New("gradinversion"); !errors.Is(err, fl.ErrInvalid) || !strings.Contains(err.Error(), "llg+") {
 		t.Errorf("New(unknown) error = %v; want fl.ErrInvalid listing the names", err)
 	}
 }
