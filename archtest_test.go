@@ -31,7 +31,10 @@ func list(t *testing.T, field string) map[string][]string {
 // TestArchitecture enforces the dependency rules of STYLE.md B1: the plain
 // packages never import Temporal; workflows import neither blob storage,
 // Parquet nor gorgonia (not even indirectly); only trainer imports gorgonia.
+// The attacks see the system through trainer alone: attack depends on no
+// package of the module but fl, qp and trainer (no engine, no storage).
 func TestArchitecture(t *testing.T) {
+	attackOK := map[string]bool{module + "/fl": true, module + "/qp": true, module + "/trainer": true}
 	temporalOK := map[string]bool{"workflows": true, "activities": true, "worker": true, "cmd/starter": true, "integration": true}
 	direct := list(t, "Imports")
 	for pkg, ds := range list(t, "Deps") {
@@ -42,6 +45,8 @@ func TestArchitecture(t *testing.T) {
 				t.Errorf("%s imports %s: plain packages must not depend on Temporal", rel, d)
 			case rel == "workflows" && (strings.HasPrefix(d, "gocloud.dev") || strings.HasPrefix(d, "github.com/parquet-go") || strings.HasPrefix(d, "gorgonia.org")):
 				t.Errorf("workflows depends on %s: workflows only orchestrate", d)
+			case rel == "attack" && strings.HasPrefix(d, module+"/") && !attackOK[d]:
+				t.Errorf("attack depends on %s: the attacks read only fl, qp and trainer", d)
 			}
 		}
 		for _, d := range direct[pkg] {

@@ -12,8 +12,8 @@
 // Each algorithm's equations live in one file, named after it, with its
 // paper cited: fedavg.go (FedAvg and FedProx), scaffold.go, feddyn.go,
 // moon.go, fednova.go, feddc.go; the fairness methods fedeba.go (FedEBA,
-// FedEBA+, Prac-FedEBA+), qffl.go, term.go, afl.go, fedmgda.go (with
-// simplexqp.go, FedMGDA+'s QP solver), propfair.go and fedfv.go.
+// FedEBA+, Prac-FedEBA+), qffl.go, term.go, afl.go, fedmgda.go (whose QP
+// solver is package qp's SimplexBox), propfair.go and fedfv.go.
 //
 // # Aggregation weights
 //

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/qp"
 	"github.com/flsweep/flsweep/trainer"
 )
 
@@ -23,7 +24,7 @@ import (
 //
 //	λ* = argmin ‖Σ_k λ_k·d_k‖²  over  Σ_k λ_k = 1,  max(0, λ0_k − ε) ≤ λ_k ≤ min(1, λ0_k + ε)
 //
-// exactly (SimplexBoxQP on the Gram matrix G_kj = d_k·d_j), and steps
+// exactly (qp.SimplexBox on the Gram matrix G_kj = d_k·d_j), and steps
 //
 //	θ^{t+1} = θ^t − η_g·Σ_k λ*_k·d_k
 //
@@ -151,7 +152,7 @@ func (a *fedmgdaAgg) Finish(dst []float32) (fl.State, error) {
 	for k, l0 := range a.lambda0 {
 		lo[k], hi[k] = math.Max(0, l0-a.alg.Epsilon), math.Min(1, l0+a.alg.Epsilon)
 	}
-	lambda, err := SimplexBoxQP(g, lo, hi)
+	lambda, err := qp.SimplexBox(g, nil, lo, hi)
 	if err != nil {
 		return fl.State{}, fmt.Errorf("fedmgda+: %w", err)
 	}

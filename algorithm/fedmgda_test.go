@@ -6,6 +6,7 @@ import (
 
 	"github.com/flsweep/flsweep/algorithm"
 	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/qp"
 )
 
 func newFedMGDA(t *testing.T, eps float64) algorithm.Algorithm {
@@ -123,7 +124,7 @@ func TestFedMGDAStep(t *testing.T) {
 	for _, eps := range []float64{0, 0.03, 0.1, 1} {
 		got, lambda := mgdaRound(t, newFedMGDA(t, eps), mgdaServer(global, n, 0.7), deltas)
 		lo, hi := fedmgdaBox(lambda0, eps)
-		want, err := algorithm.SimplexBoxQP(g, lo, hi)
+		want, err := qp.SimplexBox(g, nil, lo, hi)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,4 +177,24 @@ func TestFedMGDAServerRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantInvalid(t, "out of order", agg.Add(2, []float32{1}, fl.State{}), "out of order")
+}
+
+// fedmgdaBox returns FedMGDA+'s bounds max(0, λ0 − ε) ≤ λ ≤ min(1, λ0 + ε).
+func fedmgdaBox(lambda0 []float64, eps float64) (lo, hi []float64) {
+	lo, hi = make([]float64, len(lambda0)), make([]float64, len(lambda0))
+	for i, v := range lambda0 {
+		lo[i], hi[i] = math.Max(0, v-eps), math.Min(1, v+eps)
+	}
+	return lo, hi
+}
+
+// objective returns λᵀGλ.
+func objective(g [][]float64, x []float64) float64 {
+	v := 0.0
+	for i := range x {
+		for j := range x {
+			v += x[i] * g[i][j] * x[j]
+		}
+	}
+	return v
 }

@@ -1,11 +1,13 @@
-package algorithm_test
+package qp_test
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/flsweep/flsweep/algorithm"
+	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/qp"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -27,23 +29,26 @@ func gram(d [][]float64) [][]float64 {
 	return g
 }
 
-// objective returns λᵀGλ.
-func objective(g [][]float64, x []float64) float64 {
+// objective returns ½ xᵀGx + cᵀx (c nil: 0).
+func objective(g [][]float64, c, x []float64) float64 {
 	v := 0.0
 	for i := range x {
 		for j := range x {
-			v += x[i] * g[i][j] * x[j]
+			v += x[i] * g[i][j] * x[j] / 2
+		}
+		if c != nil {
+			v += c[i] * x[i]
 		}
 	}
 	return v
 }
 
 // kktViolation returns how far x is from satisfying the KKT conditions of
-// min λᵀGλ over {Σλ = 1, lo ≤ λ ≤ hi}: infeasibility, and for any i that
-// could decrease (x_i > lo_i) and j that could increase (x_j < hi_j) the
-// amount by which moving mass from i to j would decrease the objective,
-// max(0, (Gx)_i − (Gx)_j). Zero means optimal.
-func kktViolation(g [][]float64, lo, hi, x []float64) float64 {
+// min ½xᵀGx + cᵀx over {Σx = 1, lo ≤ x ≤ hi}: infeasibility, and for any i
+// that could decrease (x_i > lo_i) and j that could increase (x_j < hi_j)
+// the amount by which moving mass from i to j would decrease the
+// objective, max(0, (Gx + c)_i − (Gx + c)_j). Zero means optimal.
+func kktViolation(g [][]float64, c, lo, hi, x []float64) float64 {
 	sum, worst := 0.0, 0.0
 	for i, v := range x {
 		sum += v
@@ -54,6 +59,9 @@ func kktViolation(g [][]float64, lo, hi, x []float64) float64 {
 	for i := range x {
 		for j := range x {
 			gx[i] += g[i][j] * x[j]
+		}
+		if c != nil {
+			gx[i] += c[i]
 		}
 	}
 	down, up := math.Inf(-1), math.Inf(1)
@@ -71,12 +79,12 @@ func kktViolation(g [][]float64, lo, hi, x []float64) float64 {
 // bruteForce enumerates every active set (each variable at lo, at hi or
 // free), solves the equality-constrained problem on the free variables,
 //
-//	G_FF x_F + G_FB x_B = ν·1,  Σ x_F = 1 − Σ x_B,
+//	G_FF x_F + G_FB x_B + c_F = ν·1,  Σ x_F = 1 − Σ x_B,
 //
 // and returns the least objective over the feasible KKT points. Singular
 // systems are skipped: some optimal point (a vertex of the optimal set) has
 // a nonsingular one.
-func bruteForce(g [][]float64, lo, hi []float64) float64 {
+func bruteForce(g [][]float64, c, lo, hi []float64) float64 {
 	n := len(g)
 	best := math.Inf(1)
 	code := make([]int, n) // 0 lower, 1 upper, 2 free
@@ -109,6 +117,9 @@ func bruteForce(g [][]float64, lo, hi []float64) float64 {
 				a.Set(r, m-1, -1)
 				a.Set(m-1, r, 1)
 				v := 0.0
+				if c != nil {
+					v = -c[i]
+				}
 				for j := range n {
 					if code[j] != 2 {
 						v -= g[i][j] * x[j]
@@ -127,8 +138,8 @@ func bruteForce(g [][]float64, lo, hi []float64) float64 {
 				}
 			}
 		}
-		if ok && kktViolation(g, lo, hi, clamp(x, lo, hi)) < 1e-8 {
-			best = math.Min(best, objective(g, x))
+		if ok && kktViolation(g, c, lo, hi, clamp(x, lo, hi)) < 1e-8 {
+			best = math.Min(best, objective(g, c, x))
 		}
 		i := 0
 		for i < n && code[i] == 2 {
@@ -197,8 +208,8 @@ func randomInstance(r *rand.Rand, n, k int, eps float64) ([][]float64, []float64
 	return gram(d), lo, hi
 }
 
-// TestSimplexBoxQPKnownValues: small problems solved by hand.
-func TestSimplexBoxQPKnownValues(t *testing.T) {
+// TestSimplexBoxKnownValues: small problems solved by hand.
+func TestSimplexBoxKnownValues(t *testing.T) {
 	tests := []struct {
 		name   string
 		giveD  [][]float64 // rows of D; G = DᵀD
@@ -222,29 +233,29 @@ func TestSimplexBoxQPKnownValues(t *testing.T) {
 		{"dominated", [][]float64{{1, 0, 1}, {0, 1, 1}}, []float64{0, 0, 0}, []float64{1, 1, 1}, []float64{0.5, 0.5, 0}},
 	}
 	for _, tt := range tests {
-		got, err := algorithm.SimplexBoxQP(gram(tt.giveD), tt.giveLo, tt.giveHi)
+		got, err := qp.SimplexBox(gram(tt.giveD), nil, tt.giveLo, tt.giveHi)
 		if err != nil {
 			t.Errorf("%s: %v", tt.name, err)
 			continue
 		}
 		for i := range got {
 			if math.Abs(got[i]-tt.want[i]) > 1e-12 {
-				t.Errorf("%s: SimplexBoxQP = %v; want %v", tt.name, got, tt.want)
+				t.Errorf("%s: SimplexBox = %v; want %v", tt.name, got, tt.want)
 				break
 			}
 		}
 	}
 }
 
-// TestSimplexBoxQPEpsilonLimits: ε = 0 returns λ0 exactly; ε = 1 is the
+// TestSimplexBoxEpsilonLimits: ε = 0 returns λ0 exactly; ε = 1 is the
 // unconstrained min-norm element of the convex hull (FedMGDA+, Hu et al.
 // 2022, §3: ε = 0 is FedAvg's weights, ε = 1 MGDA's).
-func TestSimplexBoxQPEpsilonLimits(t *testing.T) {
+func TestSimplexBoxEpsilonLimits(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
 	for trial := range 50 {
 		n := 2 + trial%5
 		g, lo, hi := randomInstance(r, n, 1+trial%n, 0)
-		got, err := algorithm.SimplexBoxQP(g, lo, hi)
+		got, err := qp.SimplexBox(g, nil, lo, hi)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -260,24 +271,24 @@ func TestSimplexBoxQPEpsilonLimits(t *testing.T) {
 				t.Fatalf("ε = 1 gave the box [%v, %v]; want [0, 1]", lo[i], hi[i])
 			}
 		}
-		got, err = algorithm.SimplexBoxQP(g, lo, hi)
+		got, err = qp.SimplexBox(g, nil, lo, hi)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v := kktViolation(g, lo, hi, got); v > 1e-10 {
+		if v := kktViolation(g, nil, lo, hi, got); v > 1e-10 {
 			t.Errorf("trial %d, ε = 1: KKT violated by %.3g", trial, v)
 		}
-		if got, want := objective(g, got), bruteForce(g, lo, hi); math.Abs(got-want) > 1e-10*math.Max(1, want) {
+		if got, want := objective(g, nil, got), bruteForce(g, nil, lo, hi); math.Abs(got-want) > 1e-10*math.Max(1, want) {
 			t.Errorf("trial %d, ε = 1: objective %v; brute force %v", trial, got, want)
 		}
 	}
 }
 
-// TestSimplexBoxQPKKT: on random PSD instances, singular ones included,
+// TestSimplexBoxKKT: on random PSD instances, singular ones included,
 // the answer is feasible and satisfies the KKT conditions to 1e−10, and
 // its objective equals the brute-force enumeration of the active sets for
 // n ≤ 6.
-func TestSimplexBoxQPKKT(t *testing.T) {
+func TestSimplexBoxKKT(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	epsilons := []float64{-1, 0.03, 0.1, 0.3, 1} // −1: an arbitrary box
 	for trial := range 600 {
@@ -285,38 +296,38 @@ func TestSimplexBoxQPKKT(t *testing.T) {
 		k := 1 + r.IntN(n+1) // k < n: rank-deficient G
 		eps := epsilons[trial%len(epsilons)]
 		g, lo, hi := randomInstance(r, n, k, eps)
-		got, err := algorithm.SimplexBoxQP(g, lo, hi)
+		got, err := qp.SimplexBox(g, nil, lo, hi)
 		if err != nil {
 			t.Fatalf("trial %d (n %d, rank ≤ %d, ε %v): %v", trial, n, k, eps, err)
 		}
-		if v := kktViolation(g, lo, hi, got); v > 1e-10 {
+		if v := kktViolation(g, nil, lo, hi, got); v > 1e-10 {
 			t.Errorf("trial %d (n %d, rank ≤ %d, ε %v): KKT violated by %.3g at %v", trial, n, k, eps, v, got)
 		}
-		obj, want := objective(g, got), bruteForce(g, lo, hi)
+		obj, want := objective(g, nil, got), bruteForce(g, nil, lo, hi)
 		if math.Abs(obj-want) > 1e-10*math.Max(1, want) {
 			t.Errorf("trial %d (n %d, rank ≤ %d, ε %v): objective %v; brute force %v", trial, n, k, eps, obj, want)
 		}
 	}
 }
 
-// TestSimplexBoxQPLarge: 100 variables of rank 20 (more clients than
+// TestSimplexBoxLarge: 100 variables of rank 20 (more clients than
 // directions, as with large rounds on small models) still satisfy KKT.
-func TestSimplexBoxQPLarge(t *testing.T) {
+func TestSimplexBoxLarge(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, eps := range []float64{0.003, 0.01, 0.03, 1} {
 		g, lo, hi := randomInstance(r, 100, 20, eps)
-		got, err := algorithm.SimplexBoxQP(g, lo, hi)
+		got, err := qp.SimplexBox(g, nil, lo, hi)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v := kktViolation(g, lo, hi, got); v > 1e-10 {
+		if v := kktViolation(g, nil, lo, hi, got); v > 1e-10 {
 			t.Errorf("ε %v: KKT violated by %.3g", eps, v)
 		}
 	}
 }
 
-// TestSimplexBoxQPRejects: malformed problems are fl.ErrInvalid.
-func TestSimplexBoxQPRejects(t *testing.T) {
+// TestSimplexBoxRejects: malformed problems are fl.ErrInvalid.
+func TestSimplexBoxRejects(t *testing.T) {
 	id := [][]float64{{1, 0}, {0, 1}}
 	tests := []struct {
 		name   string
@@ -334,7 +345,15 @@ func TestSimplexBoxQPRejects(t *testing.T) {
 		{"Σ hi < 1", id, []float64{0, 0}, []float64{0.4, 0.4}},
 	}
 	for _, tt := range tests {
-		_, err := algorithm.SimplexBoxQP(tt.giveG, tt.giveLo, tt.giveHi)
-		wantInvalid(t, tt.name, err)
+		_, err := qp.SimplexBox(tt.giveG, nil, tt.giveLo, tt.giveHi)
+		if !errors.Is(err, fl.ErrInvalid) {
+			t.Errorf("%s: error = %v; want fl.ErrInvalid", tt.name, err)
+		}
+	}
+	if _, err := qp.SimplexBox(id, []float64{1}, []float64{0, 0}, []float64{1, 1}); !errors.Is(err, fl.ErrInvalid) {
+		t.Errorf("c of length 1: error = %v; want fl.ErrInvalid", err)
+	}
+	if _, err := qp.SimplexBox(id, []float64{math.Inf(1), 0}, []float64{0, 0}, []float64{1, 1}); !errors.Is(err, fl.ErrInvalid) {
+		t.Errorf("infinite c: error = %v; want fl.ErrInvalid", err)
 	}
 }

@@ -1,4 +1,14 @@
-package algorithm
+// Package qp solves the small quadratic programmes over the probability
+// simplex that the FL methods need: FedMGDA+'s min-norm weights (package
+// algorithm) and the simplex-constrained least squares of the RLU
+// label-recovery attack (package attack). N is at most a few hundred, so the
+// solvers are exact active-set methods on dense matrices, in float64.
+//
+// # Errors
+//
+// Malformed problems (sizes, non-finite or asymmetric entries, empty
+// feasible sets) are errors wrapping fl.ErrInvalid.
+package qp
 
 import (
 	"fmt"
@@ -7,14 +17,16 @@ import (
 	"github.com/flsweep/flsweep/fl"
 )
 
-// SimplexBoxQP solves the convex quadratic programme of FedMGDA+'s weights
-// (Hu, Shaloudegi, Zhang & Yu, IEEE TNSE 2022, arXiv:2006.11489):
+// SimplexBox solves the convex quadratic programme
 //
-//	min_λ  λᵀ G λ   subject to   Σ_i λ_i = 1,   lo_i ≤ λ_i ≤ hi_i
+//	min_x  ½ xᵀ G x + cᵀ x   subject to   Σ_i x_i = 1,   lo_i ≤ x_i ≤ hi_i
 //
-// for a symmetric positive semidefinite G (a Gram matrix G_ij = d_i·d_j, so
-// λᵀGλ = ‖Σ_i λ_i d_i‖²), possibly singular. It returns a minimiser; when G
-// is singular the minimiser need not be unique, and the one returned is a
+// for a symmetric positive semidefinite G, possibly singular, and a linear
+// term c (nil means 0). With c = nil it is FedMGDA+'s weight problem (Hu,
+// Shaloudegi, Zhang & Yu, IEEE TNSE 2022, arXiv:2006.11489), min λᵀGλ for a
+// Gram matrix G_ij = d_i·d_j, so λᵀGλ = ‖Σ_i λ_i d_i‖²; SimplexLeastSquares
+// is the case G = 2AᵀA, c = −2Aᵀu. It returns a minimiser; when G is
+// singular the minimiser need not be unique, and the one returned is a
 // vertex of the optimal set.
 //
 // The method is a primal active-set method that keeps the reduced Hessian
@@ -30,21 +42,22 @@ import (
 // bound is met when zᵀGz = 0 (G singular), which then restores positive
 // definiteness. The objective never increases and each subspace is
 // visited at most once away from degenerate steps, so it terminates in
-// finitely many steps; the answer satisfies the KKT conditions
+// finitely many steps; the answer satisfies the KKT conditions, with
+// g = Gx + c,
 //
-//	(Gλ)_i ≥ ν where λ_i = lo_i,  (Gλ)_i ≤ ν where λ_i = hi_i,  (Gλ)_i = ν otherwise
+//	g_i ≥ ν where x_i = lo_i,  g_i ≤ ν where x_i = hi_i,  g_i = ν otherwise
 //
 // up to rounding. Every iteration solves a dense (|F|+1)-square system by
 // Gaussian elimination: O(n³) per iteration and O(n) iterations typically,
-// for the n ≤ a few hundred clients of a round.
+// for the n ≤ a few hundred variables of its uses.
 //
-// Preconditions: G is n×n and symmetric, lo ≤ hi entrywise, and
-// Σ lo ≤ 1 ≤ Σ hi (up to rounding); violations are fl.ErrInvalid.
-// Variables with lo_i = hi_i are fixed there.
-func SimplexBoxQP(G [][]float64, lo, hi []float64) ([]float64, error) {
+// Preconditions: G is n×n and symmetric, c is nil or of length n, lo ≤ hi
+// entrywise, and Σ lo ≤ 1 ≤ Σ hi (up to rounding); violations are
+// fl.ErrInvalid. Variables with lo_i = hi_i are fixed there.
+func SimplexBox(G [][]float64, c, lo, hi []float64) ([]float64, error) {
 	n := len(G)
-	if len(lo) != n || len(hi) != n {
-		return nil, fmt.Errorf("simplex QP: %d×? Gram matrix with %d lower and %d upper bounds: %w", n, len(lo), len(hi), fl.ErrInvalid)
+	if len(lo) != n || len(hi) != n || (c != nil && len(c) != n) {
+		return nil, fmt.Errorf("simplex QP: %d×? matrix with %d lower and %d upper bounds and %d linear coefficients: %w", n, len(lo), len(hi), len(c), fl.ErrInvalid)
 	}
 	if n == 0 {
 		return nil, fmt.Errorf("simplex QP: no variables: %w", fl.ErrInvalid)
@@ -52,13 +65,19 @@ func SimplexBoxQP(G [][]float64, lo, hi []float64) ([]float64, error) {
 	scale, sumLo, sumHi := 0.0, 0.0, 0.0
 	for i, row := range G {
 		if len(row) != n {
-			return nil, fmt.Errorf("simplex QP: row %d of the Gram matrix has %d values; want %d: %w", i, len(row), n, fl.ErrInvalid)
+			return nil, fmt.Errorf("simplex QP: row %d of G has %d values; want %d: %w", i, len(row), n, fl.ErrInvalid)
 		}
 		for j, v := range row {
 			if math.IsNaN(v) || math.IsInf(v, 0) || v != G[j][i] {
 				return nil, fmt.Errorf("simplex QP: G[%d][%d] = %v is not finite or not symmetric: %w", i, j, v, fl.ErrInvalid)
 			}
 			scale = math.Max(scale, math.Abs(v))
+		}
+		if c != nil {
+			if math.IsNaN(c[i]) || math.IsInf(c[i], 0) {
+				return nil, fmt.Errorf("simplex QP: c[%d] = %v is not finite: %w", i, c[i], fl.ErrInvalid)
+			}
+			scale = math.Max(scale, math.Abs(c[i]))
 		}
 		if !(lo[i] <= hi[i]) || math.IsInf(lo[i], 0) || math.IsInf(hi[i], 0) {
 			return nil, fmt.Errorf("simplex QP: bounds [%v, %v] of variable %d are not a finite interval: %w", lo[i], hi[i], i, fl.ErrInvalid)
@@ -68,9 +87,9 @@ func SimplexBoxQP(G [][]float64, lo, hi []float64) ([]float64, error) {
 	}
 	slack := 1e-12 * float64(n)
 	if sumLo > 1+slack || sumHi < 1-slack {
-		return nil, fmt.Errorf("simplex QP: Σ lo = %v and Σ hi = %v leave no λ with Σ λ = 1: %w", sumLo, sumHi, fl.ErrInvalid)
+		return nil, fmt.Errorf("simplex QP: Σ lo = %v and Σ hi = %v leave no x with Σ x = 1: %w", sumLo, sumHi, fl.ErrInvalid)
 	}
-	q := &simplexQP{G: G, lo: lo, hi: hi, n: n, tol: 64 * float64(n) * 0x1p-52 * scale}
+	q := &simplexQP{G: G, c: c, lo: lo, hi: hi, n: n, tol: 64 * float64(n) * 0x1p-52 * scale}
 	return q.solve()
 }
 
@@ -84,9 +103,10 @@ const (
 
 type simplexQP struct {
 	G      [][]float64
+	c      []float64 // nil: 0
 	lo, hi []float64
 	n      int
-	tol    float64 // multiplier tolerance: the rounding of Gλ
+	tol    float64 // multiplier tolerance: the rounding of Gx + c
 	x      []float64
 	state  []int8
 }
@@ -138,16 +158,16 @@ func (q *simplexQP) solve() ([]float64, error) {
 		idx := append(append([]int(nil), free...), i)
 		z := append(zf, s)
 		g := q.grad()
-		c, gz := 0.0, 0.0
+		curv, gz := 0.0, 0.0
 		for a, k := range idx {
 			gz += g[k] * z[a]
 			for b, l := range idx {
-				c += z[a] * q.G[k][l] * z[b]
+				curv += z[a] * q.G[k][l] * z[b]
 			}
 		}
 		t := math.Inf(1) // zero curvature: on to the first bound
-		if c > 0 {
-			t = -gz / c
+		if curv > 0 {
+			t = -gz / curv
 		}
 		q.state[i] = qpFree
 		blocked, err := q.step(idx, z, t)
@@ -209,12 +229,15 @@ func (q *simplexQP) free() []int {
 	return f
 }
 
-// grad returns Gx (half the objective's gradient), summed in index order.
+// grad returns the objective's gradient Gx + c, summed in index order.
 func (q *simplexQP) grad() []float64 {
 	g := make([]float64, q.n)
 	for i, row := range q.G {
 		for j, v := range row {
 			g[i] += v * q.x[j]
+		}
+		if q.c != nil {
+			g[i] += q.c[i]
 		}
 	}
 	return g
@@ -223,7 +246,7 @@ func (q *simplexQP) grad() []float64 {
 // violator returns the bound variable whose multiplier most violates the
 // KKT conditions at a subspace minimiser and the direction s = ±1 that
 // frees it, or −1 when x is optimal. ν is the free variables' common
-// value of (Gx)_i.
+// value of (Gx + c)_i.
 func (q *simplexQP) violator(free []int) (int, float64) {
 	g := q.grad()
 	nu := 0.0
