@@ -7,4 +7,4 @@
 set -eu
 cd "$(dirname "$0")/../.."
 exec experiments/sweeps.sh experiments/fedeba table1 smooth paired weights comm -- \
-	experiments/fedeba/eba.yaml experiments/fedeba/baselines.yaml
+	experiments/fedeba/eba.yaml experiments/fedeba/tau.yaml experiments/fedeba/baselines.yaml
