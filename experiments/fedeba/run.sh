@@ -1,7 +1,8 @@
 #!/bin/sh
-# experiments/fedeba: runs FedEBA+'s Table 1 comparison in this process (no Temporal needed), as two
-# sweeps (eba.yaml: FedAvg and the FedEBA family with its ablations; baselines.yaml: the six fairness
-# baselines), and prints the summaries of README.md from their Parquet tables
+# experiments/fedeba: runs FedEBA+'s Table 1 comparison in this process (no Temporal needed), as three
+# sweeps (eba.yaml: FedAvg and the FedEBA family with its ablations; tau.yaml: FedEBA+ at τ = 1 and 5;
+# baselines.yaml: the six fairness baselines), and prints the summaries of README.md from their
+# Parquet tables
 # (experiments/sweeps.sh). Usage, from anywhere:
 #   experiments/fedeba/run.sh
 set -eu
