@@ -64,7 +64,7 @@ type Objective struct {
 
 	// FirstStep, if not nil, receives the weights after the first
 	// optimiser step, x_{t,1} (FedEBA+'s model alignment uploads
-	// x_{t,1} − x_{t,0}, specs/fedeba.md §1.4). It is the only field Train
+	// x_{t,1} − x_{t,0}, Wang et al., arXiv:2301.12407, Eq. (9)). It is the only field Train
 	// writes besides State.
 	FirstStep []float32
 
