@@ -48,26 +48,7 @@ func TestFairClientDeterministic(t *testing.T) {
 	for _, l := range fairClientLabels {
 		pointByLabel(t, plan, l)
 	}
-	_, _, again := runSpec(t, fairClientSpec, nil)
-	compare(t, "two in-process runs", again, want)
-	e := newEngine(t)
-	plan2, err := e.PlanSweep(context.Background(), steps.PlanSweepInput{File: "t.yaml", Spec: []byte(fairClientSpec)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range plan2.Points {
-		runSteps(t, e, steps.PointRef{Sweep: plan2.Name, Point: p.ID}, 0, "")
-	}
-	compare(t, "one activity per client", take(t, e, plan2), want)
-	crashAndResume(t, fairClientSpec, want, nil)
-	seen := map[string]bool{}
-	for _, p := range plan.Points {
-		last := models(want, p.ID)
-		if seen[last[len(last)-1]] {
-			t.Errorf("point %s ends with a model another point also ends with", p.Label)
-		}
-		seen[last[len(last)-1]] = true
-	}
+	checkDeterministic(t, fairClientSpec, plan, want)
 }
 
 // TestFedFVEngineState: FedFV's trained clients report F_k(θ^t) although

@@ -87,26 +87,7 @@ func TestFairServerDeterministic(t *testing.T) {
 	if len(plan.Points) != 5 {
 		t.Fatalf("%d points; want 5", len(plan.Points))
 	}
-	_, _, again := runSpec(t, fairServerSpec, nil)
-	compare(t, "two in-process runs", again, want)
-	e := newEngine(t)
-	plan2, err := e.PlanSweep(context.Background(), steps.PlanSweepInput{File: "t.yaml", Spec: []byte(fairServerSpec)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range plan2.Points {
-		runSteps(t, e, steps.PointRef{Sweep: plan2.Name, Point: p.ID}, 0, "")
-	}
-	compare(t, "one activity per client", take(t, e, plan2), want)
-	crashAndResume(t, fairServerSpec, want, nil)
-	seen := map[string]string{}
-	for _, p := range plan.Points {
-		last := models(want, p.ID)
-		if other, dup := seen[last[len(last)-1]]; dup {
-			t.Errorf("points %s and %s end with the same model", p.Label, other)
-		}
-		seen[last[len(last)-1]] = p.Label
-	}
+	checkDeterministic(t, fairServerSpec, plan, want)
 }
 
 // TestFairServerRows: TERM, AFL and FedMGDA+ record each trained client's

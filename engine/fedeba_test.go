@@ -42,18 +42,7 @@ grid:
 // broadcast).
 func TestFedEBADeterministic(t *testing.T) {
 	_, plan, want := runSpec(t, fedebaSpec, nil)
-	_, _, again := runSpec(t, fedebaSpec, nil)
-	compare(t, "two in-process runs", again, want)
-	e := newEngine(t)
-	plan2, err := e.PlanSweep(t.Context(), steps.PlanSweepInput{File: "t.yaml", Spec: []byte(fedebaSpec)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range plan2.Points {
-		runSteps(t, e, steps.PointRef{Sweep: plan2.Name, Point: p.ID}, 0, "")
-	}
-	compare(t, "one activity per client", take(t, e, plan2), want)
-	crashAndResume(t, fedebaSpec, want, nil)
+	checkDeterministic(t, fedebaSpec, plan, want)
 
 	// What each round recorded: p = softmax(F(x_{t,K})/τ) over the
 	// selected clients' losses after training, and (FedEBA+) φ_t from

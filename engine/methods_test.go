@@ -126,10 +126,20 @@ func TestMethodsDeterministic(t *testing.T) {
 	if len(plan.Points) != 18 {
 		t.Fatalf("%d points; want 18", len(plan.Points))
 	}
-	_, _, again := runSpec(t, methodsSpec, nil)
+	checkDeterministic(t, methodsSpec, plan, want)
+}
+
+// checkDeterministic checks that specText's sweep, whose in-process run
+// gave want, gives bit-identical models and rows run again, run step by
+// step one client per activity, and crashed mid-round (in training, after
+// aggregating, after committing, in a query) and resumed; and that no two
+// of its points end with the same model.
+func checkDeterministic(t *testing.T, specText string, plan steps.PlanSweepOutput, want snapshot) {
+	t.Helper()
+	_, _, again := runSpec(t, specText, nil)
 	compare(t, "two in-process runs", again, want)
 	e := newEngine(t)
-	plan2, err := e.PlanSweep(context.Background(), steps.PlanSweepInput{File: "t.yaml", Spec: []byte(methodsSpec)})
+	plan2, err := e.PlanSweep(context.Background(), steps.PlanSweepInput{File: "t.yaml", Spec: []byte(specText)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,14 +147,14 @@ func TestMethodsDeterministic(t *testing.T) {
 		runSteps(t, e, steps.PointRef{Sweep: plan2.Name, Point: p.ID}, 0, "")
 	}
 	compare(t, "one activity per client", take(t, e, plan2), want)
-	crashAndResume(t, methodsSpec, want, nil)
-	seen := map[string]bool{}
+	crashAndResume(t, specText, want, nil)
+	seen := map[string]string{}
 	for _, p := range plan.Points {
 		last := models(want, p.ID)
-		if seen[last[len(last)-1]] {
-			t.Errorf("point %s ends with a model another point also ends with", p.Label)
+		if other, dup := seen[last[len(last)-1]]; dup {
+			t.Errorf("points %s and %s end with the same model", p.Label, other)
 		}
-		seen[last[len(last)-1]] = true
+		seen[last[len(last)-1]] = p.Label
 	}
 }
 
