@@ -207,19 +207,32 @@ func (a plainAgg) Finish(dst []float32) (fl.State, error) {
 // lossesBefore returns F_k(θ^t) of the round's clients (ClientSummary's
 // LossBefore), in Selection order, for the algorithms whose server weighs
 // clients by their loss at the global model.
-func lossesBefore(name string, r Server) ([]float64, error) {
+func lossesBefore(name string, r Server) ([]float64, error) { return clientLosses(name, r, false) }
+
+// clientLosses returns the round's clients' losses before training,
+// F_k(θ^t), or after it, F_k(θ_k) (ClientSummary's LossBefore or
+// LossAfter), in Selection order.
+func clientLosses(name string, r Server, after bool) ([]float64, error) {
 	if len(r.Clients) != len(r.Selection.Clients) {
 		return nil, fmt.Errorf("%s: %d summaries for %d clients: %w", name, len(r.Clients), len(r.Selection.Clients), fl.ErrInvalid)
 	}
+	which := "before"
+	if after {
+		which = "after"
+	}
 	f := make([]float64, len(r.Clients))
 	for i, s := range r.Clients {
-		if s.LossBefore == nil {
-			return nil, fmt.Errorf("%s: client %d's summary has no loss before training (the engine measures it for a LossUser; was it trained by another algorithm?): %w", name, s.Client, fl.ErrInvalid)
+		l := s.LossBefore
+		if after {
+			l = s.LossAfter
 		}
-		if v := *s.LossBefore; math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return nil, fmt.Errorf("%s: client %d's loss before training is %v; want a finite cross-entropy ≥ 0: %w", name, s.Client, v, fl.ErrDiverged)
+		if l == nil {
+			return nil, fmt.Errorf("%s: client %d's summary has no loss %s training (the engine measures it for a LossUser; was it trained by another algorithm?): %w", name, s.Client, which, fl.ErrInvalid)
 		}
-		f[i] = *s.LossBefore
+		if v := *l; math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return nil, fmt.Errorf("%s: client %d's loss %s training is %v; want a finite cross-entropy ≥ 0: %w", name, s.Client, which, v, fl.ErrDiverged)
+		}
+		f[i] = *l
 	}
 	return f, nil
 }

@@ -264,25 +264,13 @@ func sizeWeights(sizes []int) []float64 {
 	return w
 }
 
-// losses returns the selected clients' losses before (F_i(x_t)) or after
-// (F_i(x_{t,K}^i)) training from their summaries, and their sizes.
-func losses(what string, sums []fl.ClientSummary, after bool) ([]float64, []int, error) {
-	f, n := make([]float64, len(sums)), make([]int, len(sums))
+// sizesOf returns the selected clients' training-set sizes n_i.
+func sizesOf(sums []fl.ClientSummary) []int {
+	n := make([]int, len(sums))
 	for i, s := range sums {
-		l := s.LossBefore
-		if after {
-			l = s.LossAfter
-		}
-		if l == nil {
-			which := "before"
-			if after {
-				which = "after"
-			}
-			return nil, nil, fmt.Errorf("%s: client %d reported no loss %s training: %w", what, s.Client, which, fl.ErrInvalid)
-		}
-		f[i], n[i] = *l, s.NumExamples
+		n[i] = s.NumExamples
 	}
-	return f, n, nil
+	return n
 }
 
 func (FedEBA) Check(trainer.Spec, trainer.Hyper) error { return nil }
@@ -395,7 +383,8 @@ func (a FedEBAPlus) begin(r Server, name string, angle bool) (Aggregation, error
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	after, sizes, err := losses(name, r.Clients, true)
+	after, err := clientLosses(name, r, true)
+	sizes := sizesOf(r.Clients)
 	if err != nil {
 		return nil, err
 	}
@@ -403,7 +392,7 @@ func (a FedEBAPlus) begin(r Server, name string, angle bool) (Aggregation, error
 	if !angle {
 		return agg, nil
 	}
-	before, _, err := losses(name, r.Clients, false)
+	before, err := clientLosses(name, r, false)
 	if err != nil {
 		return nil, err
 	}
@@ -446,11 +435,12 @@ func (a PracFedEBAPlus) Begin(r Server) (Aggregation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prac-fedeba+: %w", err)
 	}
-	after, sizes, err := losses("prac-fedeba+", r.Clients, true)
+	after, err := clientLosses("prac-fedeba+", r, true)
+	sizes := sizesOf(r.Clients)
 	if err != nil {
 		return nil, err
 	}
-	before, _, err := losses("prac-fedeba+", r.Clients, false)
+	before, err := clientLosses("prac-fedeba+", r, false)
 	if err != nil {
 		return nil, err
 	}

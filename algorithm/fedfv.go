@@ -151,12 +151,9 @@ type fedfvUpdate struct {
 // Begin implements Algorithm.
 func (a FedFV) Begin(r Server) (Aggregation, error) {
 	n := len(r.Global)
-	loss := make([]float64, len(r.Selection.Clients))
-	for i, k := range r.Selection.Clients {
-		if i >= len(r.Clients) || r.Clients[i].LossBefore == nil {
-			return nil, fmt.Errorf("fedfv: client %d has no loss before training F_k(θ^t), which its server sorts by: %w", k, fl.ErrInvalid)
-		}
-		loss[i] = *r.Clients[i].LossBefore
+	loss, err := lossesBefore("fedfv", r)
+	if err != nil {
+		return nil, err
 	}
 	var m fedfvMeta
 	if err := r.State.DecodeMeta(&m); err != nil {
