@@ -1,6 +1,7 @@
 package algorithm_test
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/flsweep/flsweep/algorithm"
@@ -25,13 +26,13 @@ func TestFedProxZeroMuIsFedAvg(t *testing.T) {
 	a, p := f.train(avg, fl.State{}, fl.State{}), f.train(prox, fl.State{}, fl.State{})
 	sameBits(t, "FedProx(μ = 0) weights", p.Weights, a.Weights)
 	sameBits(t, "FedProx(μ = 0) delta", p.Delta, a.Delta)
-	if p.Train != a.Train {
+	if !reflect.DeepEqual(p.Train, a.Train) {
 		t.Errorf("FedProx(μ = 0) Train = %+v; want FedAvg's %+v", p.Train, a.Train)
 	}
 	ref, res := f.reference(trainer.Objective{})
 	sameBits(t, "FedAvg weights", a.Weights, ref)
 	sameBits(t, "FedAvg delta", a.Delta, algorithm.Delta(ref, f.global))
-	if a.Train != res {
+	if !reflect.DeepEqual(a.Train, res) {
 		t.Errorf("FedAvg Train = %+v; want the trainer's %+v", a.Train, res)
 	}
 	if !a.State.Empty() || len(a.Vectors.Vectors) != 0 || a.Scalars != nil {
@@ -74,7 +75,7 @@ func TestFairBaselinesTrainAsFedAvg(t *testing.T) {
 		got := f.train(a, fl.State{}, fl.State{})
 		sameBits(t, name+" weights", got.Weights, want.Weights)
 		sameBits(t, name+" delta", got.Delta, want.Delta)
-		if got.Train != want.Train || !got.State.Empty() || len(got.Vectors.Vectors) != 0 || got.Scalars != nil {
+		if !reflect.DeepEqual(got.Train, want.Train) || !got.State.Empty() || len(got.Vectors.Vectors) != 0 || got.Scalars != nil {
 			t.Errorf("%s upload = %+v; want FedAvg's %+v", name, got, want)
 		}
 	}

@@ -90,29 +90,11 @@ func (FedDC) Sends() []string { return []string{feddcGlobal} }
 // Train implements Algorithm.
 func (a FedDC) Train(_ context.Context, c Client) (Upload, error) {
 	n := len(c.Global)
-	g, err := c.Server.Vector(feddcGlobal, n)
+	obj, drift, err := a.objective(c)
 	if err != nil {
 		return Upload{}, err
-	}
-	drift, err := clientVector(c.State, feddcDrift, n)
-	if err != nil {
-		return Upload{}, err
-	}
-	last, err := clientVector(c.State, feddcLast, n)
-	if err != nil {
-		return Upload{}, err
-	}
-	eta := c.Local.Hyper().LR * float64(c.Local.Steps())
-	anchor, lin := make([]float32, n), make([]float32, n)
-	for j := range anchor {
-		anchor[j] = c.Global[j] - drift[j]
-		lin[j] = float32((float64(last[j]) - float64(g[j])) / eta)
 	}
 	w := slices.Clone(c.Global)
-	obj := trainer.Objective{Prox: a.Lambda, Anchor: anchor, Linear: lin}
-	if a.Lambda == 0 {
-		obj.Anchor = nil
-	}
 	res, err := c.Local.Train(w, obj)
 	if err != nil {
 		return Upload{}, err
@@ -134,6 +116,35 @@ func (a FedDC) Train(_ context.Context, c Client) (Upload, error) {
 	up.State.Set(feddcDrift, next)
 	up.State.Set(feddcLast, nextLast)
 	return up, nil
+}
+
+// objective returns client c's local objective, λ/2·‖θ − (θ^t − d_k)‖²
+// + ⟨(Δθ_k^{prev} − Δθ^{prev})/(η·K), θ⟩, and its drift d_k.
+func (a FedDC) objective(c Client) (trainer.Objective, []float32, error) {
+	n := len(c.Global)
+	g, err := c.Server.Vector(feddcGlobal, n)
+	if err != nil {
+		return trainer.Objective{}, nil, err
+	}
+	drift, err := clientVector(c.State, feddcDrift, n)
+	if err != nil {
+		return trainer.Objective{}, nil, err
+	}
+	last, err := clientVector(c.State, feddcLast, n)
+	if err != nil {
+		return trainer.Objective{}, nil, err
+	}
+	eta := c.Local.Hyper().LR * float64(c.Local.Steps())
+	anchor, lin := make([]float32, n), make([]float32, n)
+	for j := range anchor {
+		anchor[j] = c.Global[j] - drift[j]
+		lin[j] = float32((float64(last[j]) - float64(g[j])) / eta)
+	}
+	obj := trainer.Objective{Prox: a.Lambda, Anchor: anchor, Linear: lin}
+	if a.Lambda == 0 {
+		obj.Anchor = nil
+	}
+	return obj, drift, nil
 }
 
 // Begin implements Algorithm.

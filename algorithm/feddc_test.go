@@ -1,6 +1,7 @@
 package algorithm_test
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
@@ -80,7 +81,7 @@ func TestFedDCClient(t *testing.T) {
 			}
 			w, res := f.reference(tt.wantObj(anchor, lin))
 			sameBits(t, "θ_k", up.Weights, w)
-			if up.Train != res {
+			if !reflect.DeepEqual(up.Train, res) {
 				t.Errorf("Train = %+v; want %+v", up.Train, res)
 			}
 			step := algorithm.Delta(w, f.global)

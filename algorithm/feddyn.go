@@ -101,6 +101,16 @@ func (a FedDyn) Train(_ context.Context, c Client) (Upload, error) {
 	return up, nil
 }
 
+// objective returns client c's local objective: the dynamic regulariser
+// with its α and its ∇L_k(θ_k^{t−1}).
+func (a FedDyn) objective(c Client) (trainer.Objective, error) {
+	grad, err := clientVector(c.State, feddynGrad, len(c.Global))
+	if err != nil {
+		return trainer.Objective{}, err
+	}
+	return trainer.FedDyn(a.alpha(c.Local), grad), nil
+}
+
 // Begin implements Algorithm.
 func (a FedDyn) Begin(r Server) (Aggregation, error) {
 	h, err := r.State.Vector(feddynH, len(r.Global))

@@ -1,6 +1,7 @@
 package algorithm_test
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/flsweep/flsweep/aggregate"
@@ -36,7 +37,7 @@ func TestFedDynClient(t *testing.T) {
 			w, res := f.reference(trainer.FedDyn(alpha, tt.wantGrad))
 			sameBits(t, "θ_k", up.Weights, w)
 			sameBits(t, "Δ", up.Delta, algorithm.Delta(w, f.global))
-			if up.Train != res {
+			if !reflect.DeepEqual(up.Train, res) {
 				t.Errorf("Train = %+v; want %+v", up.Train, res)
 			}
 			next := vector(t, up.State, "grad", n)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -287,7 +288,7 @@ func TestLocalHarness(t *testing.T) {
 	ref, resRef := f.reference(trainer.Objective{})
 	sameBits(t, "second fresh Local's weights", b, a)
 	sameBits(t, "reference weights", ref, a)
-	if resA != resB || resA != resRef {
+	if !reflect.DeepEqual(resA, resB) || !reflect.DeepEqual(resA, resRef) {
 		t.Errorf("TrainResults %+v, %+v, %+v; want equal", resA, resB, resRef)
 	}
 	if equalBits(a, f.global) {

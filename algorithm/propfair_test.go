@@ -2,6 +2,7 @@ package algorithm_test
 
 import (
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/flsweep/flsweep/algorithm"
@@ -61,7 +62,7 @@ func TestPropFairTrainsTransformedLoss(t *testing.T) {
 		up := f.train(a, fl.State{}, fl.State{})
 		ref, res := f.reference(trainer.Objective{PropFair: &tt.want})
 		sameBits(t, "PropFair weights", up.Weights, ref)
-		if up.Train != res {
+		if !reflect.DeepEqual(up.Train, res) {
 			t.Errorf("%v: Train = %+v; want the trainer's %+v", tt.opts, up.Train, res)
 		}
 		got = append(got, up.Weights)

@@ -88,14 +88,7 @@ func (s SCAFFOLD) Train(_ context.Context, cl Client) (Upload, error) {
 	if err != nil {
 		return Upload{}, err
 	}
-	corr := make([]float32, n) // c − c_i
-	for j := range corr {
-		corr[j] = c[j] - ci[j]
-	}
-	obj := trainer.Objective{Linear: corr}
-	if s.Correction == CorrectAfterStep {
-		obj = trainer.Objective{AfterStep: corr}
-	}
+	obj := s.correct(c, ci)
 	y := slices.Clone(cl.Global)
 	res, err := cl.Local.Train(y, obj)
 	if err != nil {
@@ -111,6 +104,33 @@ func (s SCAFFOLD) Train(_ context.Context, cl Client) (Upload, error) {
 	up.Vectors.Set(scaffoldDC, dc)
 	up.State.Set(scaffoldCi, cNew)
 	return up, nil
+}
+
+// objective returns client cl's local objective: its correction c − c_i.
+func (s SCAFFOLD) objective(cl Client) (trainer.Objective, error) {
+	n := len(cl.Global)
+	c, err := cl.Server.Vector(scaffoldC, n)
+	if err != nil {
+		return trainer.Objective{}, err
+	}
+	ci, err := clientVector(cl.State, scaffoldCi, n)
+	if err != nil {
+		return trainer.Objective{}, err
+	}
+	return s.correct(c, ci), nil
+}
+
+// correct returns the correction c − c_i in the gradient (the paper) or
+// after every step (NIID-Bench).
+func (s SCAFFOLD) correct(c, ci []float32) trainer.Objective {
+	corr := make([]float32, len(c))
+	for j := range corr {
+		corr[j] = c[j] - ci[j]
+	}
+	if s.Correction == CorrectAfterStep {
+		return trainer.Objective{AfterStep: corr}
+	}
+	return trainer.Objective{Linear: corr}
 }
 
 // Begin implements Algorithm.

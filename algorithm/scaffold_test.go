@@ -1,6 +1,7 @@
 package algorithm_test
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
@@ -52,7 +53,7 @@ func TestSCAFFOLDClient(t *testing.T) {
 			y, res := f.reference(tt.obj(corr))
 			sameBits(t, "y", up.Weights, y)
 			sameBits(t, "Δy", up.Delta, algorithm.Delta(y, f.global))
-			if up.Train != res {
+			if !reflect.DeepEqual(up.Train, res) {
 				t.Errorf("Train = %+v; want %+v", up.Train, res)
 			}
 			// LRSum = K·η = 5·0.1 summed in float64 (sgd()).

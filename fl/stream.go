@@ -16,9 +16,10 @@ const (
 	PurposePartition                    // splitting the data into clients
 	PurposeSample                       // choosing a round's clients
 	PurposeTrain                        // a client's minibatch order and dropout masks
+	PurposeAttack                       // the attacker's auxiliary set and its methods' draws
 )
 
-var purposeNames = [...]string{"", "init", "partition", "sample", "train"}
+var purposeNames = [...]string{"", "init", "partition", "sample", "train", "attack"}
 
 func (p Purpose) String() string {
 	if int(p) < len(purposeNames) && p != 0 {

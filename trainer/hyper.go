@@ -192,6 +192,10 @@ type TrainResult struct {
 	Samples  int     // sum of the minibatch sizes
 	MeanLoss float64 // mean of the per-step minibatch cross-entropies (without the Objective's extra terms)
 	LRSum    float64 // Σ of the steps' learning rates: K·η for a constant rate (SCAFFOLD's K·η_l)
+	// LabelCounts[j] is the number of processed samples of class j, with
+	// repetitions (Σ = Samples): the truth a label-recovery attack is
+	// scored against (package attack), counted as the batches were drawn.
+	LabelCounts []int
 }
 
 // EvalResult summarises an Evaluate call.

@@ -416,12 +416,16 @@ func TestTrainResult(t *testing.T) {
 		hp          Hyper
 		wantSteps   int
 		wantSamples int
+		// passes: every sample of ex.Idx is processed this many times, so
+		// the label counts are passes × its histogram; 0: the batches are
+		// drawn, and only their sum is known.
+		passes int
 	}{
-		{"steps n > B", ex, sgdSteps(0.1, 8, 4), 4, 4 * 8},
-		{"steps n < B", small, sgdSteps(0.1, 8, 4), 4, 4 * 5},
+		{"steps n > B", ex, sgdSteps(0.1, 8, 4), 4, 4 * 8, 0},
+		{"steps n < B", small, sgdSteps(0.1, 8, 4), 4, 4 * 5, 4},
 		// 3 epochs of ⌈21/8⌉ = 3 batches (8, 8, 5).
-		{"epochs", ex, sgdEpochs(0.1, 8, 3), 9, 3 * 21},
-		{"epochs n < B", small, sgdEpochs(0.1, 8, 2), 2, 2 * 5},
+		{"epochs", ex, sgdEpochs(0.1, 8, 3), 9, 3 * 21, 3},
+		{"epochs n < B", small, sgdEpochs(0.1, 8, 2), 2, 2 * 5, 2},
 	}
 	tr := New(nil)
 	for _, tt := range tests {
@@ -434,6 +438,16 @@ func TestTrainResult(t *testing.T) {
 			}
 			if res.Steps != tt.wantSteps || res.Samples != tt.wantSamples {
 				t.Errorf("Train = %+v; want Steps %d, Samples %d", res, tt.wantSteps, tt.wantSamples)
+			}
+			want, total := make([]int, 3), 0
+			for _, i := range tt.ex.Idx {
+				want[tt.ex.Y[i]] += tt.passes
+			}
+			for _, c := range res.LabelCounts {
+				total += c
+			}
+			if len(res.LabelCounts) != 3 || total != tt.wantSamples || (tt.passes > 0 && !slices.Equal(res.LabelCounts, want)) {
+				t.Errorf("LabelCounts = %v (Σ %d); want %d classes summing to %d (%v when every sample is processed %d times)", res.LabelCounts, total, 3, tt.wantSamples, want, tt.passes)
 			}
 			var sum float64
 			for i, p := range seen {

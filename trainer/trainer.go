@@ -185,6 +185,7 @@ func (t *Trainer) TrainObjective(ctx context.Context, n *Net, w []float32, ex Ex
 	// Plain SGD runs inside the linear layers' gemms (see fusedSGD).
 	fuse := hp.Optimizer == OptimizerSGD && hp.Momentum == 0 && hp.WeightDecay == 0 && !custom
 	batchIdx := make([]int, 0, min(hp.BatchSize, len(ex.Idx)))
+	res.LabelCounts = make([]int, n.Classes())
 
 	var lossSum float64
 	step := func(pos []int) error {
@@ -201,6 +202,7 @@ func (t *Trainer) TrainObjective(ctx context.Context, n *Net, w []float32, ex Ex
 		batchIdx = batchIdx[:0]
 		for _, p := range pos {
 			batchIdx = append(batchIdx, ex.Idx[p])
+			res.LabelCounts[ex.Y[ex.Idx[p]]]++
 		}
 		s.setBatch(ex, batchIdx)
 		s.drawMasks(r)
