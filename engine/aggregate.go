@@ -199,7 +199,15 @@ func (e *Engine) InspectUpdates(ctx context.Context, in steps.InspectInput) ([]s
 		return nil, err
 	}
 	var out []steps.Finding
+	if env.cfg.Attack.At(in.Round) {
+		if out, err = e.attackUpdates(ctx, env, in.Round, global, in.Clients); err != nil {
+			return nil, err
+		}
+	}
 	for _, k := range in.Clients {
+		if len(env.inspectors) == 0 {
+			break
+		}
 		u, err := e.loadUpdate(ctx, env, in.Round, k)
 		if err != nil {
 			return nil, err

@@ -48,9 +48,23 @@ func (e *Engine) CommitRound(ctx context.Context, in steps.CommitInput) (steps.R
 // commit writes round r's rows and manifest.
 func (e *Engine) commit(ctx context.Context, env *pointEnv, in steps.CommitInput, per *ClientEvals) (steps.RoundSummary, error) {
 	r := in.Round
+	var testAcc *float64
+	if in.Eval != nil {
+		testAcc = ptr(in.Eval.TestAcc)
+	}
+	attacks, rest, err := env.attackRows(r, in.Findings, testAcc)
+	if err != nil {
+		return steps.RoundSummary{}, err
+	}
+	in.Findings = rest
 	rounds, clients, err := env.rows(in, per)
 	if err != nil {
 		return steps.RoundSummary{}, err
+	}
+	if len(attacks) > 0 {
+		if err := store.WriteRows(ctx, e.Store, env.keys.Part(store.TableAttacks, r), attacks); err != nil {
+			return steps.RoundSummary{}, err
+		}
 	}
 	rounds[0].CodeVersion = e.Version
 	if err := store.WriteRows(ctx, e.Store, env.keys.Part(store.TableRounds, r), rounds); err != nil {

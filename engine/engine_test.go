@@ -46,6 +46,7 @@ type snapshot struct {
 	Clients    []store.ClientRow
 	Partitions []store.PartitionRow
 	Points     []store.PointRow
+	Attacks    []store.AttackRow
 }
 
 func take(t *testing.T, e *Engine, plan steps.PlanSweepOutput) snapshot {
@@ -80,6 +81,11 @@ func take(t *testing.T, e *Engine, plan steps.PlanSweepOutput) snapshot {
 		s.Clients = append(s.Clients, clients...)
 		s.Partitions = append(s.Partitions, parts...)
 		s.Points = append(s.Points, points...)
+		attacks, err := store.ReadTable(ctx, e.Store, pk, store.TableAttacks, attackRound, lessAttack)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Attacks = append(s.Attacks, attacks...)
 	}
 	return s
 }

@@ -23,6 +23,7 @@ type pointEnv struct {
 	cacheKey string
 	sweep    string
 	point    sweep.Point
+	streamID string // the Point of the point's streams (sweep.StreamID)
 	cfg      sweep.Config
 	keys     store.PointKeys
 	data     *dataset.Dataset
@@ -32,6 +33,8 @@ type pointEnv struct {
 	pop      fl.Population
 	net      *trainer.Net
 	hyper    trainer.Hyper
+	// aux is the attacker's auxiliary set when the point runs attacks.
+	aux trainer.Examples
 	pointMethods
 }
 
@@ -41,6 +44,7 @@ type pointMethods struct {
 	rule       fl.Rule
 	alg        algorithm.Algorithm
 	inspectors []inspector
+	attacks    bool // the point's attack block is active
 	// resolved is every method's resolved options (the points table's
 	// methods_json and config.json's "resolved").
 	resolved json.RawMessage
@@ -54,7 +58,7 @@ type inspector struct {
 // phases returns the optional phases the point's methods use.
 func (m pointMethods) phases() steps.Phases {
 	_, broadcasts := m.alg.(algorithm.Broadcaster)
-	return steps.Phases{Broadcast: broadcasts, Inspect: len(m.inspectors) > 0}
+	return steps.Phases{Broadcast: broadcasts, Inspect: len(m.inspectors) > 0 || m.attacks}
 }
 
 // buildMethods builds c's sampler, rule, algorithm and inspectors, checks
@@ -100,6 +104,7 @@ func buildMethods(reg *methods.Registry, c sweep.Config) (pointMethods, error) {
 		m.inspectors = append(m.inspectors, inspector{in.Name, ins})
 		rec.Inspect = append(rec.Inspect, named{in.Name, ins})
 	}
+	m.attacks = c.Attack.Active()
 	if m.resolved, err = methods.Resolved(rec); err != nil {
 		return m, err
 	}
@@ -157,12 +162,17 @@ func (e *Engine) buildEnv(ctx context.Context, sweepName string, p sweep.Point) 
 	if err != nil {
 		return nil, err
 	}
-	env := &pointEnv{sweep: sweepName, point: p, cfg: c, data: sp.Data, part: sp.Part, noise: sp.Noise, stats: sp.Stats, pop: sp.Pop, hyper: c.Hyper()}
+	env := &pointEnv{sweep: sweepName, point: p, streamID: sweep.StreamID(c), cfg: c, data: sp.Data, part: sp.Part, noise: sp.Noise, stats: sp.Stats, pop: sp.Pop, hyper: c.Hyper()}
 	if env.net, err = trainer.NewNet(c.TrainerSpec(), sp.Data.Shape, sp.Data.Classes); err != nil {
 		return nil, err
 	}
 	if env.pointMethods, err = buildMethods(e.Reg, c); err != nil {
 		return nil, err
+	}
+	if c.Attack.Active() {
+		if env.aux, err = auxSet(sp.Data, c.Seed, c.Attack.AuxPerClass); err != nil {
+			return nil, err
+		}
 	}
 	return env, nil
 }

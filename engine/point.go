@@ -130,6 +130,11 @@ func (e *Engine) FinishPoint(ctx context.Context, in steps.FinishInput) (steps.P
 	if err := store.Compact(ctx, e.Store, env.keys, store.TableClients, clientRound, lessClient); err != nil {
 		return steps.PointResult{}, err
 	}
+	if env.attacks {
+		if err := store.Compact(ctx, e.Store, env.keys, store.TableAttacks, attackRound, lessAttack); err != nil {
+			return steps.PointResult{}, err
+		}
+	}
 	if err := e.prune(ctx, env, last, in.KeepUpdates); err != nil {
 		return steps.PointResult{}, err
 	}

@@ -118,6 +118,9 @@ func (e *Engine) trainClient(ctx context.Context, env *pointEnv, c trainedClient
 		return sum, err
 	}
 	sum.Samples, sum.Steps, sum.BatchLoss, sum.Scalars = up.Train.Samples, up.Train.Steps, up.Train.MeanLoss, up.Scalars
+	if env.cfg.Attack.Active() {
+		sum.LabelCounts = up.Train.LabelCounts
+	}
 	sum.Down, sum.Up = int64(len(c.global)), int64(len(up.Delta)+len(up.Scalars))
 	for _, v := range c.sent.Vectors {
 		sum.Down += int64(len(v))
@@ -237,7 +240,7 @@ func (l *clientLocal) Train(w []float32, obj trainer.Objective) (trainer.TrainRe
 	}
 	l.trained = true
 	l.mu.Unlock()
-	rng := fl.Stream(fl.Key{Seed: l.env.cfg.Seed, Point: l.env.point.ID, Round: l.round, Client: l.client, Purpose: fl.PurposeTrain})
+	rng := fl.Stream(fl.Key{Seed: l.env.cfg.Seed, Point: l.env.streamID, Round: l.round, Client: l.client, Purpose: fl.PurposeTrain})
 	return l.e.Trainer.TrainObjective(l.ctx, l.env.net, w, l.env.examples(l.client), l.Hyper(), obj, rng, l.report)
 }
 

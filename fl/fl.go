@@ -89,6 +89,11 @@ type ClientSummary struct {
 	// Scalars are an algorithm's small per-client outputs, by name (FedNova's
 	// normalising factor a_k as "fednova.a").
 	Scalars map[string]float64 `json:"scalars,omitempty"`
+	// LabelCounts are the label counts of the samples local training
+	// processed (trainer.TrainResult.LabelCounts): the truth the
+	// label-recovery attacks are scored against. No server-side method
+	// may read them; only the attacks' evaluator does.
+	LabelCounts []int `json:"label_counts,omitempty"`
 	// Down and Up count the values the client received (θ^t, the server's
 	// sent vectors, the round's broadcast) and uploaded (its update, further
 	// vectors and scalars) for its training.

@@ -20,6 +20,7 @@ const (
 	TableClients    Table = "clients"
 	TablePartitions Table = "partitions"
 	TablePoints     Table = "points"
+	TableAttacks    Table = "attacks"
 )
 
 // RoundRow is one row per point × round.
@@ -114,6 +115,45 @@ type ClientRow struct {
 	// Findings are the inspectors' findings about the client's update, as
 	// a JSON object by inspector name; empty without inspectors.
 	Findings string `parquet:"findings"`
+}
+
+// AttackRow is one row per point × attacked round × attacked client ×
+// attack method (sweep.AttackConfig): a label-recovery attack on the
+// client's update before aggregation, scored against the label counts of
+// the samples the client processed.
+type AttackRow struct {
+	Sweep     string `parquet:"sweep"`
+	Point     string `parquet:"point"`
+	Seed      int64  `parquet:"seed"`
+	Round     int32  `parquet:"round"`
+	Client    int32  `parquet:"client"`
+	Method    string `parquet:"method"`    // attack name (rlu, llg+, ...)
+	Algorithm string `parquet:"algorithm"` // the FL algorithm the update came from
+	// Modelled is false when the algorithm's local objective is outside
+	// the attacks' model (MOON, FedEBA+, PropFair): they read the update
+	// as FedAvg's. Heuristic marks an optimiser outside the method (Adam).
+	Modelled    bool    `parquet:"modelled"`
+	Heuristic   bool    `parquet:"heuristic"`
+	Model       string  `parquet:"model"`     // the net's key (architecture and shape)
+	Optimizer   string  `parquet:"optimizer"` // sgd | adam | adamw
+	Momentum    float64 `parquet:"momentum"`
+	Nesterov    bool    `parquet:"nesterov"`
+	LocalSteps  int32   `parquet:"local_steps"` // m
+	BatchSize   int32   `parquet:"batch_size"`  // |B|
+	Samples     int32   `parquet:"samples"`     // processed samples, the histograms' total
+	AuxPerClass int32   `parquet:"aux_per_class"`
+	// TrueCounts are the label counts of the samples the client processed;
+	// Counts the recovered ones (empty when the method did not apply).
+	TrueCounts []int32  `parquet:"true_counts,list"`
+	Counts     []int32  `parquet:"counts,list"`
+	CAcc       *float64 `parquet:"cacc,optional"` // class-level accuracy; null when not applicable
+	IAcc       *float64 `parquet:"iacc,optional"` // instance-level accuracy
+	// NotApplicable says why the method could not run (iDLG on a batch of
+	// more than one sample); empty when it ran.
+	NotApplicable string `parquet:"not_applicable"`
+	// TestAcc is the global test accuracy after the round, as in rounds
+	// (null when the round did not evaluate).
+	TestAcc *float64 `parquet:"test_acc,optional"`
 }
 
 // PartitionRow is one row per point × client.

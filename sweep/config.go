@@ -37,6 +37,9 @@ type Config struct {
 	// aggregation (the inspect phase; label-recovery attacks).
 	Inspect []Method      `json:"inspect,omitempty" yaml:"inspect"`
 	Metrics MetricsConfig `json:"metrics,omitzero" yaml:"metrics"`
+	// Attack runs label-recovery attacks in the inspect phase (the
+	// attacks table).
+	Attack AttackConfig `json:"attack,omitzero" yaml:"attack"`
 }
 
 // MetricsConfig chooses extra measurements. They never change the models a
@@ -259,6 +262,7 @@ func (c *Config) finish() {
 	}
 	c.finishPartition()
 	c.finishNorm()
+	c.Attack.finish()
 }
 
 // Canonical returns the canonical JSON encoding of c: struct fields in

@@ -164,6 +164,13 @@ func TestValidateErrors(t *testing.T) {
 		{"bad importance", "importance: loss", []string{"importance", "loss"}},
 		{"bad eval_every", "eval_every: 0", []string{"eval_every"}},
 		{"bad concurrency", "run: {concurrency: 0}", []string{"run.concurrency"}},
+		{"unknown attack", "attack: {methods: [rlu, dlg]}", []string{"attack.methods[1]", "dlg", "llg+"}},
+		{"attack twice", "attack: {methods: [rlu, rlu]}", []string{"attack.methods", "twice"}},
+		{"attack round", "attack: {methods: [rlu], rounds: [0, 500]}", []string{"attack.rounds[0] = 0", "attack.rounds[1] = 500"}},
+		{"attack clients", "attack: {methods: [rlu], clients: everyone}", []string{"attack.clients", "everyone", "selected"}},
+		{"attack aux", "attack: {methods: [rlu], aux_per_class: -1}", []string{"attack.aux_per_class = -1"}},
+		{"attack without methods", "attack: {rounds: [1]}", []string{"attack has no methods"}},
+		{"attack unknown field", "attack: {method: [rlu]}", []string{"method"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

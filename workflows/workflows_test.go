@@ -380,3 +380,68 @@ func TestUnknownAlgorithmFailsPlanning(t *testing.T) {
 	require.Equal(t, steps.ErrTypeInvalid, ae.Type())
 	require.Contains(t, ae.Error(), `algorithm.name = "scafold" is unknown`)
 }
+
+// TestAttacksMatchLocal: a sweep with an attack block through the
+// workflows, continuing as new every 2 rounds with two clients per
+// activity, writes the in-process run's attacks rows bit for bit, and its
+// models are those of the same sweep without attacks.
+func TestAttacksMatchLocal(t *testing.T) {
+	const base = `
+name: wfa
+dataset: {name: synthetic}
+partition: {scheme: dirichlet, clients: 8, alpha: 0.5}
+model: {arch: mlp, hidden: [16]}
+train: {lr: 0.1, batch_size: 16, local_steps: 3}
+rounds: 4
+clients_per_round: 3
+eval_every: 2
+seeds: [5]
+grid:
+  algorithm: [fedavg, scaffold]
+run: {continue_as_new_every: 2, clients_per_activity: 2}
+`
+	spec := base + "attack: {methods: [rlu, zlg+], rounds: [2, 3], aux_per_class: 10}\n"
+	ctx := context.Background()
+	attacks := func(eng *engine.Engine, points []string) []store.AttackRow {
+		var rows []store.AttackRow
+		sk, _ := store.SweepKeys("wfa")
+		for _, p := range points {
+			pk, _ := sk.Point(p)
+			r, err := store.ReadRows[store.AttackRow](ctx, eng.Store, pk.Compacted(store.TableAttacks))
+			require.NoError(t, err)
+			rows = append(rows, r...)
+		}
+		return rows
+	}
+	b := memblob.OpenBucket(nil)
+	defer b.Close()
+	local := engine.New(store.New(b), nil)
+	res, err := local.RunSweep(ctx, steps.PlanSweepInput{File: "wf.yaml", Spec: []byte(spec)}, nil)
+	require.NoError(t, err)
+	want := map[string]steps.PointResult{}
+	var ids []string
+	for _, r := range res {
+		want[r.Point] = r
+		ids = append(ids, r.Point)
+	}
+	plain := map[string]string{} // final model without attacks, by label
+	for _, r := range localResults(t, base) {
+		plain[r.ModelSHA256] = r.Point
+	}
+
+	env, eng := setup(t)
+	env.ExecuteWorkflow(workflows.SweepWorkflowName, workflows.SweepInput{File: "wf.yaml", Spec: []byte(spec)})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var out workflows.SweepResult
+	require.NoError(t, env.GetWorkflowResult(&out))
+	require.Len(t, out.Points, 2)
+	for _, p := range out.Points {
+		require.Equal(t, steps.StatusDone, p.Status, p.Error)
+		require.Equal(t, want[p.ID], *p.Result, "point %s through the workflows vs in-process", p.Label)
+		require.Contains(t, plain, p.Result.ModelSHA256, "point %s: the attacks changed the final model", p.Label)
+	}
+	got, wantRows := attacks(eng, ids), attacks(local, ids)
+	require.Len(t, wantRows, 2*2*3*2) // points × rounds × clients × methods
+	require.Equal(t, wantRows, got)
+}

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	_ "github.com/duckdb/duckdb-go/v2" // the duckdb database/sql driver
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/flsweep/flsweep/conf"
 	"github.com/flsweep/flsweep/store"
@@ -29,7 +30,7 @@ func queryCommand() *command {
 	var asJSON bool
 	return &command{
 		name: "query", args: "NAME[,NAME...] [SQL]",
-		summary: "query a sweep's Parquet tables with SQL (DuckDB); the tables are views named rounds, clients, partitions, points",
+		summary: "query a sweep's Parquet tables with SQL (DuckDB); the tables are views named rounds, clients, partitions, points, attacks",
 		flags:   func(fs *flag.FlagSet) { fs.BoolVar(&asJSON, "json", false, "print rows as JSON objects, one per line") },
 		run: func(ctx context.Context, g *globals, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
@@ -75,14 +76,31 @@ func querySweepTables(ctx context.Context, g *globals, name, q string, asJSON bo
 		return err
 	}
 	defer db.Close()
-	for _, t := range []store.Table{store.TableRounds, store.TableClients, store.TablePartitions, store.TablePoints} {
+	// attacks exists only in sweeps that attack: an empty file of its
+	// schema keeps the view (and queries over it) valid for the others.
+	empty, err := os.MkdirTemp("", "flsweep-schema-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(empty)
+	emptyAttacks := filepath.Join(empty, "attacks.parquet")
+	if err := writeEmpty[store.AttackRow](emptyAttacks); err != nil {
+		return err
+	}
+	for _, t := range []store.Table{store.TableRounds, store.TableClients, store.TablePartitions, store.TablePoints, store.TableAttacks} {
 		var globs []string
 		for _, n := range names {
 			glob := filepath.Join(root, "sweeps", n, "*", "metrics", string(t), "*.parquet")
 			if m, _ := filepath.Glob(glob); len(m) == 0 {
+				if t == store.TableAttacks {
+					continue
+				}
 				return fmt.Errorf("sweep %s has no %s table under %s; has it run? (`starter sweep status %s`)", n, t, root, n)
 			}
 			globs = append(globs, "'"+strings.ReplaceAll(glob, "'", "''")+"'")
+		}
+		if t == store.TableAttacks {
+			globs = append(globs, "'"+strings.ReplaceAll(emptyAttacks, "'", "''")+"'")
 		}
 		view := fmt.Sprintf("CREATE VIEW %s AS SELECT * FROM read_parquet([%s], union_by_name = true)", t, strings.Join(globs, ", "))
 		if _, err := db.ExecContext(ctx, view); err != nil {
@@ -174,4 +192,17 @@ func copyTables(ctx context.Context, blobURL, name, dir string) error {
 		}
 	}
 	return nil
+}
+
+// writeEmpty writes a Parquet file of T's schema with no rows.
+func writeEmpty[T any](path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := parquet.Write(f, []T{}); err != nil {
+		f.Close()
+		return fmt.Errorf("schema of %s: %w", path, err)
+	}
+	return f.Close()
 }

@@ -44,6 +44,29 @@ func TestQuerySeveralSweeps(t *testing.T) {
 	if want := "{\"n\":1,\"sweep\":\"one\"}\n{\"n\":2,\"sweep\":\"two\"}\n"; got != want {
 		t.Errorf("query over one,two printed %q; want %q", got, want)
 	}
+	// attacks: sweep two attacked, sweep one did not; the view spans both.
+	sk, _ := store.SweepKeys("two")
+	pk, _ := sk.Point("p0000000001")
+	iacc := 0.75
+	if err := store.WriteRows(ctx, st, pk.Compacted(store.TableAttacks), []store.AttackRow{
+		{Sweep: "two", Method: "rlu", IAcc: &iacc, TrueCounts: []int32{3, 1}, Counts: []int32{2, 2}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	g.out = &bytes.Buffer{}
+	if err := querySweepTables(ctx, g, "one,two", "SELECT sweep, method, iacc, counts[1] AS c1 FROM attacks", true); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := g.out.(*bytes.Buffer).String(), "{\"c1\":2,\"iacc\":0.75,\"method\":\"rlu\",\"sweep\":\"two\"}\n"; got != want {
+		t.Errorf("attacks over one,two printed %q; want %q", got, want)
+	}
+	g.out = &bytes.Buffer{}
+	if err := querySweepTables(ctx, g, "one", "SELECT count(*) AS n FROM attacks", true); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.out.(*bytes.Buffer).String(); got != "{\"n\":0}\n" {
+		t.Errorf("attacks of a sweep without attacks: %q; want an empty view", got)
+	}
 	err = querySweepTables(ctx, g, "one,three", "SELECT 1", true)
 	if err == nil || !strings.Contains(err.Error(), "sweep three has no rounds table") {
 		t.Errorf("query over a sweep that never ran: %v", err)
