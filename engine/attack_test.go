@@ -34,9 +34,9 @@ grid:
     - {name: moon, mu: 1}
 `
 
-// attackSpec is attackBase with attacks at rounds 1 and 2.
+// attackSpec is attackBase with attacks at rounds 2 and 3 (round 3 is where crashAndResume crashes).
 const attackSpec = attackBase + `
-attack: {methods: [rlu, llg+, idlg], rounds: [1, 2], aux_per_class: 20}
+attack: {methods: [rlu, llg+, idlg], rounds: [2, 3], aux_per_class: 20}
 `
 
 // TestAttacks: the attacks read the updates and change nothing (the
@@ -79,7 +79,7 @@ func TestAttacks(t *testing.T) {
 		var rlu, n float64
 		for _, a := range rows {
 			samples, ok := trained[[3]int32{idx[a.Point], a.Round, a.Client}]
-			if !ok || (a.Round != 1 && a.Round != 2) {
+			if !ok || (a.Round != 2 && a.Round != 3) {
 				t.Errorf("%s: attacked client %d in round %d, which did not train it or is not attacked", p.Label, a.Client, a.Round)
 			}
 			sum := int32(0)

@@ -281,7 +281,8 @@ func TestCrashAndResume(t *testing.T) {
 }
 
 // crashAndResume runs every point of spec step by step up to a crash in
-// round 3 (in training, after aggregating, after committing or in a query,
+// round 3 (in training, after aggregating, after committing, in a query or
+// while inspecting,
 // for successive points), resumes them all with a fresh engine on the same
 // store, and compares with want.
 func crashAndResume(t *testing.T, specText string, want snapshot, reg *methods.Registry) {
@@ -295,7 +296,7 @@ func crashAndResume(t *testing.T, specText string, want snapshot, reg *methods.R
 	if err != nil {
 		t.Fatal(err)
 	}
-	crashes := []string{steps.TrainClients.Name, steps.Aggregate.Name, steps.CommitRound.Name, steps.QueryClients.Name}
+	crashes := []string{steps.TrainClients.Name, steps.Aggregate.Name, steps.CommitRound.Name, steps.QueryClients.Name, steps.InspectUpdates.Name}
 	for i, p := range plan.Points {
 		runSteps(t, e, steps.PointRef{Sweep: plan.Name, Point: p.ID}, 3, crashes[i%len(crashes)])
 	}
