@@ -61,15 +61,19 @@ var (
 	_ Exposed = FedFV{}
 )
 
-func (FedAvg) Exposure(_ Client, up []float32) (Exposure, error)      { return plainExposure(0, up), nil }
-func (a FedProx) Exposure(_ Client, up []float32) (Exposure, error)   { return plainExposure(a.Mu, up), nil }
-func (FedNova) Exposure(_ Client, up []float32) (Exposure, error)     { return plainExposure(0, up), nil }
-func (FedEBA) Exposure(_ Client, up []float32) (Exposure, error)      { return plainExposure(0, up), nil }
-func (QFFL) Exposure(_ Client, up []float32) (Exposure, error)        { return plainExposure(0, up), nil }
-func (TERM) Exposure(_ Client, up []float32) (Exposure, error)        { return plainExposure(0, up), nil }
-func (AFL) Exposure(_ Client, up []float32) (Exposure, error)         { return plainExposure(0, up), nil }
-func (FedMGDAPlus) Exposure(_ Client, up []float32) (Exposure, error) { return plainExposure(0, up), nil }
-func (FedFV) Exposure(_ Client, up []float32) (Exposure, error)       { return plainExposure(0, up), nil }
+func (FedAvg) Exposure(_ Client, up []float32) (Exposure, error) { return plainExposure(0, up), nil }
+func (a FedProx) Exposure(_ Client, up []float32) (Exposure, error) {
+	return plainExposure(a.Mu, up), nil
+}
+func (FedNova) Exposure(_ Client, up []float32) (Exposure, error) { return plainExposure(0, up), nil }
+func (FedEBA) Exposure(_ Client, up []float32) (Exposure, error)  { return plainExposure(0, up), nil }
+func (QFFL) Exposure(_ Client, up []float32) (Exposure, error)    { return plainExposure(0, up), nil }
+func (TERM) Exposure(_ Client, up []float32) (Exposure, error)    { return plainExposure(0, up), nil }
+func (AFL) Exposure(_ Client, up []float32) (Exposure, error)     { return plainExposure(0, up), nil }
+func (FedMGDAPlus) Exposure(_ Client, up []float32) (Exposure, error) {
+	return plainExposure(0, up), nil
+}
+func (FedFV) Exposure(_ Client, up []float32) (Exposure, error) { return plainExposure(0, up), nil }
 
 // Exposure implements Exposed: the correction c − c_i, in the gradient or
 // after every step as the point's correction says.
