@@ -303,7 +303,8 @@ func numSteps(n int, hp Hyper) int {
 //     its first B entries a uniform random B-subset; with n ≤ B every
 //     batch is all positions in order and nothing is drawn.
 //   - Epochs: a full Fisher–Yates shuffle of the running permutation, then
-//     consecutive batches of B, the last one partial.
+//     consecutive batches of B, the last one partial. With hp.InOrder
+//     there is no shuffle and nothing is drawn: every epoch is 0..n−1.
 func forEachBatch(n int, hp Hyper, r *rand.Rand, fn func(batch []int) error) error {
 	order := make([]int, n)
 	for i := range order {
@@ -325,7 +326,7 @@ func forEachBatch(n int, hp Hyper, r *rand.Rand, fn func(batch []int) error) err
 		return nil
 	}
 	for range hp.LocalEpochs {
-		for i := n - 1; i > 0; i-- {
+		for i := n - 1; i > 0 && !hp.InOrder; i-- {
 			j := r.IntN(i + 1)
 			order[i], order[j] = order[j], order[i]
 		}
