@@ -85,7 +85,9 @@
 //   - E local epochs: every epoch shuffles the running permutation of
 //     ex.Idx (Fisher–Yates with r) and walks it in batches of B; the last
 //     partial batch is kept (PyTorch's drop_last=False). That is
-//     E·⌈n/B⌉ steps.
+//     E·⌈n/B⌉ steps. With Hyper.InOrder every epoch walks ex.Idx in its
+//     given order and draws nothing from r for the batches
+//     (shuffle=False, as FNR-FL's passes over the public set).
 //
 // In a step, the batch is drawn first, then the dropout masks (for nets with
 // dropout), mask by mask in layer order, unit by unit, each dropped when

@@ -48,6 +48,11 @@ type Hyper struct {
 	BatchSize   int     // B > 0
 	LocalSteps  int     // K: exactly one of LocalSteps and LocalEpochs is > 0
 	LocalEpochs int     // E
+	// InOrder makes every epoch walk ex.Idx in its given order instead of
+	// a fresh shuffle, so r is read only for dropout masks (a DataLoader
+	// with shuffle=False, as FNR-FL's passes over the public set). It
+	// needs LocalEpochs; with LocalSteps it is an error.
+	InOrder bool
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
@@ -87,6 +92,9 @@ func (h Hyper) Validate() error {
 			h.LocalSteps, h.LocalEpochs, ErrInvalid)
 	case h.LocalSteps == 0 && h.LocalEpochs == 0:
 		return fmt.Errorf("hyper.local_steps and hyper.local_epochs are both 0; set exactly one of them > 0: %w", ErrInvalid)
+	case h.InOrder && h.LocalSteps > 0:
+		return fmt.Errorf("hyper.in_order is set with hyper.local_steps = %d; it orders epochs only, so use hyper.local_epochs or drop it: %w",
+			h.LocalSteps, ErrInvalid)
 	}
 	switch h.Schedule {
 	case "", ScheduleConstant:

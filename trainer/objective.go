@@ -1,19 +1,23 @@
 package trainer
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Objective is what an FL algorithm changes in a client's local training:
 // the client half of an FL algorithm (package algorithm; docs/architecture.md, "Methods"). With w the trainable
 // parameters, w⁰ the weights Train starts from (the global model) and g the
 // gradient of the minibatch's mean cross-entropy, every step descends along
 //
-//	h = (1 − α)·∇[CE + ν·ℓ_con] + μ·(w − a) + v + α·g̃
+//	h = (1 − α)·∇CE + ν·∇ℓ_con + λ·∇J_B + μ·(w − a) + v + α·g̃
 //
 // that is, the gradient of the local objective
 //
-//	F(w) = (1 − α)·(CE(w) + ν·ℓ_con(w)) + μ/2·‖w − a‖² + ⟨v, w⟩ + α·⟨g̃, w⟩
+//	F(w) = (1 − α)·CE(w) + ν·ℓ_con(w) + λ·J_B(w) + μ/2·‖w − a‖² + ⟨v, w⟩ + α·⟨g̃, w⟩
 //
-// before the optimiser adds its weight decay and momentum. The zero
+// before the optimiser adds its weight decay and momentum; the embedding
+// terms ℓ_con and J_B are not scaled by 1 − α. The zero
 // Objective is the plain mean cross-entropy (FedAvg's local SGD). Each
 // paper's terms, and where they come from:
 //
@@ -27,13 +31,16 @@ import "fmt"
 //     h = (1 − α)·∇F_i(x; ξ) + α·g̃ with g̃ fixed for the whole call.
 //   - MOON (Li, He & Song, CVPR 2021, arXiv:2103.16257, Eq. (3)):
 //     Contrast(ν, τ, zg, zp): ν·ℓ_con on the embedding (op_embed.go).
+//   - FNR-FL's corrected variant (specs/fnrfl.md §1.6, our extension; the
+//     paper's J, Eq. (9), has zero gradient): FeatureNorm(λ, T):
+//     λ·J_B, pulling the batch's class-mean embedding norms toward T.
 //
 // Terms compose: set several fields for a combination no paper uses. Only
 // trainable parameters are affected: entries of Anchor, Linear and
 // AlignGrad at buffer positions (BatchNorm running statistics) are ignored.
 // Vectors are flat, in the net's layout (Net.Params), of length NumParams.
-// An Objective is read, never written, by Train, except State and
-// FirstStep.
+// An Objective is read, never written, by Train, except State, FirstStep
+// and FeatureNorm.Loss.
 type Objective struct {
 	Prox   float64   // μ ≥ 0 of the proximal term
 	Anchor []float32 // a; nil means the weights Train starts from
@@ -42,7 +49,8 @@ type Objective struct {
 	Align     float64   // α in [0, 1]
 	AlignGrad []float32 // g̃; needed when Align > 0
 
-	Contrast *Contrastive // MOON's term; nil means none
+	Contrast    *Contrastive        // MOON's term; nil means none
+	FeatureNorm *FeatureNormPenalty // FNR-FL's feature-norm penalty (our variant); nil means none
 
 	// AfterStep, if not nil, is subtracted after every optimiser step,
 	// scaled by the step's learning rate, from every entry of the weights,
@@ -85,6 +93,33 @@ type Contrastive struct {
 	Tau    float64   // temperature τ > 0 (0.5 in MOON and NIID-Bench)
 	Global []float32 // zg: len(ex.Idx)·L
 	Prev   []float32 // zp: len(ex.Idx)·L; nil in a client's first round, where ℓ_con = 0
+}
+
+// FeatureNormPenalty is this project's differentiable reading of FNR-FL's
+// feature-norm regulariser (specs/fnrfl.md §1.6, first bullet; §7 item 14).
+// It is ours, not the paper's: the paper's J (Eq. (9)) is a constant of the
+// weights, so its gradient is zero. For a minibatch B with labels y,
+//
+//	J_B(w) = Σ_{l ∈ L_B} ρ_l·(Ū_{B,l}(w) − T_l)²
+//	ρ_l = n_l/|B|,  Ū_{B,l}(w) = (1/n_l)·Σ_{i ∈ B, y_i = l} ‖z_i(w)‖₂
+//
+// where z_i is sample i's embedding (the input of the output layer, as
+// Trainer.Forward returns it), n_l the number of samples of class l in B
+// and L_B the labels present in B; classes whose target is NaN are left
+// out. The objective adds λ·J_B, whose gradient with respect to z_i is
+//
+//	λ·2ρ_l(Ū_{B,l} − T_l)/n_l · z_i/‖z_i‖ = λ·2(Ū_{B,l} − T_l)/|B| · z_i/‖z_i‖
+//
+// for y_i = l (taking ∂‖z‖/∂z = 0 at z = 0). It is added in the embedding
+// op's backward pass (op_embed.go), like MOON's term, so it needs a net
+// with hidden layers. λ = 0 trains exactly as a nil penalty.
+type FeatureNormPenalty struct {
+	Lambda  float64   // λ ≥ 0
+	Targets []float64 // T_l ≥ 0, one per class (len = Net.Classes()); NaN: no target for class l
+	// Loss, if not nil, receives Σ over the call's steps of λ·J_B (the
+	// penalty's share of the objective), for logging. MeanLoss stays the
+	// cross-entropy's.
+	Loss *float64
 }
 
 // OptState is an optimiser's state between Train calls, flat in the net's
@@ -175,7 +210,7 @@ func MOON(nu, tau float64, global, prev []float32) Objective {
 // plain reports whether o is the plain cross-entropy with a fresh optimiser.
 func (o *Objective) plain() bool {
 	return o.Prox == 0 && o.Linear == nil && o.Align == 0 && o.Contrast == nil && o.State == nil && o.AfterStep == nil &&
-		o.PropFair == nil && o.FirstStep == nil
+		o.PropFair == nil && o.FirstStep == nil && o.FeatureNorm == nil
 }
 
 // Validate checks o against the net and the number of training samples.
@@ -244,6 +279,22 @@ func (o *Objective) Validate(n *Net, samples int) error {
 		}
 		if err := checkFinite32("objective.contrast.prev", c.Prev); err != nil {
 			return err
+		}
+	}
+	if p := o.FeatureNorm; p != nil {
+		switch {
+		case n.embed < 0:
+			return fmt.Errorf("objective.feature_norm: net %s has no hidden embedding (its output layer reads the input); use a net with hidden layers: %w", n.key, ErrInvalid)
+		case !(p.Lambda >= 0) || !finite(p.Lambda):
+			return fmt.Errorf("objective.feature_norm.lambda = %v; λ must be a finite number ≥ 0: %w", p.Lambda, ErrInvalid)
+		case len(p.Targets) != n.classes:
+			return fmt.Errorf("objective.feature_norm.targets has %d values; want one per class, %d for net %s (NaN for a class without a target): %w",
+				len(p.Targets), n.classes, n.key, ErrInvalid)
+		}
+		for l, t := range p.Targets {
+			if !math.IsNaN(t) && !(t >= 0 && finite(t)) {
+				return fmt.Errorf("objective.feature_norm.targets[%d] = %v; a target norm must be a finite number ≥ 0, or NaN for none: %w", l, t, ErrInvalid)
+			}
 		}
 	}
 	if s := o.State; s != nil {

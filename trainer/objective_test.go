@@ -21,7 +21,7 @@ func randVec(r *rand.Rand, n int, sigma float64) []float32 {
 // objProbe evaluates an Objective's total F(w) and the gradient Train
 // descends along, in float64 graphs over one fixed batch (all of ex):
 //
-//	F(w) = (1 − α)·CE(w) + ν·ℓ_con(w) + μ/2·‖w − a‖² + ⟨v, w⟩ + α·⟨g̃, w⟩
+//	F(w) = (1 − α)·CE(w) + ν·ℓ_con(w) + λ·J_B(w) + μ/2·‖w − a‖² + ⟨v, w⟩ + α·⟨g̃, w⟩
 func objProbe(t *testing.T, n *Net, ex Examples, o *Objective, w0 []float32) (value func([]float64) float64, grad func([]float64) []float64) {
 	p := newGradProbe(t, n, ex, 5)
 	pos := make([]int, len(ex.Idx))
@@ -30,6 +30,7 @@ func objProbe(t *testing.T, n *Net, ex Examples, o *Objective, w0 []float32) (va
 	}
 	for _, s := range []*session[float64]{p.s, p.f} {
 		s.setContrast(o.Contrast, n.Embedding(), pos)
+		s.setFeatureNorm(o.FeatureNorm)
 		s.xent.scale = 1 - o.Align
 	}
 	value = func(w []float64) float64 {
@@ -37,6 +38,9 @@ func objProbe(t *testing.T, n *Net, ex Examples, o *Objective, w0 []float32) (va
 		f := (1-o.Align)*ce + objectiveValue(n, o, w, w0)
 		if o.Contrast != nil {
 			f += o.Contrast.Mu * p.f.con.loss
+		}
+		if o.FeatureNorm != nil && o.FeatureNorm.Lambda != 0 {
+			f += o.FeatureNorm.Lambda * p.f.fnorm.j
 		}
 		return f
 	}
@@ -56,8 +60,9 @@ func objProbe(t *testing.T, n *Net, ex Examples, o *Objective, w0 []float32) (va
 // TestObjectiveGradient checks every Objective term against central
 // differences of the objective it claims to minimise: FedProx's proximal
 // term, SCAFFOLD's correction as a linear term, FedDyn's linear and
-// quadratic terms, FedEBA+'s aligned gradient and MOON's contrastive loss
-// (through the embedding, into every layer below it). Tolerances as in
+// quadratic terms, FedEBA+'s aligned gradient, MOON's contrastive loss and
+// the feature-norm penalty (through the embedding, into every layer below
+// it). Tolerances as in
 // TestGradientFiniteDifferences.
 func TestObjectiveGradient(t *testing.T) {
 	const h = 1e-6
@@ -72,8 +77,12 @@ func TestObjectiveGradient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Targets around the embedding norms of this net at w0 (≈ 1), one class
+	// without a target.
+	targets := []float64{0.4, math.NaN(), 2, 1.1}
 	all := Objective{Prox: 0.2, Anchor: randVec(r, size, 0.2), Linear: prev, Align: 0.3, AlignGrad: gt,
-		Contrast: &Contrastive{Mu: 1.5, Tau: 0.7, Global: zg, Prev: zp}}
+		Contrast:    &Contrastive{Mu: 1.5, Tau: 0.7, Global: zg, Prev: zp},
+		FeatureNorm: &FeatureNormPenalty{Lambda: 0.8, Targets: targets}}
 	tests := []struct {
 		name string
 		obj  Objective
@@ -85,6 +94,7 @@ func TestObjectiveGradient(t *testing.T) {
 		{"fedeba+ aligned", Aligned(0.4, gt)},
 		{"moon", MOON(2, 0.5, zg, zp)},
 		{"moon first round", MOON(2, 0.5, zg, nil)},
+		{"fnr-fl feature norm", Objective{FeatureNorm: &FeatureNormPenalty{Lambda: 3, Targets: targets}}},
 		{"all terms", all},
 	}
 	for _, tt := range tests {
@@ -255,6 +265,14 @@ func TestObjectiveValidate(t *testing.T) {
 		{"moon tau 0", n, MOON(1, 0, make([]float32, 5*l), nil), "objective.contrast.tau"},
 		{"moon on logreg", logreg, MOON(1, 0.5, make([]float32, 5*logreg.Embedding()), nil), "no hidden embedding"},
 		{"state wrong length", n, Objective{State: &OptState{M: make([]float32, 3)}}, "objective.state"},
+		{"feature norm", n, Objective{FeatureNorm: &FeatureNormPenalty{Lambda: 1, Targets: []float64{1, math.NaN(), 0}}}, ""},
+		{"feature norm lambda 0", n, Objective{FeatureNorm: &FeatureNormPenalty{Targets: []float64{1, 2, 3}}}, ""},
+		{"feature norm negative lambda", n, Objective{FeatureNorm: &FeatureNormPenalty{Lambda: -1, Targets: []float64{1, 2, 3}}}, "objective.feature_norm.lambda"},
+		{"feature norm NaN lambda", n, Objective{FeatureNorm: &FeatureNormPenalty{Lambda: math.NaN(), Targets: []float64{1, 2, 3}}}, "objective.feature_norm.lambda"},
+		{"feature norm short targets", n, Objective{FeatureNorm: &FeatureNormPenalty{Lambda: 1, Targets: []float64{1, 2}}}, "objective.feature_norm.targets"},
+		{"feature norm Inf target", n, Objective{FeatureNorm: &FeatureNormPenalty{Lambda: 1, Targets: []float64{1, math.Inf(1), 3}}}, "objective.feature_norm.targets[1]"},
+		{"feature norm negative target", n, Objective{FeatureNorm: &FeatureNormPenalty{Lambda: 1, Targets: []float64{1, 2, -3}}}, "objective.feature_norm.targets[2]"},
+		{"feature norm on logreg", logreg, Objective{FeatureNorm: &FeatureNormPenalty{Lambda: 1, Targets: []float64{1, 2, 3}}}, "objective.feature_norm"},
 		{"propfair", n, Objective{PropFair: &PropFairLoss{M: 0.2, Thres: 0.2}}, ""},
 		{"propfair M 0", n, Objective{PropFair: &PropFairLoss{M: 0, Thres: 0.2}}, "objective.propfair.M"},
 		{"propfair thres 0", n, Objective{PropFair: &PropFairLoss{M: 2, Thres: 0}}, ""},

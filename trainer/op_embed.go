@@ -25,11 +25,16 @@ import (
 // the objective adds ν·(1/B)·Σ_i ℓ_i, so dz_i gains ν/B·∂ℓ_i/∂z_i. Without a
 // previous model (a client's first round) MOON's logits are [sim(z, zg)/τ]
 // alone and ℓ_i = 0.
+//
+// The backward pass also adds the feature-norm penalty λ·J_B of
+// FeatureNormPenalty (our differentiable reading of FNR-FL's regulariser,
+// specs/fnrfl.md §1.6): see featNorm.apply.
 type embedOp[T float] struct {
 	opBase
 	l    int
 	dims int // of the input: 2, or 4 when it flattens [B, C, H, W] (torch.flatten(x, 1))
 	con  *contrast[T]
+	fn   *featNorm[T]
 	y    outBuf[T]
 }
 
@@ -66,6 +71,9 @@ func (op *embedOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	copy(y, x)
 	if op.con != nil && op.con.on {
 		op.con.loss = op.con.apply(x, nil, op.l)
+	}
+	if op.fn != nil && op.fn.on {
+		op.fn.j = op.fn.apply(x, nil, op.l)
 	}
 	return t, nil
 }
@@ -125,6 +133,68 @@ func (c *contrast[T]) apply(z, dz []T, l int) float64 {
 	return total / float64(batch)
 }
 
+// featNorm holds the feature-norm penalty's constants and scratch space,
+// set by the session before every step, and J_B of the last forward pass.
+type featNorm[T float] struct {
+	on     bool
+	lambda float64
+	target []float64 // T_l, one per class; NaN: class l has no target
+	y      []T       // the batch's float-coded labels (the session's label tensor)
+	count  []int     // n_l of the batch, per class
+	mean   []float64 // Ū_{B,l}, per class
+	norm   []float64 // ‖z_i‖ per row
+	j      float64
+}
+
+// apply returns the penalty of the batch z ([B, L]) with labels f.y,
+//
+//	J_B = Σ_{l ∈ L_B, T_l not NaN} ρ_l·(Ū_{B,l} − T_l)²,  ρ_l = n_l/B,  Ū_{B,l} = (1/n_l)·Σ_{y_i = l} ‖z_i‖₂
+//
+// and, if dz is not nil, adds λ·∂J_B/∂z_i = λ·2(Ū_{B,l} − T_l)/B · z_i/‖z_i‖
+// to it for every row i of class l (nothing where z_i = 0). It returns J_B,
+// not λ·J_B. Sums run in float64.
+func (f *featNorm[T]) apply(z, dz []T, l int) float64 {
+	batch := len(z) / l
+	clear(f.count)
+	clear(f.mean)
+	for i := range batch {
+		var zz float64
+		for _, v := range z[i*l : (i+1)*l] {
+			zz += float64(v) * float64(v)
+		}
+		c := int(f.y[i])
+		f.norm[i] = math.Sqrt(zz)
+		f.count[c]++
+		f.mean[c] += f.norm[i]
+	}
+	var j float64
+	for c, k := range f.count {
+		if k == 0 {
+			continue
+		}
+		f.mean[c] /= float64(k)
+		if t := f.target[c]; !math.IsNaN(t) {
+			d := f.mean[c] - t
+			j += float64(k) / float64(batch) * d * d
+		}
+	}
+	if dz == nil {
+		return j
+	}
+	for i := range batch {
+		c := int(f.y[i])
+		if math.IsNaN(f.target[c]) || f.norm[i] == 0 {
+			continue
+		}
+		k := f.lambda * 2 * (f.mean[c] - f.target[c]) / float64(batch) / f.norm[i]
+		zi, out := z[i*l:(i+1)*l], dz[i*l:(i+1)*l]
+		for q := range out {
+			out[q] += T(k * float64(zi[q]))
+		}
+	}
+	return j
+}
+
 // cosEps is torch.nn.CosineSimilarity's default eps.
 const cosEps = 1e-8
 
@@ -165,6 +235,9 @@ func (op *embedDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	copy(dx, dy)
 	if c := op.fwd.con; c != nil && c.on {
 		c.apply(z, dx, op.fwd.l)
+	}
+	if f := op.fwd.fn; f != nil && f.on {
+		f.apply(z, dx, op.fwd.l)
 	}
 	return t, nil
 }

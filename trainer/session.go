@@ -42,6 +42,7 @@ type session[T float] struct {
 	xent  *xentOp[T]
 	embed *embedOp[T] // nil for logreg
 	con   contrast[T] // MOON's constants and batch rows (training graphs)
+	fnorm featNorm[T] // the feature-norm penalty's constants (training graphs)
 	ws    workspace[T]
 	opt   optState[T]
 }
@@ -196,7 +197,12 @@ func buildSession[T float](n *Net, batch int, train, grad bool) (s *session[T], 
 		case layerAdd:
 			out, err = G.ApplyOp(&addOp[T]{name: l.name}, h, input(l.src2))
 		case layerEmbed:
-			s.embed = &embedOp[T]{l: l.in.size(), dims: dims(l), con: &s.con}
+			s.embed = &embedOp[T]{l: l.in.size(), dims: dims(l), con: &s.con, fn: &s.fnorm}
+			s.fnorm.y = s.y
+			s.fnorm.count = make([]int, n.classes)
+			s.fnorm.mean = make([]float64, n.classes)
+			s.fnorm.target = make([]float64, n.classes)
+			s.fnorm.norm = make([]float64, batch)
 			out, err = G.ApplyOp(s.embed, h)
 		}
 		if err != nil {
@@ -302,6 +308,17 @@ func (s *session[T]) setContrast(c *Contrastive, l int, pos []int) {
 	}
 	rows(&s.con.zg, c.Global)
 	rows(&s.con.zp, c.Prev)
+}
+
+// setFeatureNorm turns the feature-norm penalty on with p's λ and targets,
+// or off when p is nil or λ = 0 (so that λ = 0 trains exactly as nil).
+func (s *session[T]) setFeatureNorm(p *FeatureNormPenalty) {
+	if p == nil || p.Lambda == 0 || s.embed == nil {
+		s.fnorm.on = false
+		return
+	}
+	s.fnorm.on, s.fnorm.lambda = true, p.Lambda
+	copy(s.fnorm.target, p.Targets)
 }
 
 // drawMasks fills the dropout masks for one step: each unit is dropped with

@@ -144,9 +144,9 @@ func (t *Trainer) Train(ctx context.Context, n *Net, w []float32, ex Examples, h
 }
 
 // TrainObjective is Train with the local objective obj of an FL algorithm
-// (FedProx, SCAFFOLD, FedDyn, FedEBA+, MOON; see Objective). obj's vectors
-// are read during the call and must not change meanwhile; obj.State, if not
-// nil, is updated on success.
+// (FedProx, SCAFFOLD, FedDyn, FedEBA+, MOON, FNR-FL; see Objective).
+// obj's vectors are read during the call and must not change meanwhile;
+// obj.State and obj.FeatureNorm.Loss, if not nil, are written on success.
 func (t *Trainer) TrainObjective(ctx context.Context, n *Net, w []float32, ex Examples, hp Hyper, obj Objective, r *rand.Rand, progress func(Progress)) (TrainResult, error) {
 	var res TrainResult
 	if err := checkModel(n, w); err != nil {
@@ -187,7 +187,7 @@ func (t *Trainer) TrainObjective(ctx context.Context, n *Net, w []float32, ex Ex
 	batchIdx := make([]int, 0, min(hp.BatchSize, len(ex.Idx)))
 	res.LabelCounts = make([]int, n.Classes())
 
-	var lossSum float64
+	var lossSum, penaltySum float64
 	step := func(pos []int) error {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("train: before step %d of %d: %w", res.Steps+1, total, err)
@@ -207,6 +207,7 @@ func (t *Trainer) TrainObjective(ctx context.Context, n *Net, w []float32, ex Ex
 		s.setBatch(ex, batchIdx)
 		s.drawMasks(r)
 		s.setContrast(obj.Contrast, n.Embedding(), pos)
+		s.setFeatureNorm(obj.FeatureNorm)
 		s.xent.scale, s.xent.propFair = 1-obj.Align, obj.PropFair
 		lr := hp.lrAt(res.Steps, total)
 		s.fuse.on, s.fuse.eta = fuse, float32(lr)
@@ -240,6 +241,9 @@ func (t *Trainer) TrainObjective(ctx context.Context, n *Net, w []float32, ex Ex
 		res.Samples += len(pos)
 		res.LRSum += lr
 		lossSum += loss
+		if s.fnorm.on {
+			penaltySum += s.fnorm.lambda * s.fnorm.j
+		}
 		if progress != nil {
 			progress(Progress{Step: res.Steps, Steps: total, Loss: loss})
 		}
@@ -258,6 +262,9 @@ func (t *Trainer) TrainObjective(ctx context.Context, n *Net, w []float32, ex Ex
 	storeWeights(l.cur, w)
 	if obj.State != nil {
 		l.cur.opt.save(obj.State)
+	}
+	if fp := obj.FeatureNorm; fp != nil && fp.Loss != nil {
+		*fp.Loss = penaltySum
 	}
 	res.MeanLoss = lossSum / float64(res.Steps)
 	return res, nil
@@ -296,7 +303,8 @@ func numSteps(n int, hp Hyper) int {
 //     its first B entries a uniform random B-subset; with n ≤ B every
 //     batch is all positions in order and nothing is drawn.
 //   - Epochs: a full Fisher–Yates shuffle of the running permutation, then
-//     consecutive batches of B, the last one partial.
+//     consecutive batches of B, the last one partial. With hp.InOrder
+//     there is no shuffle and nothing is drawn: every epoch is 0..n−1.
 func forEachBatch(n int, hp Hyper, r *rand.Rand, fn func(batch []int) error) error {
 	order := make([]int, n)
 	for i := range order {
@@ -318,7 +326,7 @@ func forEachBatch(n int, hp Hyper, r *rand.Rand, fn func(batch []int) error) err
 		return nil
 	}
 	for range hp.LocalEpochs {
-		for i := n - 1; i > 0; i-- {
+		for i := n - 1; i > 0 && !hp.InOrder; i-- {
 			j := r.IntN(i + 1)
 			order[i], order[j] = order[j], order[i]
 		}
@@ -373,6 +381,7 @@ func (t *Trainer) Gradient(ctx context.Context, n *Net, w []float32, ex Examples
 		s.keepAll()
 		s.fuse.on = false
 		s.setContrast(nil, 0, nil)
+		s.setFeatureNorm(nil)
 		s.xent.scale, s.xent.propFair = 1, nil
 		if err := s.run(); err != nil {
 			return 0, fmt.Errorf("gradient: %w", err)
