@@ -128,6 +128,18 @@ func makePartition(c sweep.Config, ds *dataset.Dataset) (partition.Partition, er
 	labels := ds.Train.Y
 	var p partition.Partition
 	var err error
+	// The server's public set is drawn first; the scheme then splits the
+	// rest (pool), and its lists are lifted back to train indices.
+	var pool []int
+	if pc.PublicPerClass > 0 {
+		if p.Public, pool, err = partition.Reserve(labels, ds.Classes, pc.PublicPerClass, r); err != nil {
+			return partition.Partition{}, fmt.Errorf("partition.public_per_class = %d of %s: %w", pc.PublicPerClass, ds.Name, err)
+		}
+		labels = make([]uint8, len(pool))
+		for i, k := range pool {
+			labels[i] = ds.Train.Y[k]
+		}
+	}
 	switch pc.Scheme {
 	case sweep.SchemeIID:
 		p.Train, err = partition.IID(len(labels), pc.Clients, r)
@@ -174,6 +186,10 @@ func makePartition(c sweep.Config, ds *dataset.Dataset) (partition.Partition, er
 	}
 	if err != nil {
 		return partition.Partition{}, fmt.Errorf("partition (%s, %d clients of %s): %w", pc.Scheme, pc.Clients, ds.Name, err)
+	}
+	if pool != nil {
+		partition.Lift(p.Train, pool)
+		labels = ds.Train.Y
 	}
 	switch pc.Test {
 	case sweep.TestCosplit, sweep.TestNatural:

@@ -36,6 +36,9 @@ type Partition struct {
 	// Group[k] is client k's group: HiCS-FL's α-group (see Groups). Group
 	// is nil when the scheme has no groups.
 	Group []int
+	// Public holds the server's public set, indices into the train split
+	// that no client holds (see Reserve); nil without one.
+	Public []int
 }
 
 // mustRand panics if r is nil: the stream is a required argument, and a nil

@@ -107,6 +107,10 @@ type PartitionConfig struct {
 	Noise           float64   `json:"noise,omitempty" yaml:"noise"`                         // feature noise σ (any scheme): client k gets σ·k/(n-1)
 	Test            string    `json:"test" yaml:"test"`                                     // split | holdout | cosplit (hics) | natural (natural)
 	TestFraction    float64   `json:"test_fraction" yaml:"test_fraction"`
+	// PublicPerClass reserves a public set for the server before the split:
+	// this many training samples of every class, drawn first (stratified),
+	// held by no client (FNR-FL's D_public). 0: none.
+	PublicPerClass int `json:"public_per_class,omitempty" yaml:"public_per_class"`
 }
 
 // ModelConfig names the architecture: logreg, mlp, cnn-hics,

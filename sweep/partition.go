@@ -256,6 +256,12 @@ func (c Config) validatePartition() []error {
 			bad("partition.clients = %d but dataset %s has users = %d; set partition.clients: %d", p.Clients, c.Dataset.Name, c.Dataset.Users, c.Dataset.Users)
 		}
 	}
+	switch {
+	case p.PublicPerClass < 0 || p.PublicPerClass > 10000:
+		bad("partition.public_per_class = %d; use 1 to 10000 training samples per class for the server's public set (FNR-FL: 100), or 0 for none", p.PublicPerClass)
+	case p.PublicPerClass > 0 && p.Scheme == SchemeNatural:
+		bad("partition.public_per_class needs a scheme that splits the train split; scheme natural takes the dataset's own clients: remove it")
+	}
 	if err := checkFinite("partition.noise", p.Noise); err != nil {
 		errs = append(errs, err)
 	} else if p.Noise < 0 {
