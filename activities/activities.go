@@ -46,6 +46,7 @@ func (a *Activities) Register(r Registrar) {
 	register(r, steps.Broadcast, a.Broadcast)
 	register(r, steps.TrainClients, a.TrainClients)
 	register(r, steps.InspectUpdates, a.InspectUpdates)
+	register(r, steps.RefineUpdates, a.RefineUpdates)
 	register(r, steps.Aggregate, a.Aggregate)
 	register(r, steps.Evaluate, a.Evaluate)
 	register(r, steps.CommitRound, a.CommitRound)
@@ -118,6 +119,11 @@ func (p *progress) details() []any {
 // InspectUpdates runs the inspectors over a chunk of a round's updates.
 func (a *Activities) InspectUpdates(ctx context.Context, in steps.InspectInput) ([]steps.Finding, error) {
 	return heartbeating(ctx, a.every(), func() ([]steps.Finding, error) { return a.Engine.InspectUpdates(ctx, in) })
+}
+
+// RefineUpdates runs the algorithm's refine phase over a round's updates.
+func (a *Activities) RefineUpdates(ctx context.Context, in steps.RefineInput) (steps.RefineOutput, error) {
+	return heartbeating(ctx, a.every(), func() (steps.RefineOutput, error) { return a.Engine.RefineUpdates(ctx, in) })
 }
 
 // Aggregate builds a round's new global model and server state.

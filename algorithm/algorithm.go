@@ -13,7 +13,9 @@
 // paper cited: fedavg.go (FedAvg and FedProx), scaffold.go, feddyn.go,
 // moon.go, fednova.go, feddc.go; the fairness methods fedeba.go (FedEBA,
 // FedEBA+, Prac-FedEBA+), qffl.go, term.go, afl.go, fedmgda.go (whose QP
-// solver is package qp's SimplexBox), propfair.go and fedfv.go.
+// solver is package qp's SimplexBox), propfair.go and fedfv.go; FNR-FL,
+// with its refine phase (Refiner), in fnrfl.go. exposure.go says what a
+// curious server knows of each client's round (Exposed, for the attacks).
 //
 // # Aggregation weights
 //
@@ -315,4 +317,63 @@ type BroadcastRound struct {
 type Broadcast struct {
 	Query  *fl.Query
 	Vector []float32
+}
+
+// A Refiner is an algorithm with a refine phase (FNR-FL): after the round's
+// clients trained and before aggregation, its server scores their local
+// models on its public data and trains some of them further there; the
+// refined models' updates replace the uploaded ones in the aggregation.
+type Refiner interface {
+	// PublicFrom says where the public data comes from: PublicTrain (the
+	// partition's reserved public set) or PublicTest (the test split: a
+	// leak, for diagnostics only).
+	PublicFrom() string
+	Refine(ctx context.Context, r Refinement) (Refined, error)
+}
+
+// Where a Refiner's public data comes from.
+const (
+	PublicTrain = "train"
+	PublicTest  = "test"
+)
+
+// Refinement is one round's refine phase as a Refiner sees it.
+type Refinement struct {
+	Round   int
+	Global  []float32
+	Clients []int       // the round's trained clients, in selection order
+	Local   [][]float32 // their local models θ^t + Δ_k, in Clients order; read only
+	Public  Public
+	Net     *trainer.Net
+	Hyper   trainer.Hyper // the round's local hyperparameters
+}
+
+// Public is the server's public data, bound to the trainer. Its samples are
+// clean (no client's feature noise) and in a fixed order.
+type Public interface {
+	Len() int
+	Classes() int
+	Labels() []uint8 // in the set's order
+	// Forward returns the embeddings of the public samples under w (eval
+	// mode), Len rows of Net.Embedding() values, and whether w predicts
+	// each one's label.
+	Forward(w []float32) (emb []float32, correct []bool, err error)
+	// Train trains w in place on the public set with hp and obj, drawing
+	// (dropout) from client k's refine stream of the round.
+	Train(k int, w []float32, hp trainer.Hyper, obj trainer.Objective) (trainer.TrainResult, error)
+}
+
+// Refined is a Refiner's result.
+type Refined struct {
+	// Weights are the refined local models, by client.
+	Weights map[int][]float32
+	// PublicAcc is each client's accuracy on the public set, in
+	// Refinement.Clients order.
+	PublicAcc []float64
+	// Penalty is the refinement's regulariser summed over its steps.
+	Penalty float64
+	// Samples counts the samples passed through models (forward, and
+	// backward when training); Up and Down the values exchanged with
+	// clients beyond the upload of their models.
+	Samples, Up, Down int64
 }

@@ -82,6 +82,11 @@ func (e *Engine) Aggregate(ctx context.Context, in steps.AggregateInput) (steps.
 		if err != nil {
 			return steps.AggregateOutput{}, err
 		}
+		if _, ok := slices.BinarySearch(in.Refined, k); ok {
+			if u.delta, err = e.loadRefined(ctx, env, in.Round, k); err != nil {
+				return steps.AggregateOutput{}, err
+			}
+		}
 		if deltas != nil {
 			deltas[k] = u.delta
 		}

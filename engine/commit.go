@@ -183,6 +183,13 @@ func (env *pointEnv) rows(in steps.CommitInput, per *ClientEvals) ([]store.Round
 			rr.AggEntropy = ptr(h)
 		}
 	}
+	if rf := in.Refine; rf != nil {
+		rr.Refined, rr.RefineSamples, rr.RefinePenalty, rr.PublicLeak = ptr(int32(len(rf.Refined))), ptr(rf.Samples), ptr(rf.Penalty), rf.Leak
+		for _, c := range rf.Clients {
+			cr := row(c.Client)
+			cr.PublicAcc, cr.Refined = ptr(c.PublicAcc), ptr(c.Refined)
+		}
+	}
 	if err := recordFindings(row, in.Findings); err != nil {
 		return nil, nil, err
 	}
@@ -254,6 +261,15 @@ func (env *pointEnv) communication(in steps.CommitInput) comm {
 	c.trips = int32(in.Queries) // the broadcast travels with the training request
 	if len(in.Clients) > 0 {
 		c.trips++
+	}
+	if rf := in.Refine; rf != nil {
+		// FNR-FL's two-phase upload: the scores first, then Δ_j to the
+		// refined clients and every model (counted with the updates).
+		c.up += rf.Up
+		c.down += rf.Down
+		if len(rf.Refined) > 0 {
+			c.trips++
+		}
 	}
 	asked := map[int]bool{}
 	for _, a := range in.Answers {

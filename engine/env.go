@@ -58,7 +58,8 @@ type inspector struct {
 // phases returns the optional phases the point's methods use.
 func (m pointMethods) phases() steps.Phases {
 	_, broadcasts := m.alg.(algorithm.Broadcaster)
-	return steps.Phases{Broadcast: broadcasts, Inspect: len(m.inspectors) > 0 || m.attacks}
+	_, refines := m.alg.(algorithm.Refiner)
+	return steps.Phases{Broadcast: broadcasts, Inspect: len(m.inspectors) > 0 || m.attacks, Refine: refines}
 }
 
 // buildMethods builds c's sampler, rule, algorithm and inspectors, checks

@@ -45,6 +45,7 @@ func (e *Engine) handlers() map[string]handler {
 			return e.TrainClients(ctx, in, nil)
 		}),
 		steps.InspectUpdates.Name: bind(steps.InspectUpdates, e.InspectUpdates),
+		steps.RefineUpdates.Name:  bind(steps.RefineUpdates, e.RefineUpdates),
 		steps.Aggregate.Name:      bind(steps.Aggregate, e.Aggregate),
 		steps.Evaluate.Name:       bind(steps.Evaluate, e.Evaluate),
 		steps.CommitRound.Name:    bind(steps.CommitRound, e.CommitRound),

@@ -17,9 +17,10 @@ const (
 	PurposeSample                       // choosing a round's clients
 	PurposeTrain                        // a client's minibatch order and dropout masks
 	PurposeAttack                       // the attacker's auxiliary set and its methods' draws
+	PurposeRefine                       // a refine phase's training on the server's public data
 )
 
-var purposeNames = [...]string{"", "init", "partition", "sample", "train", "attack"}
+var purposeNames = [...]string{"", "init", "partition", "sample", "train", "attack", "refine"}
 
 func (p Purpose) String() string {
 	if int(p) < len(purposeNames) && p != 0 {

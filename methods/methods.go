@@ -83,6 +83,7 @@ func Builtin() *Registry {
 	r.AddAlgorithm("term", algorithm.NewTERM)
 	r.AddAlgorithm("afl", algorithm.NewAFL)
 	r.AddAlgorithm("fedmgda+", algorithm.NewFedMGDAPlus)
+	r.AddAlgorithm("fnrfl", algorithm.NewFNRFL)
 	r.AddInspector("noop", newNoop)
 	return r
 }

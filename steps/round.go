@@ -30,6 +30,7 @@ type RoundInput struct {
 //	broadcast Broadcast: the algorithm's vector for the round (it may ask too)
 //	train     TrainClients fans out over the selected clients, in chunks
 //	inspect   InspectUpdates fans out over the updates (inspectors, attacks)
+//	refine    RefineUpdates: the algorithm's server refines some updates (FNR-FL)
 //	aggregate Aggregate: the new global model and server state
 //	evaluate  Evaluate, when the round is due
 //	commit    CommitRound: the round's rows, then its manifest
@@ -61,8 +62,21 @@ func Round(x Exec, in RoundInput) (RoundSummary, error) {
 			return RoundSummary{}, err
 		}
 	}
+	var refined *RefineOutput
+	if in.Phases.Refine && len(sel.Clients) > 0 {
+		x.Status(fmt.Sprintf("round %d: refining", in.Round))
+		out, err := Call(x, RefineUpdates, RefineInput{RoundRef: in.RoundRef, Selection: sel, Clients: sums})
+		if err != nil {
+			return RoundSummary{}, err
+		}
+		refined = &out
+	}
 	x.Status(fmt.Sprintf("round %d: aggregating", in.Round))
-	model, err := Call(x, Aggregate, AggregateInput{RoundRef: in.RoundRef, Selection: sel, Clients: sums, Answers: r.answers})
+	agg := AggregateInput{RoundRef: in.RoundRef, Selection: sel, Clients: sums, Answers: r.answers}
+	if refined != nil {
+		agg.Refined = refined.Refined
+	}
+	model, err := Call(x, Aggregate, agg)
 	if err != nil {
 		return RoundSummary{}, err
 	}
@@ -77,7 +91,7 @@ func Round(x Exec, in RoundInput) (RoundSummary, error) {
 	}
 	sum, err := Call(x, CommitRound, CommitInput{
 		RoundRef: in.RoundRef, Selection: sel, Clients: sums, Answers: r.answers, Queries: r.queries,
-		Broadcast: sent, Findings: findings, Model: model, Eval: ev, KeepUpdates: in.KeepUpdates,
+		Broadcast: sent, Findings: findings, Refine: refined, Model: model, Eval: ev, KeepUpdates: in.KeepUpdates,
 	})
 	if err != nil {
 		return RoundSummary{}, err

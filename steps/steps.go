@@ -37,6 +37,7 @@ var (
 	Broadcast      = Step[BroadcastInput, BroadcastOutput]{Info{"Broadcast", Worker, 10 * time.Minute, 10}}
 	TrainClients   = Step[TrainInput, []fl.ClientSummary]{Info{"TrainClients", Worker, time.Hour, 5}}
 	InspectUpdates = Step[InspectInput, []Finding]{Info{"InspectUpdates", Worker, 30 * time.Minute, 5}}
+	RefineUpdates  = Step[RefineInput, RefineOutput]{Info{"RefineUpdates", Worker, time.Hour, 5}}
 	Aggregate      = Step[AggregateInput, AggregateOutput]{Info{"Aggregate", Worker, 10 * time.Minute, 10}}
 	Evaluate       = Step[RoundRef, EvalSummary]{Info{"Evaluate", Worker, 30 * time.Minute, 5}}
 	CommitRound    = Step[CommitInput, RoundSummary]{Info{"CommitRound", Server, time.Minute, 5}}
@@ -47,7 +48,7 @@ var (
 var All = []Info{
 	PlanSweep.Info, PreparePoint.Info, FinishPoint.Info,
 	SelectClients.Info, QueryClients.Info, Broadcast.Info, TrainClients.Info,
-	InspectUpdates.Info, Aggregate.Info, Evaluate.Info, CommitRound.Info,
+	InspectUpdates.Info, RefineUpdates.Info, Aggregate.Info, Evaluate.Info, CommitRound.Info,
 }
 
 // PlanSweepInput carries the spec as the user wrote it; the activity parses
@@ -94,6 +95,7 @@ type PointRef struct {
 type Phases struct {
 	Broadcast bool `json:"broadcast,omitempty"` // the algorithm computes a vector for the round's clients
 	Inspect   bool `json:"inspect,omitempty"`   // inspectors look at the updates before aggregation
+	Refine    bool `json:"refine,omitempty"`    // the algorithm's server refines some updates before aggregation
 }
 
 // PrepareOutput is a point's state when its workflow (re)starts.
@@ -198,6 +200,45 @@ type AggregateInput struct {
 	Selection fl.Selection       `json:"selection"`
 	Clients   []fl.ClientSummary `json:"clients"` // in Selection.Clients order
 	Answers   []fl.Answer        `json:"answers,omitempty"`
+	// Refined lists the clients whose refined update (the refine phase's)
+	// is aggregated in place of the one they uploaded.
+	Refined []int `json:"refined,omitempty"`
+}
+
+// RefineInput asks the algorithm's server to refine round Round's updates
+// before aggregation (FNR-FL).
+type RefineInput struct {
+	RoundRef
+	Selection fl.Selection       `json:"selection"`
+	Clients   []fl.ClientSummary `json:"clients"` // in Selection.Clients order
+}
+
+// RefineOutput is the refine phase's decision: the clients whose updates it
+// replaced (their refined updates are in blob storage), what it measured
+// per client, and the phase's traffic and work.
+type RefineOutput struct {
+	Refined []int `json:"refined,omitempty"`
+	// Clients are per-client values in Selection.Clients order: FNR-FL's
+	// accuracy A_i on the public set.
+	Clients []RefinedClient `json:"clients,omitempty"`
+	// Down and Up count the values the phase sent to and received from
+	// clients; Samples the samples it passed forward (and, when training,
+	// backward) through models.
+	Down    int64 `json:"down,omitempty"`
+	Up      int64 `json:"up,omitempty"`
+	Samples int64 `json:"samples,omitempty"`
+	// Penalty is the refinement's regularisation term summed over its
+	// steps (FNR-FL's λ·J; in the paper's form it changes no weight).
+	Penalty float64 `json:"penalty,omitempty"`
+	// Leak is set when the server's "public" data was the test split.
+	Leak bool `json:"leak,omitempty"`
+}
+
+// RefinedClient is what the refine phase measured on one client.
+type RefinedClient struct {
+	Client    int     `json:"client"`
+	PublicAcc float64 `json:"public_acc"`
+	Refined   bool    `json:"refined,omitempty"`
 }
 
 // AggregateOutput identifies the new global model. Superseded lists, per
@@ -248,6 +289,7 @@ type CommitInput struct {
 	Queries     int                `json:"queries,omitempty"`   // query fan-outs in the round
 	Broadcast   bool               `json:"broadcast,omitempty"` // a broadcast vector was sent
 	Findings    []Finding          `json:"findings,omitempty"`
+	Refine      *RefineOutput      `json:"refine,omitempty"`
 	Model       AggregateOutput    `json:"model"`
 	Eval        *EvalSummary       `json:"eval,omitempty"`
 	KeepUpdates bool               `json:"keep_updates,omitempty"`

@@ -53,9 +53,19 @@ type RoundRow struct {
 	AggEntropy *float64 `parquet:"agg_entropy,optional"`
 	FairAngle  *float64 `parquet:"fair_angle,optional"`
 	Aligned    *bool    `parquet:"aligned,optional"`
-	Evaluated  bool     `parquet:"evaluated"`
-	TestLoss   *float64 `parquet:"test_loss,optional"` // global model on the whole test split
-	TestAcc    *float64 `parquet:"test_acc,optional"`
+	// The refine phase (FNR-FL): Refined counts the clients whose refined
+	// model replaced their upload, RefineSamples the samples it passed
+	// through models (scoring every trained model on the public set, and
+	// the refinement's epochs), RefinePenalty its regulariser summed over
+	// its steps, and PublicLeak marks a round whose "public" data was the
+	// test split. Null (false) without a refine phase.
+	Refined       *int32   `parquet:"refined,optional"`
+	RefineSamples *int64   `parquet:"refine_samples,optional"`
+	RefinePenalty *float64 `parquet:"refine_penalty,optional"`
+	PublicLeak    bool     `parquet:"public_leak"`
+	Evaluated     bool     `parquet:"evaluated"`
+	TestLoss      *float64 `parquet:"test_loss,optional"` // global model on the whole test split
+	TestAcc       *float64 `parquet:"test_acc,optional"`
 	// GlobalTrainLoss is Σ_k p_k L_k(θ), L_k the mean loss of the global
 	// model on client k's full training set (Fraboni et al.'s metric).
 	GlobalTrainLoss *float64 `parquet:"global_train_loss,optional"`
@@ -112,6 +122,11 @@ type ClientRow struct {
 	// and Cluster the client's cluster then; null for other samplers.
 	EntropyEst *float64 `parquet:"entropy_est,optional"`
 	Cluster    *int32   `parquet:"cluster,optional"`
+	// PublicAcc is the client's local model's accuracy on the server's
+	// public set in the refine phase (FNR-FL's A_i), and Refined whether
+	// the phase refined it; null without a refine phase.
+	PublicAcc *float64 `parquet:"public_acc,optional"`
+	Refined   *bool    `parquet:"refined,optional"`
 	// Findings are the inspectors' findings about the client's update, as
 	// a JSON object by inspector name; empty without inspectors.
 	Findings string `parquet:"findings"`

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/flsweep/flsweep/algorithm"
 	"github.com/flsweep/flsweep/fl"
 	"github.com/flsweep/flsweep/methods"
 	"github.com/flsweep/flsweep/trainer"
@@ -116,6 +117,8 @@ func (c Config) Validate(reg *methods.Registry) error {
 			errs = append(errs, err)
 		} else if err := alg.Check(c.TrainerSpec(), c.Hyper()); err != nil {
 			errs = append(errs, err)
+		} else if r, ok := alg.(algorithm.Refiner); ok && r.PublicFrom() == algorithm.PublicTrain && c.Partition.PublicPerClass == 0 {
+			bad("algorithm %s refines on the server's public set, but partition.public_per_class = 0; reserve one, e.g. partition.public_per_class: 100", c.AlgorithmName())
 		}
 		for i, m := range c.Inspect {
 			if _, err := reg.Inspector(m.Name, m.Options); err != nil {

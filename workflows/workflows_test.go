@@ -445,3 +445,43 @@ run: {continue_as_new_every: 2, clients_per_activity: 2}
 	require.Len(t, wantRows, 2*2*3*2) // points × rounds × clients × methods
 	require.Equal(t, wantRows, got)
 }
+
+// TestRefineMatchesLocal: FNR-FL's refine phase through the workflows,
+// continuing as new every 2 rounds, gives the in-process results bit for
+// bit, with one RefineUpdates activity per round.
+func TestRefineMatchesLocal(t *testing.T) {
+	const spec = `
+name: wfr
+dataset: {name: synthetic}
+partition: {scheme: dirichlet, clients: 6, alpha: 0.5, public_per_class: 20}
+model: {arch: mlp, hidden: [16]}
+train: {lr: 0.1, batch_size: 16, local_steps: 3}
+rounds: 4
+clients_per_round: 6
+aggregator: {name: fedavg, normalize: true}
+eval_every: 2
+seeds: [5]
+grid:
+  algorithm: [{name: fnrfl, epochs: 2}, {name: fnrfl, epochs: 2, variant: corrected}]
+run: {continue_as_new_every: 2, clients_per_activity: 3}
+`
+	want := localResults(t, spec)
+	env, _ := setup(t)
+	var refines atomic.Int32
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if info.ActivityType.Name == steps.RefineUpdates.Name {
+			refines.Add(1)
+		}
+	})
+	env.ExecuteWorkflow(workflows.SweepWorkflowName, workflows.SweepInput{File: "wf.yaml", Spec: []byte(spec)})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var res workflows.SweepResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Len(t, res.Points, 2)
+	for _, p := range res.Points {
+		require.Equal(t, steps.StatusDone, p.Status, p.Error)
+		require.Equal(t, want[p.ID], *p.Result, "point %s through the workflows vs in-process", p.Label)
+	}
+	require.Equal(t, int32(2*4), refines.Load())
+}
