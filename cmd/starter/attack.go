@@ -65,8 +65,14 @@ func attackBenchCommand() *command {
 			}
 			c.Methods = strings.Split(methods, ",")
 			c.DataDir = g.dataDir
-			c = c.Defaults()
-			if err := c.Validate(); err != nil {
+			// Validate as given first: Defaults would turn an explicit 0
+			// (--batch 0) into the default.
+			err = c.Validate()
+			if err == nil {
+				c = c.Defaults()
+				err = c.Validate()
+			}
+			if err != nil {
 				return fmt.Errorf("%w: %w", err, errUsage)
 			}
 			rep, err := attackbench.Run(ctx, c, attackbench.Env{Trainer: trainer.New(nil), Data: dataset.NewCache(), Progress: os.Stderr})
