@@ -115,8 +115,15 @@ func printAttackBench(g *globals, c attackbench.Config, rep *attackbench.Report)
 	if c.Hidden != nil {
 		model = fmt.Sprintf("%s %v", c.Model, c.Hidden)
 	}
+	scheme := c.Optimizer
+	switch {
+	case c.Gamma != 0:
+		scheme = fmt.Sprintf("%s γ %g", c.Optimizer, c.Gamma)
+	case c.Mu != 0:
+		scheme = fmt.Sprintf("%s μ %g", c.Optimizer, c.Mu)
+	}
 	fmt.Fprintf(g.out, "%s, %s (%s), |B| %d, m %d, %s, η %g, α %g, %d clients, aux %d/class, %d training rounds, %d seeds",
-		c.Dataset, model, c.Activation, c.Batch, c.Steps, c.Optimizer, c.LR, c.Alpha, c.Clients, c.AuxPerClass, c.TrainRounds, c.Seeds)
+		c.Dataset, model, c.Activation, c.Batch, c.Steps, scheme, c.LR, c.Alpha, c.Clients, c.AuxPerClass, c.TrainRounds, c.Seeds)
 	if len(rep.Results) > 0 {
 		fmt.Fprintf(g.out, "; test accuracy of the attacked model %.3f", rep.Results[0].GlobalAcc)
 	}
