@@ -65,14 +65,12 @@ func attackBenchCommand() *command {
 			}
 			c.Methods = strings.Split(methods, ",")
 			c.DataDir = g.dataDir
-			// Validate as given first: Defaults would turn an explicit 0
-			// (--batch 0) into the default.
-			err = c.Validate()
-			if err == nil {
-				c = c.Defaults()
-				err = c.Validate()
-			}
-			if err != nil {
+			// Only --gamma, --mu and --hidden take their defaults from
+			// Defaults; the other flags have theirs, so an explicit
+			// --batch 0 is an error, not the default.
+			d := c.Defaults()
+			c.Gamma, c.Mu, c.Hidden = d.Gamma, d.Mu, d.Hidden
+			if err := c.Validate(); err != nil {
 				return fmt.Errorf("%w: %w", err, errUsage)
 			}
 			rep, err := attackbench.Run(ctx, c, attackbench.Env{Trainer: trainer.New(nil), Data: dataset.NewCache(), Progress: os.Stderr})

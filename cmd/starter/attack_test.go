@@ -53,17 +53,22 @@ func TestAttackBenchJSON(t *testing.T) {
 	}
 }
 
-// TestAttackBenchTable checks the table: a header naming the setting and
-// one line per method.
+// TestAttackBenchTable checks the table of every scheme, with the
+// defaults of --gamma and --mu: a header naming the setting and one line
+// per method.
 func TestAttackBenchTable(t *testing.T) {
-	var out, errOut bytes.Buffer
-	args := append([]string{"attack", "bench", "--methods", "rlu,zlg+"}, tinyAttack...)
-	if err := execute(context.Background(), root(), args, &out, &errOut); err != nil {
-		t.Fatalf("attack bench: %v\n%s", err, errOut.String())
-	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 5 || !strings.HasPrefix(lines[0], "synthetic, mlp [16]") || !strings.HasPrefix(lines[3], "rlu ") || !strings.HasPrefix(lines[4], "zlg+ ") {
-		t.Errorf("table:\n%s\nwant a header, a blank line, column names and rows rlu and zlg+", out.String())
+	for _, o := range []string{"sgd", "momentum", "nesterov", "fedprox", "scaffold", "feddyn", "feddc", "adam"} {
+		var out, errOut bytes.Buffer
+		args := append([]string{"attack", "bench", "--methods", "rlu,zlg+", "--optimizer", o, "--steps", "2"}, tinyAttack...)
+		if err := execute(context.Background(), root(), args, &out, &errOut); err != nil {
+			t.Errorf("attack bench --optimizer %s: %v\n%s", o, err, errOut.String())
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if len(lines) != 5 || !strings.HasPrefix(lines[0], "synthetic, mlp [16]") || !strings.Contains(lines[0], ", "+o) ||
+			!strings.HasPrefix(lines[3], "rlu ") || !strings.HasPrefix(lines[4], "zlg+ ") {
+			t.Errorf("table:\n%s\nwant a header naming %s, a blank line, column names and rows rlu and zlg+", out.String(), o)
+		}
 	}
 }
 
