@@ -29,13 +29,14 @@ test: bin/temporal bin/minio data vet workflowcheck
 
 ## bench: benchmarks (figures only; nothing is asserted): training speed per model against the machine's
 ## SGEMM rate (starter bench; pure Go, then OpenBLAS if installed), aggregation, round time in-process vs Temporal,
-## and per method (FedAvg, SCAFFOLD, pow-d; blob bytes per round)
+## and per method (FedAvg, SCAFFOLD, pow-d; blob bytes per round), and one RLU attack (MLP, 1,000 auxiliary samples)
 bench: build bin/temporal data
 	bin/starter bench
 	@if $(HAVE_OPENBLAS); then $(MAKE) --no-print-directory build-openblas && bin/starter-openblas bench; \
 	else echo "OpenBLAS is not installed: 'make openblas' adds the OpenBLAS figures"; fi
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./aggregate/
 	$(GO) test -run '^$$' -bench Select -benchtime 3x ./methods/
+	$(GO) test -run '^$$' -bench RLU -benchtime 10x ./attack/
 	infra/bench/rounds.sh examples/demo.yaml
 	infra/bench/methods.sh
 

@@ -10,6 +10,7 @@
 //	starter validate -f SPEC.yaml
 //	starter data fetch fmnist|mnist [--dir D]
 //	starter sampling stats --scheme S --n N --m M --p equal|ratio|FILE [--json]
+//	starter attack bench --dataset D --model M --steps m --optimizer O ... [--json]
 //
 // Every command takes --help, and the global flags --address, --namespace,
 // --queue, --blob and --data-dir (or their environment variables).
@@ -83,6 +84,7 @@ func root() *command {
 		partitionCommand(),
 		benchCommand(),
 		samplingCommand(),
+		attackCommand(),
 	}}
 }
 
