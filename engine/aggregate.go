@@ -203,6 +203,12 @@ func (e *Engine) InspectUpdates(ctx context.Context, in steps.InspectInput) ([]s
 	if err != nil {
 		return nil, err
 	}
+	if in.Probe {
+		if !env.cfg.Attack.At(in.Round) {
+			return nil, nil
+		}
+		return e.probeUpdates(ctx, env, in, global)
+	}
 	var out []steps.Finding
 	if env.cfg.Attack.At(in.Round) {
 		if out, err = e.attackUpdates(ctx, env, in.Round, global, in.Clients); err != nil {

@@ -26,6 +26,7 @@ const attackInspector = "attack:"
 // and each method's recovered histogram. CommitRound turns it into attacks
 // rows.
 type attackFinding struct {
+	Probe    bool           `json:"probe,omitempty"`
 	Truth    []int          `json:"truth"`
 	Modelled bool           `json:"modelled"`
 	Local    attack.Local   `json:"local"`
@@ -105,6 +106,69 @@ func (e *Engine) attackUpdates(ctx context.Context, env *pointEnv, r int, global
 	return out, nil
 }
 
+// probeUpdates attacks round r's probe updates (attack.clients: all):
+// every client not selected trains from θ^{r−1} as the round would have
+// trained it (its state as its last round left it, the server's sent
+// vectors and the round's broadcast) on its probe stream; the update is
+// attacked and dropped, and no state is written.
+func (e *Engine) probeUpdates(ctx context.Context, env *pointEnv, in steps.InspectInput, global []float32) ([]steps.Finding, error) {
+	r := in.Round
+	st, err := e.loadState(ctx, env, r-1)
+	if err != nil {
+		return nil, err
+	}
+	sent, err := env.sent(st)
+	if err != nil {
+		return nil, err
+	}
+	if in.Broadcast {
+		b, err := e.loadBroadcast(ctx, env, r)
+		if err != nil {
+			return nil, err
+		}
+		sent.Set(algorithm.BroadcastVector, b)
+	}
+	var probes []int
+	for k := range env.pop.N() {
+		if !slices.Contains(in.Selected, k) {
+			probes = append(probes, k)
+		}
+	}
+	out := make([]steps.Finding, len(probes))
+	err = e.parallel(len(probes), func(i int) error {
+		k := probes[i]
+		var cs fl.State
+		if v, ok := st.Versions[k]; ok {
+			var err error
+			if cs, err = e.loadClientState(ctx, env, k, v); err != nil {
+				return err
+			}
+		}
+		c := algorithm.Client{Round: r, ID: k, Global: global, Server: sent, State: cs,
+			Local: &clientLocal{e: e, ctx: ctx, env: env, round: r, client: k, probe: true}}
+		up, err := env.alg.Train(ctx, c)
+		if err != nil {
+			return fmt.Errorf("round %d client %d: probe update: %w", r, k, err)
+		}
+		if err := checkVector("probe update", up.Delta, env.net.NumParams(), r, k); err != nil {
+			return err
+		}
+		c.Local = &clientLocal{e: e, ctx: ctx, env: env, round: r, client: k, probe: true}
+		f, err := e.attackClient(ctx, env, r, k, global, c, update{delta: up.Delta, summary: fl.ClientSummary{LabelCounts: up.Train.LabelCounts}})
+		if err != nil {
+			return fmt.Errorf("round %d client %d: attack on its probe update: %w", r, k, err)
+		}
+		f.Probe = true
+		b, err := json.Marshal(f)
+		if err != nil {
+			return err
+		}
+		out[i] = steps.Finding{Inspector: attackInspector, Client: k, Result: b}
+		return nil
+	})
+	return out, err
+}
+
 // attackClient runs every method on client k's update u.
 func (e *Engine) attackClient(ctx context.Context, env *pointEnv, r, k int, global []float32, c algorithm.Client, u update) (attackFinding, error) {
 	if len(u.summary.LabelCounts) != env.net.Classes() {
@@ -181,7 +245,7 @@ func (env *pointEnv) attackRows(r int, fs []steps.Finding, testAcc *float64) ([]
 				Model: env.net.Key(), Optimizer: cmp.Or(a.Local.Optimizer, trainer.OptimizerSGD), Momentum: a.Local.Momentum, Nesterov: a.Local.Nesterov,
 				LocalSteps: int32(a.Local.Steps), BatchSize: int32(a.Local.Batch), Samples: int32(a.Local.Total()),
 				AuxPerClass: int32(env.cfg.Attack.AuxPerClass), TrueCounts: int32s(a.Truth), Counts: int32s(res.Counts),
-				NotApplicable: res.NotApplicable, TestAcc: testAcc,
+				NotApplicable: res.NotApplicable, TestAcc: testAcc, Probe: a.Probe,
 			}
 			if res.NotApplicable == "" {
 				row.CAcc, row.IAcc = ptr(res.Score.CAcc), ptr(res.Score.IAcc)

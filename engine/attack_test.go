@@ -178,3 +178,41 @@ func equalInts(a, b []int) bool {
 	}
 	return true
 }
+
+// TestAttackProbes: with clients: all, every client of the population is
+// attacked at an attacked round, the unselected ones on probe updates
+// (marked probe) that change nothing: the models are those of the sweep
+// without attacks, and the rows are deterministic through crashes.
+func TestAttackProbes(t *testing.T) {
+	spec := strings.Replace(attackSpec, "aux_per_class: 20}", "aux_per_class: 20, clients: all}", 1)
+	_, plainPlan, plain := runSpec(t, attackBase, nil)
+	_, plan, got := runSpec(t, spec, nil)
+	for _, p := range plan.Points {
+		alg := strings.Fields(p.Label)[0]
+		if g, want := models(got, p.ID), models(plain, pointByLabel(t, plainPlan, alg)); !equalStrings(g, want) {
+			t.Errorf("%s: models with probes %v; without attacks %v", p.Label, g, want)
+		}
+		per := map[[2]int32]int{} // round, client → rows
+		probes := 0
+		for _, a := range got.Attacks {
+			if a.Point != p.ID {
+				continue
+			}
+			per[[2]int32{a.Round, a.Client}]++
+			if a.Probe {
+				probes++
+				sum := int32(0)
+				for _, c := range a.TrueCounts {
+					sum += c
+				}
+				if sum != a.Samples || a.Samples != 4*16 {
+					t.Errorf("%s: probe row of client %d: truth sums to %d, samples %d; want 64", p.Label, a.Client, sum, a.Samples)
+				}
+			}
+		}
+		if len(per) != 2*8 || probes != 2*5*3 {
+			t.Errorf("%s: %d attacked (round, client) pairs, %d probe rows; want 2 rounds × 8 clients and 2 × 5 unselected × 3 methods", p.Label, len(per), probes)
+		}
+	}
+	checkDeterministic(t, spec, plan, got)
+}

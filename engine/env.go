@@ -44,7 +44,8 @@ type pointMethods struct {
 	rule       fl.Rule
 	alg        algorithm.Algorithm
 	inspectors []inspector
-	attacks    bool // the point's attack block is active
+	attacks    bool  // the point's attack block is active
+	probe      []int // rounds whose unselected clients train probe updates
 	// resolved is every method's resolved options (the points table's
 	// methods_json and config.json's "resolved").
 	resolved json.RawMessage
@@ -59,7 +60,7 @@ type inspector struct {
 func (m pointMethods) phases() steps.Phases {
 	_, broadcasts := m.alg.(algorithm.Broadcaster)
 	_, refines := m.alg.(algorithm.Refiner)
-	return steps.Phases{Broadcast: broadcasts, Inspect: len(m.inspectors) > 0 || m.attacks, Refine: refines}
+	return steps.Phases{Broadcast: broadcasts, Inspect: len(m.inspectors) > 0 || m.attacks, Refine: refines, Probe: m.probe}
 }
 
 // buildMethods builds c's sampler, rule, algorithm and inspectors, checks
@@ -105,7 +106,7 @@ func buildMethods(reg *methods.Registry, c sweep.Config) (pointMethods, error) {
 		m.inspectors = append(m.inspectors, inspector{in.Name, ins})
 		rec.Inspect = append(rec.Inspect, named{in.Name, ins})
 	}
-	m.attacks = c.Attack.Active()
+	m.attacks, m.probe = c.Attack.Active(), c.Attack.ProbeRounds(c.Rounds)
 	if m.resolved, err = methods.Resolved(rec); err != nil {
 		return m, err
 	}

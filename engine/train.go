@@ -193,7 +193,10 @@ type clientLocal struct {
 	ctx           context.Context
 	env           *pointEnv
 	round, client int
-	report        func(trainer.Progress)
+	// probe trains on the client's probe stream (attack.clients: all)
+	// instead of its training stream.
+	probe  bool
+	report func(trainer.Progress)
 	mu            sync.Mutex
 	trained       bool
 }
@@ -240,7 +243,11 @@ func (l *clientLocal) Train(w []float32, obj trainer.Objective) (trainer.TrainRe
 	}
 	l.trained = true
 	l.mu.Unlock()
-	rng := fl.Stream(fl.Key{Seed: l.env.cfg.Seed, Point: l.env.streamID, Round: l.round, Client: l.client, Purpose: fl.PurposeTrain})
+	key := fl.Key{Seed: l.env.cfg.Seed, Point: l.env.streamID, Round: l.round, Client: l.client, Purpose: fl.PurposeTrain}
+	if l.probe {
+		key.Point, key.Purpose = l.env.streamID+"/probe", fl.PurposeAttack
+	}
+	rng := fl.Stream(key)
 	return l.e.Trainer.TrainObjective(l.ctx, l.env.net, w, l.env.examples(l.client), l.Hyper(), obj, rng, l.report)
 }
 

@@ -2,6 +2,7 @@ package steps
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/flsweep/flsweep/fl"
 )
@@ -58,7 +59,7 @@ func Round(x Exec, in RoundInput) (RoundSummary, error) {
 	}
 	var findings []Finding
 	if in.Phases.Inspect {
-		if findings, err = r.inspect(sel); err != nil {
+		if findings, err = r.inspect(sel, sent); err != nil {
 			return RoundSummary{}, err
 		}
 	}
@@ -186,11 +187,14 @@ func (r *round) train(sel fl.Selection, broadcast bool) ([]fl.ClientSummary, err
 }
 
 // inspect fans out the inspectors over the round's updates in chunks.
-func (r *round) inspect(sel fl.Selection) ([]Finding, error) {
+func (r *round) inspect(sel fl.Selection, sent bool) ([]Finding, error) {
 	r.x.Status(fmt.Sprintf("round %d: inspecting %d updates", r.in.Round, len(sel.Clients)))
 	var ins []InspectInput
 	for _, c := range chunks(sel.Clients, r.in.ClientsPerActivity) {
 		ins = append(ins, InspectInput{RoundRef: r.in.RoundRef, Clients: c})
+	}
+	if _, ok := slices.BinarySearch(r.in.Phases.Probe, r.in.Round); ok {
+		ins = append(ins, InspectInput{RoundRef: r.in.RoundRef, Probe: true, Selected: sel.Clients, Broadcast: sent})
 	}
 	outs, err := CallAll(r.x, InspectUpdates, ins)
 	if err != nil {

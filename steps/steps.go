@@ -96,6 +96,9 @@ type Phases struct {
 	Broadcast bool `json:"broadcast,omitempty"` // the algorithm computes a vector for the round's clients
 	Inspect   bool `json:"inspect,omitempty"`   // inspectors look at the updates before aggregation
 	Refine    bool `json:"refine,omitempty"`    // the algorithm's server refines some updates before aggregation
+	// Probe lists the rounds whose unselected clients train probe updates
+	// for the attacks (attack.clients: all), ascending.
+	Probe []int `json:"probe,omitempty"`
 }
 
 // PrepareOutput is a point's state when its workflow (re)starts.
@@ -183,6 +186,12 @@ type Heartbeat struct {
 type InspectInput struct {
 	RoundRef
 	Clients []int `json:"clients"`
+	// Probe asks instead for probe updates of every client not in
+	// Selected, attacked and dropped (attack.clients: all). Broadcast says
+	// whether the round sent a broadcast vector, which probes train with.
+	Probe     bool  `json:"probe,omitempty"`
+	Selected  []int `json:"selected,omitempty"`
+	Broadcast bool  `json:"broadcast,omitempty"`
 }
 
 func (i InspectInput) Label() string { return label("inspect", i.Clients, i.Round) }

@@ -169,6 +169,9 @@ type AttackRow struct {
 	// TestAcc is the global test accuracy after the round, as in rounds
 	// (null when the round did not evaluate).
 	TestAcc *float64 `parquet:"test_acc,optional"`
+	// Probe marks an attack on a client the round did not select, on a
+	// probe update trained for the attack and dropped (attack.clients: all).
+	Probe bool `parquet:"probe"`
 }
 
 // PartitionRow is one row per point × client.

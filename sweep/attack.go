@@ -18,8 +18,11 @@ type AttackConfig struct {
 	// Rounds are the rounds whose updates are attacked, ascending; empty
 	// means every round.
 	Rounds []int `json:"rounds,omitempty" yaml:"rounds"`
-	// Clients is which updates of an attacked round: "selected", every
-	// client that trained in it (the default).
+	// Clients is which clients of an attacked round: "selected", every
+	// client that trained in it (the default), or "all": every client of
+	// the population, those not selected on a probe update (trained from
+	// θ^{r−1} as the round would have trained them, on a stream of their
+	// own, then dropped: nothing of the run changes).
 	Clients string `json:"clients,omitempty" yaml:"clients"`
 	// AuxPerClass is the size per class of the attacker's labelled
 	// auxiliary set, drawn class-balanced from the test split, which no
@@ -27,8 +30,28 @@ type AttackConfig struct {
 	AuxPerClass int `json:"aux_per_class,omitempty" yaml:"aux_per_class"`
 }
 
-// AttackClientsSelected attacks every client trained in an attacked round.
-const AttackClientsSelected = "selected"
+// Which clients an attacked round attacks.
+const (
+	AttackClientsSelected = "selected" // every client trained in the round
+	AttackClientsAll      = "all"      // and every other client, on a probe update
+)
+
+// ProbeRounds returns the rounds whose unselected clients train probe
+// updates for the attacks; nil unless clients is "all". Empty Rounds means
+// every round of rounds.
+func (a AttackConfig) ProbeRounds(rounds int) []int {
+	if !a.Active() || a.Clients != AttackClientsAll {
+		return nil
+	}
+	if len(a.Rounds) > 0 {
+		return slices.Clone(a.Rounds)
+	}
+	all := make([]int, rounds)
+	for i := range all {
+		all[i] = i + 1
+	}
+	return all
+}
 
 // DefaultAuxPerClass is Chen & Vikalo's auxiliary set, 100 per class.
 const DefaultAuxPerClass = 100
@@ -102,8 +125,8 @@ func (c Config) validateAttack() []error {
 			bad("attack.rounds lists round %d twice; list each round once", r)
 		}
 	}
-	if a.Clients != AttackClientsSelected {
-		bad("attack.clients = %q is unknown; use %s (every client that trained in an attacked round)", a.Clients, AttackClientsSelected)
+	if a.Clients != AttackClientsSelected && a.Clients != AttackClientsAll {
+		bad("attack.clients = %q is unknown; use %s (every client that trained in an attacked round) or %s (every client, the others on probe updates)", a.Clients, AttackClientsSelected, AttackClientsAll)
 	}
 	if a.AuxPerClass < 1 || a.AuxPerClass > 10000 {
 		bad("attack.aux_per_class = %d; use 1 to 10000 samples per class (the paper: 100)", a.AuxPerClass)

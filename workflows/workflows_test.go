@@ -381,10 +381,11 @@ func TestUnknownAlgorithmFailsPlanning(t *testing.T) {
 	require.Contains(t, ae.Error(), `algorithm.name = "scafold" is unknown`)
 }
 
-// TestAttacksMatchLocal: a sweep with an attack block through the
-// workflows, continuing as new every 2 rounds with two clients per
-// activity, writes the in-process run's attacks rows bit for bit, and its
-// models are those of the same sweep without attacks.
+// TestAttacksMatchLocal: a sweep with an attack block (every client,
+// the unselected ones on probe updates) through the workflows, continuing
+// as new every 2 rounds with two clients per activity, writes the
+// in-process run's attacks rows bit for bit, and its models are those of
+// the same sweep without attacks.
 func TestAttacksMatchLocal(t *testing.T) {
 	const base = `
 name: wfa
@@ -400,7 +401,7 @@ grid:
   algorithm: [fedavg, scaffold]
 run: {continue_as_new_every: 2, clients_per_activity: 2}
 `
-	spec := base + "attack: {methods: [rlu, zlg+], rounds: [2, 3], aux_per_class: 10}\n"
+	spec := base + "attack: {methods: [rlu, zlg+], rounds: [2, 3], aux_per_class: 10, clients: all}\n"
 	ctx := context.Background()
 	attacks := func(eng *engine.Engine, points []string) []store.AttackRow {
 		var rows []store.AttackRow
@@ -442,7 +443,7 @@ run: {continue_as_new_every: 2, clients_per_activity: 2}
 		require.Contains(t, plain, p.Result.ModelSHA256, "point %s: the attacks changed the final model", p.Label)
 	}
 	got, wantRows := attacks(eng, ids), attacks(local, ids)
-	require.Len(t, wantRows, 2*2*3*2) // points × rounds × clients × methods
+	require.Len(t, wantRows, 2*2*8*2) // points × rounds × clients (3 selected, 5 probed) × methods
 	require.Equal(t, wantRows, got)
 }
 
