@@ -9,4 +9,4 @@ bin=${STARTER:-bin/starter-openblas}
 [ -x "$bin" ] || make build-openblas >/dev/null
 [ -d "${FLSWEEP_DATA_DIR:-.data/datasets}/mnist" ] || "$bin" data fetch mnist --dir "${FLSWEEP_DATA_DIR:-.data/datasets}/mnist"
 SPECS=${SPECS:-"experiments/fnrfl/central.yaml experiments/fnrfl/fmnist.yaml experiments/fnrfl/mnist.yaml"}
-STARTER=$bin exec experiments/sweeps.sh experiments/fnrfl table2 traffic refine leak -- $SPECS
+STARTER=$bin exec experiments/sweeps.sh experiments/fnrfl pivot table2 traffic refine leak -- $SPECS
