@@ -195,10 +195,10 @@ type clientLocal struct {
 	round, client int
 	// probe trains on the client's probe stream (attack.clients: all)
 	// instead of its training stream.
-	probe  bool
-	report func(trainer.Progress)
-	mu            sync.Mutex
-	trained       bool
+	probe   bool
+	report  func(trainer.Progress)
+	mu      sync.Mutex
+	trained bool
 }
 
 var _ algorithm.Local = (*clientLocal)(nil)
