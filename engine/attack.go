@@ -72,11 +72,7 @@ func auxSet(ds *dataset.Dataset, seed uint64, n int) (trainer.Examples, error) {
 // the point's attack block) and returns one finding per client. A method
 // that does not apply is recorded; any other error fails the step.
 func (e *Engine) attackUpdates(ctx context.Context, env *pointEnv, r int, global []float32, clients []int) ([]steps.Finding, error) {
-	st, err := e.loadState(ctx, env, r-1)
-	if err != nil {
-		return nil, err
-	}
-	sent, err := env.sent(st)
+	st, sent, err := e.clientInputs(ctx, env, r, false)
 	if err != nil {
 		return nil, err
 	}
@@ -86,11 +82,9 @@ func (e *Engine) attackUpdates(ctx context.Context, env *pointEnv, r int, global
 		if err != nil {
 			return nil, err
 		}
-		var cs fl.State
-		if v, ok := st.Versions[k]; ok {
-			if cs, err = e.loadClientState(ctx, env, k, v); err != nil {
-				return nil, err
-			}
+		cs, err := e.currentClientState(ctx, env, st, k)
+		if err != nil {
+			return nil, err
 		}
 		f, err := e.attackClient(ctx, env, r, k, global, algorithm.Client{Round: r, ID: k, Global: global, Server: sent, State: cs,
 			Local: &clientLocal{e: e, ctx: ctx, env: env, round: r, client: k}}, u)
@@ -113,20 +107,9 @@ func (e *Engine) attackUpdates(ctx context.Context, env *pointEnv, r int, global
 // attacked and dropped, and no state is written.
 func (e *Engine) probeUpdates(ctx context.Context, env *pointEnv, in steps.InspectInput, global []float32) ([]steps.Finding, error) {
 	r := in.Round
-	st, err := e.loadState(ctx, env, r-1)
+	st, sent, err := e.clientInputs(ctx, env, r, in.Broadcast)
 	if err != nil {
 		return nil, err
-	}
-	sent, err := env.sent(st)
-	if err != nil {
-		return nil, err
-	}
-	if in.Broadcast {
-		b, err := e.loadBroadcast(ctx, env, r)
-		if err != nil {
-			return nil, err
-		}
-		sent.Set(algorithm.BroadcastVector, b)
 	}
 	var probes []int
 	for k := range env.pop.N() {
@@ -137,12 +120,9 @@ func (e *Engine) probeUpdates(ctx context.Context, env *pointEnv, in steps.Inspe
 	out := make([]steps.Finding, len(probes))
 	err = e.parallel(len(probes), func(i int) error {
 		k := probes[i]
-		var cs fl.State
-		if v, ok := st.Versions[k]; ok {
-			var err error
-			if cs, err = e.loadClientState(ctx, env, k, v); err != nil {
-				return err
-			}
+		cs, err := e.currentClientState(ctx, env, st, k)
+		if err != nil {
+			return err
 		}
 		c := algorithm.Client{Round: r, ID: k, Global: global, Server: sent, State: cs,
 			Local: &clientLocal{e: e, ctx: ctx, env: env, round: r, client: k, probe: true}}

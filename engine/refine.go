@@ -47,7 +47,7 @@ func (e *Engine) RefineUpdates(ctx context.Context, in steps.RefineInput) (steps
 		}
 		local[i] = w
 	}
-	pub := &publicData{e: e, ctx: ctx, env: env, round: in.Round}
+	pub := &publicData{e: e, ctx: ctx, env: env, round: in.Round, ex: publicExamples(env)}
 	res, err := ref.Refine(ctx, algorithm.Refinement{Round: in.Round, Global: global, Clients: clients, Local: local,
 		Public: pub, Net: env.net, Hyper: env.roundHyper(in.Round)})
 	if err != nil {
@@ -107,20 +107,24 @@ type publicData struct {
 	ctx   context.Context
 	env   *pointEnv
 	round int
+	ex    trainer.Examples
 }
 
 var _ algorithm.Public = (*publicData)(nil)
 
-func (p *publicData) examples() trainer.Examples {
-	d := p.env.data
-	if r, ok := p.env.alg.(algorithm.Refiner); ok && r.PublicFrom() == algorithm.PublicTest {
+func (p *publicData) examples() trainer.Examples { return p.ex }
+
+// publicExamples is the point's public set as a trainer view.
+func publicExamples(env *pointEnv) trainer.Examples {
+	d := env.data
+	if r, ok := env.alg.(algorithm.Refiner); ok && r.PublicFrom() == algorithm.PublicTest {
 		idx := make([]int, len(d.Test.Y))
 		for i := range idx {
 			idx[i] = i
 		}
 		return trainer.Examples{X: d.Test.X, Y: d.Test.Y, Dim: d.Dim(), Idx: idx}
 	}
-	return trainer.Examples{X: d.Train.X, Y: d.Train.Y, Dim: d.Dim(), Idx: p.env.part.Public}
+	return trainer.Examples{X: d.Train.X, Y: d.Train.Y, Dim: d.Dim(), Idx: env.part.Public}
 }
 
 func (p *publicData) Len() int     { return len(p.examples().Idx) }

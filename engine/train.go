@@ -34,20 +34,9 @@ func (e *Engine) TrainClients(ctx context.Context, in steps.TrainInput, progress
 	if err != nil {
 		return nil, err
 	}
-	st, err := e.loadState(ctx, env, in.Round-1)
+	st, sent, err := e.clientInputs(ctx, env, in.Round, in.Broadcast)
 	if err != nil {
 		return nil, err
-	}
-	sent, err := env.sent(st)
-	if err != nil {
-		return nil, err
-	}
-	if in.Broadcast {
-		b, err := e.loadBroadcast(ctx, env, in.Round)
-		if err != nil {
-			return nil, err
-		}
-		sent.Set(algorithm.BroadcastVector, b)
 	}
 	known := map[int]float64{}
 	for _, a := range in.Answers {
@@ -56,12 +45,9 @@ func (e *Engine) TrainClients(ctx context.Context, in steps.TrainInput, progress
 	out := make([]fl.ClientSummary, len(in.Clients))
 	err = e.parallel(len(in.Clients), func(i int) error {
 		k := in.Clients[i]
-		var cs fl.State
-		if v, ok := st.Versions[k]; ok {
-			var err error
-			if cs, err = e.loadClientState(ctx, env, k, v); err != nil {
-				return err
-			}
+		cs, err := e.currentClientState(ctx, env, st, k)
+		if err != nil {
+			return err
 		}
 		c := trainedClient{round: in.Round, client: k, global: global, sent: sent, state: cs, progress: progress}
 		if l, ok := known[k]; ok {
@@ -72,6 +58,38 @@ func (e *Engine) TrainClients(ctx context.Context, in steps.TrainInput, progress
 		return err
 	})
 	return out, err
+}
+
+// clientInputs returns the server state after round r−1 and what every
+// client of round r receives with θ^{r−1}: the state's sent vectors and,
+// when the round has one, its broadcast.
+func (e *Engine) clientInputs(ctx context.Context, env *pointEnv, r int, broadcast bool) (serverState, fl.State, error) {
+	st, err := e.loadState(ctx, env, r-1)
+	if err != nil {
+		return serverState{}, fl.State{}, err
+	}
+	sent, err := env.sent(st)
+	if err != nil {
+		return serverState{}, fl.State{}, err
+	}
+	if broadcast {
+		b, err := e.loadBroadcast(ctx, env, r)
+		if err != nil {
+			return serverState{}, fl.State{}, err
+		}
+		sent.Set(algorithm.BroadcastVector, b)
+	}
+	return st, sent, nil
+}
+
+// currentClientState returns client k's state as st names it current;
+// empty for a client without state.
+func (e *Engine) currentClientState(ctx context.Context, env *pointEnv, st serverState, k int) (fl.State, error) {
+	v, ok := st.Versions[k]
+	if !ok {
+		return fl.State{}, nil
+	}
+	return e.loadClientState(ctx, env, k, v)
 }
 
 // trainedClient is one client's training in a round.
