@@ -2,20 +2,15 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	_ "github.com/duckdb/duckdb-go/v2" // the duckdb database/sql driver
-	"github.com/parquet-go/parquet-go"
 
-	"github.com/flsweep/flsweep/conf"
-	"github.com/flsweep/flsweep/store"
+	"github.com/flsweep/flsweep/results"
 	"github.com/flsweep/flsweep/sweep"
 )
 
@@ -47,9 +42,7 @@ func queryCommand() *command {
 
 // querySweepTables runs q over views of the tables of one sweep, or of
 // several given as NAME,NAME,... (their rows side by side; the sweep column
-// tells them apart). A local bucket is read in place; any other bucket's
-// table files are copied to a temporary directory first, so DuckDB needs no
-// network extension.
+// tells them apart).
 func querySweepTables(ctx context.Context, g *globals, name, q string, asJSON bool) error {
 	names := strings.Split(name, ",")
 	for _, n := range names {
@@ -57,56 +50,11 @@ func querySweepTables(ctx context.Context, g *globals, name, q string, asJSON bo
 			return fmt.Errorf("%v: %w", err, errUsage)
 		}
 	}
-	root := conf.LocalDir(g.blob)
-	if root == "" {
-		tmp, err := os.MkdirTemp("", "flsweep-query-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		for _, n := range names {
-			if err := copyTables(ctx, g.blob, n, tmp); err != nil {
-				return err
-			}
-		}
-		root = tmp
-	}
-	db, err := sql.Open("duckdb", "")
+	db, err := results.Open(ctx, g.blob, names, false)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	// attacks exists only in sweeps that attack: an empty file of its
-	// schema keeps the view (and queries over it) valid for the others.
-	empty, err := os.MkdirTemp("", "flsweep-schema-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(empty)
-	emptyAttacks := filepath.Join(empty, "attacks.parquet")
-	if err := writeEmpty[store.AttackRow](emptyAttacks); err != nil {
-		return err
-	}
-	for _, t := range []store.Table{store.TableRounds, store.TableClients, store.TablePartitions, store.TablePoints, store.TableAttacks} {
-		var globs []string
-		for _, n := range names {
-			glob := filepath.Join(root, "sweeps", n, "*", "metrics", string(t), "*.parquet")
-			if m, _ := filepath.Glob(glob); len(m) == 0 {
-				if t == store.TableAttacks {
-					continue
-				}
-				return fmt.Errorf("sweep %s has no %s table under %s; has it run? (`starter sweep status %s`)", n, t, root, n)
-			}
-			globs = append(globs, "'"+strings.ReplaceAll(glob, "'", "''")+"'")
-		}
-		if t == store.TableAttacks {
-			globs = append(globs, "'"+strings.ReplaceAll(emptyAttacks, "'", "''")+"'")
-		}
-		view := fmt.Sprintf("CREATE VIEW %s AS SELECT * FROM read_parquet([%s], union_by_name = true)", t, strings.Join(globs, ", "))
-		if _, err := db.ExecContext(ctx, view); err != nil {
-			return fmt.Errorf("create view %s: %w", t, err)
-		}
-	}
 	rows, err := db.QueryContext(ctx, q)
 	if err != nil {
 		return fmt.Errorf("query: %w", err)
@@ -157,52 +105,4 @@ func querySweepTables(ctx context.Context, g *globals, name, q string, asJSON bo
 		return nil
 	}
 	return tw.Flush()
-}
-
-// copyTables copies a sweep's Parquet files from the bucket into dir,
-// keeping their keys as paths.
-func copyTables(ctx context.Context, blobURL, name, dir string) error {
-	st, err := store.Open(ctx, blobURL)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	sk, err := store.SweepKeys(name)
-	if err != nil {
-		return err
-	}
-	keys, err := st.List(ctx, sk.Prefix())
-	if err != nil {
-		return err
-	}
-	for _, k := range keys {
-		if !strings.HasSuffix(k, ".parquet") || !strings.Contains(k, "/metrics/") {
-			continue
-		}
-		b, err := st.Get(ctx, k)
-		if err != nil {
-			return err
-		}
-		p := filepath.Join(dir, filepath.FromSlash(k))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeEmpty writes a Parquet file of T's schema with no rows.
-func writeEmpty[T any](path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := parquet.Write(f, []T{}); err != nil {
-		f.Close()
-		return fmt.Errorf("schema of %s: %w", path, err)
-	}
-	return f.Close()
 }

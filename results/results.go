@@ -1,0 +1,228 @@
+// Package results opens the Parquet tables of one, several or all sweeps of
+// a bucket as SQL views (rounds, clients, partitions, points, attacks) in an
+// in-process DuckDB, for `starter query`, `starter sweep query` and
+// `starter report`.
+//
+// DuckDB is the engine because it reads Parquet natively, unions files of
+// drifting schemas by column name, and answers analytical queries over
+// millions of rows in well under a second; writing that by hand over
+// parquet-go would be a worse query engine.
+package results
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	_ "github.com/duckdb/duckdb-go/v2" // the duckdb database/sql driver
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/flsweep/flsweep/conf"
+	"github.com/flsweep/flsweep/store"
+	"github.com/flsweep/flsweep/sweep"
+)
+
+// Tables are the views every DB has.
+var Tables = []store.Table{store.TableRounds, store.TableClients, store.TablePartitions, store.TablePoints, store.TableAttacks}
+
+// ErrNoTables marks a sweep that has written no table yet.
+var ErrNoTables = errors.New("no tables")
+
+// DB is a DuckDB database with one view per table over the sweeps' Parquet
+// files. Close it to remove any temporary copies.
+type DB struct {
+	*sql.DB
+	// Sweeps are the sweeps the views span.
+	Sweeps []string
+	tmp    []string
+}
+
+// Close closes the database and removes its temporary files.
+func (d *DB) Close() error {
+	err := d.DB.Close()
+	for _, t := range d.tmp {
+		os.RemoveAll(t)
+	}
+	return err
+}
+
+// List returns the names of the sweeps in a bucket, sorted.
+func List(ctx context.Context, blobURL string) ([]string, error) {
+	st, err := store.Open(ctx, blobURL)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	dirs, err := st.Dirs(ctx, "sweeps/")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, d := range dirs {
+		if sweep.ValidName(d) == nil {
+			names = append(names, d)
+		}
+	}
+	return names, nil
+}
+
+// Open opens the tables of the named sweeps of a bucket. A local (file://)
+// bucket is read in place; any other bucket's table files are copied to a
+// temporary directory first, so DuckDB needs no network extension. A sweep
+// with no rounds table yet is an error wrapping ErrNoTables, unless
+// skipEmpty is set, in which case it is left out (Sweeps says which
+// remain). The attacks view exists even when no sweep attacked (empty, with
+// its schema), so queries over several sweeps stay valid.
+func Open(ctx context.Context, blobURL string, names []string, skipEmpty bool) (*DB, error) {
+	if len(names) == 0 {
+		return nil, errors.New("results: no sweep named")
+	}
+	for _, n := range names {
+		if err := sweep.ValidName(n); err != nil {
+			return nil, err
+		}
+	}
+	d := &DB{}
+	ok := false
+	defer func() {
+		if !ok {
+			for _, t := range d.tmp {
+				os.RemoveAll(t)
+			}
+		}
+	}()
+	root := conf.LocalDir(blobURL)
+	if root == "" {
+		tmp, err := os.MkdirTemp("", "flsweep-query-")
+		if err != nil {
+			return nil, err
+		}
+		d.tmp = append(d.tmp, tmp)
+		if err := copyTables(ctx, blobURL, names, tmp); err != nil {
+			return nil, err
+		}
+		root = tmp
+	}
+	empty, err := os.MkdirTemp("", "flsweep-schema-")
+	if err != nil {
+		return nil, err
+	}
+	d.tmp = append(d.tmp, empty)
+	for _, n := range names {
+		glob := tableGlob(root, n, store.TableRounds)
+		if m, _ := filepath.Glob(glob); len(m) > 0 {
+			d.Sweeps = append(d.Sweeps, n)
+			continue
+		}
+		if !skipEmpty {
+			return nil, fmt.Errorf("sweep %s has no rounds table under %s; has it run? (`starter sweep status %s`): %w", n, root, n, ErrNoTables)
+		}
+	}
+	if len(d.Sweeps) == 0 {
+		return nil, fmt.Errorf("none of the sweeps %v has tables under %s: %w", names, root, ErrNoTables)
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return nil, err
+	}
+	d.DB = db
+	for _, t := range Tables {
+		var globs []string
+		for _, n := range d.Sweeps {
+			glob := tableGlob(root, n, t)
+			if m, _ := filepath.Glob(glob); len(m) > 0 {
+				globs = append(globs, quote(glob))
+			}
+		}
+		// A table no sweep has written yet (attacks in a sweep that does
+		// not attack; points before the first point finishes) is an empty
+		// file of its schema, so the view exists.
+		e := filepath.Join(empty, string(t)+".parquet")
+		if err := writeEmpty(t, e); err != nil {
+			db.Close()
+			return nil, err
+		}
+		globs = append(globs, quote(e))
+		view := fmt.Sprintf("CREATE VIEW %s AS SELECT * FROM read_parquet([%s], union_by_name = true)", t, strings.Join(globs, ", "))
+		if _, err := db.ExecContext(ctx, view); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("create view %s: %w", t, err)
+		}
+	}
+	ok = true
+	return d, nil
+}
+
+func tableGlob(root, name string, t store.Table) string {
+	return filepath.Join(root, "sweeps", name, "*", "metrics", string(t), "*.parquet")
+}
+
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// copyTables copies the sweeps' Parquet files from the bucket into dir,
+// keeping their keys as paths.
+func copyTables(ctx context.Context, blobURL string, names []string, dir string) error {
+	st, err := store.Open(ctx, blobURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, name := range names {
+		sk, err := store.SweepKeys(name)
+		if err != nil {
+			return err
+		}
+		keys, err := st.List(ctx, sk.Prefix())
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if !strings.HasSuffix(k, ".parquet") || !strings.Contains(k, "/metrics/") {
+				continue
+			}
+			b, err := st.Get(ctx, k)
+			if err != nil {
+				return err
+			}
+			p := filepath.Join(dir, filepath.FromSlash(k))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeEmpty writes a Parquet file of table t's schema with no rows.
+func writeEmpty(t store.Table, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	switch t {
+	case store.TableRounds:
+		err = parquet.Write(f, []store.RoundRow{})
+	case store.TableClients:
+		err = parquet.Write(f, []store.ClientRow{})
+	case store.TablePartitions:
+		err = parquet.Write(f, []store.PartitionRow{})
+	case store.TablePoints:
+		err = parquet.Write(f, []store.PointRow{})
+	case store.TableAttacks:
+		err = parquet.Write(f, []store.AttackRow{})
+	default:
+		err = fmt.Errorf("unknown table %q", t)
+	}
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("schema of %s: %w", path, err)
+	}
+	return f.Close()
+}
