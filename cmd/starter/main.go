@@ -6,6 +6,8 @@
 //	starter sweep resume NAME [--wait]
 //	starter sweep cancel NAME
 //	starter sweep results NAME [--json]
+//	starter sweep query NAME[,NAME...] [SQL] [--format table|csv|json]
+//	starter query --sweep NAME [--sweep NAME ...]|--all [--format table|csv|json] [SQL]
 //	starter run -f SPEC.yaml --local
 //	starter validate -f SPEC.yaml
 //	starter data fetch fmnist|mnist [--dir D]
@@ -78,6 +80,7 @@ func main() {
 func root() *command {
 	return &command{name: "starter", summary: "run federated-learning sweeps on Temporal", subs: []*command{
 		sweepCommand(),
+		sweepsQueryCommand(),
 		runCommand(),
 		validateCommand(),
 		dataCommand(),
