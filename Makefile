@@ -29,7 +29,8 @@ test: bin/temporal bin/minio data vet workflowcheck
 
 ## bench: benchmarks (figures only; nothing is asserted): training speed per model against the machine's
 ## SGEMM rate (starter bench; pure Go, then OpenBLAS if installed), aggregation, round time in-process vs Temporal,
-## and per method (FedAvg, SCAFFOLD, pow-d; blob bytes per round), and one RLU attack (MLP, 1,000 auxiliary samples)
+## and per method (FedAvg, SCAFFOLD, pow-d; blob bytes per round), one RLU attack (MLP, 1,000 auxiliary samples),
+## and `starter query` over a 100-point sweep of 200 rounds (open the views; summary, curve, two-sweep comparison, clients)
 bench: build bin/temporal data
 	bin/starter bench
 	@if $(HAVE_OPENBLAS); then $(MAKE) --no-print-directory build-openblas && bin/starter-openblas bench; \
@@ -37,6 +38,7 @@ bench: build bin/temporal data
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./aggregate/
 	$(GO) test -run '^$$' -bench Select -benchtime 3x ./methods/
 	$(GO) test -run '^$$' -bench RLU -benchtime 10x ./attack/
+	$(GO) test -run '^$$' -bench Query -benchtime 3x ./results/
 	infra/bench/rounds.sh examples/demo.yaml
 	infra/bench/methods.sh
 
