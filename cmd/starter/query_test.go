@@ -26,13 +26,24 @@ func queryBucket(t *testing.T) (*globals, *store.Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	writeQuerySweep(t, st, "one", "algorithm=fedavg seed=0", []float64{0.1, 0.5, 0.4})
-	writeQuerySweep(t, st, "two", "algorithm=fedprox seed=0", []float64{0.2, 0.3, 0.7})
-	if err := st.Put(ctx, "sweeps/empty/spec.json", []byte("{}")); err != nil {
-		t.Fatal(err)
-	}
+	writeQuerySweeps(t, st)
 	return g, st
 }
+
+func writeQuerySweeps(t *testing.T, st *store.Store) {
+	t.Helper()
+	writeQuerySweep(t, st, "one", "algorithm=fedavg seed=0", []float64{0.1, 0.5, 0.4})
+	writeQuerySweep(t, st, "two", "algorithm=fedprox seed=0", []float64{0.2, 0.3, 0.7})
+	if err := st.Put(t.Context(), "sweeps/empty/spec.json", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantAcrossSweeps is the default query's table over sweeps one and two.
+const wantAcrossSweeps = "" +
+	"SWEEP  POINT        LABEL                     STATUS  ROUNDS_DONE  FINAL_ACC  BEST_ACC  BEST_ROUND\n" +
+	"one    p0000000001  algorithm=fedavg seed=0   done    2            0.4        0.5       1\n" +
+	"two    p0000000001  algorithm=fedprox seed=0  done    2            0.7        0.7       2\n"
 
 const fixturePoint = "p0000000001"
 
@@ -83,12 +94,8 @@ func TestQueryAcrossSweeps(t *testing.T) {
 		if err != nil {
 			t.Fatalf("starter %v: %v", args, err)
 		}
-		want := "" +
-			"SWEEP  POINT        LABEL                     STATUS  ROUNDS_DONE  FINAL_ACC  BEST_ACC  BEST_ROUND\n" +
-			"one    p0000000001  algorithm=fedavg seed=0   done    2            0.4        0.5       1\n" +
-			"two    p0000000001  algorithm=fedprox seed=0  done    2            0.7        0.7       2\n"
-		if got != want {
-			t.Errorf("starter %v printed\n%s\nwant\n%s", args, got, want)
+		if got != wantAcrossSweeps {
+			t.Errorf("starter %v printed\n%s\nwant\n%s", args, got, wantAcrossSweeps)
 		}
 	}
 	// A comparison of methods across the sweeps, in SQL.
