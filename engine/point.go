@@ -101,6 +101,14 @@ func (e *Engine) initPoint(ctx context.Context, env *pointEnv) (*store.Commit, e
 
 // FinishPoint closes a point: it compacts its metric tables, drops what is
 // not retained, records the final status and writes DONE.json last.
+//
+// A stopped point (steps.StatusStopped: ended early on request) is closed
+// the same way, so its rows are read like a finished point's, but without
+// DONE.json: DONE.json means the point is over for good, and PreparePoint
+// returns at once for a point that has it. Without it, a later run of the
+// point (`starter sweep resume`) continues after its last committed round;
+// the compacted tables then take new part files beside them, and the next
+// FinishPoint compacts again (store.ReadTable reads both meanwhile).
 func (e *Engine) FinishPoint(ctx context.Context, in steps.FinishInput) (steps.PointResult, error) {
 	env, err := e.env(ctx, in.PointRef)
 	if err != nil {
@@ -154,6 +162,9 @@ func (e *Engine) FinishPoint(ctx context.Context, in steps.FinishInput) (steps.P
 	}
 	if err := e.writePointRow(ctx, env, status, last, final, c.GlobalSHA256); err != nil {
 		return steps.PointResult{}, err
+	}
+	if status == steps.StatusStopped {
+		return res, nil
 	}
 	return res, e.Store.PutJSON(ctx, env.keys.Done(), res)
 }

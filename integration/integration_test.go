@@ -283,7 +283,7 @@ func straightRun(t *testing.T) results {
 			return
 		}
 		if dir := os.Getenv("FLSWEEP_RECORD_HISTORIES"); dir != "" {
-			if err := recordHistories(dir, "straight"); err != nil {
+			if err := recordHistories(dir, "straight", ""); err != nil {
 				straightErr = err.Error()
 			}
 		}
@@ -547,7 +547,10 @@ func checkQuery(e *env, sweep string) error {
 // for the replay tests in package workflows:
 //
 //	FLSWEEP_RECORD_HISTORIES=$PWD/workflows/testdata/histories make test
-func recordHistories(dir, sweep string) error {
+//
+// prefix starts every file's name (TestPauseStopResume records its sweep's
+// signalled histories as "control-...").
+func recordHistories(dir, sweep, prefix string) error {
 	c, err := client.Dial(client.Options{HostPort: server.FrontendHostPort(), Logger: quiet{}})
 	if err != nil {
 		return err
@@ -590,7 +593,7 @@ func recordHistories(dir, sweep string) error {
 			if err != nil {
 				return fmt.Errorf("export history of %s: %w", h.id, err)
 			}
-			name := h.file
+			name := prefix + h.file
 			if strings.Contains(name, "%d") {
 				name = fmt.Sprintf(name, i+1)
 			}

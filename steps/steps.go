@@ -316,7 +316,7 @@ type RoundSummary struct {
 // FinishInput closes a point.
 type FinishInput struct {
 	PointRef
-	Status      string `json:"status"` // done or diverged
+	Status      string `json:"status"` // done, diverged or stopped
 	KeepUpdates bool   `json:"keep_updates,omitempty"`
 }
 
@@ -330,10 +330,14 @@ type PointResult struct {
 	ModelSHA256 string  `json:"model_sha256"`
 }
 
-// Point statuses.
+// Point statuses. Done and diverged are final (the point has DONE.json);
+// stopped means the point ended early on request with its committed rounds
+// kept, and a later run continues it (docs/architecture.md, "Temporal").
 const (
 	StatusPending  = "pending"
 	StatusRunning  = "running"
+	StatusPaused   = "paused"
+	StatusStopped  = "stopped"
 	StatusDone     = "done"
 	StatusDiverged = "diverged"
 	StatusFailed   = "failed"

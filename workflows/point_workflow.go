@@ -14,28 +14,100 @@ import (
 // highest committed round and continues after it, so no committed round is
 // ever computed twice. It continues as new every ContinueAsNewEvery rounds or
 // when the server suggests it, always between rounds.
+//
+// Signals (see PauseSignal) act between rounds: while paused no round
+// starts, and the pause is carried across Continue-As-New in PointInput;
+// after a stop the point ends with status stopped, its committed rounds
+// kept (FinishPoint records it without DONE.json, so a later run continues).
 func PointWorkflow(ctx workflow.Context, in PointInput) (steps.PointResult, error) {
 	logger := workflow.GetLogger(ctx)
 	progress := PointProgress{Rounds: in.Info.Rounds, Status: steps.StatusRunning}
-	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (PointProgress, error) { return progress, nil }); err != nil {
+	paused, stop, finished := in.Paused, false, false
+	// state is the point's status while it runs: what the progress query
+	// and the FLStatus search attribute show.
+	state := func() string {
+		switch {
+		case finished:
+			return progress.Status
+		case stop:
+			return StatusStopping
+		case paused:
+			return steps.StatusPaused
+		}
+		return steps.StatusRunning
+	}
+	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (PointProgress, error) {
+		p := progress
+		p.Status = state()
+		return p, nil
+	}); err != nil {
 		return steps.PointResult{}, err
 	}
+	sig := listen(ctx, func(ctx workflow.Context, signal string, _ Control) {
+		before := state()
+		switch signal {
+		case PauseSignal:
+			paused = true
+		case UnpauseSignal:
+			paused = false
+		case StopSignal:
+			stop = true
+		}
+		logger.Info("signal", "signal", signal, "paused", paused, "stop", stop)
+		if after := state(); after != before && !finished {
+			if err := workflow.UpsertTypedSearchAttributes(ctx, SAStatus.ValueSet(after)); err != nil {
+				logger.Warn("upsert FLStatus", "error", err)
+			}
+		}
+	})
+	finish := func(status string) (steps.PointResult, error) {
+		res, err := call(ctx, steps.FinishPoint, in.TrainQueue, steps.FinishInput{PointRef: in.PointRef, Status: status, KeepUpdates: in.KeepUpdates})
+		if err != nil {
+			return steps.PointResult{}, err
+		}
+		progress.Status, finished = res.Status, true
+		// Histories recorded before FLStatus existed end without this upsert.
+		if workflow.GetVersion(ctx, "fl-status", workflow.DefaultVersion, 1) == 1 {
+			if err := workflow.UpsertTypedSearchAttributes(ctx, SAStatus.ValueSet(res.Status)); err != nil {
+				return steps.PointResult{}, err
+			}
+		}
+		workflow.SetCurrentDetails(ctx, fmt.Sprintf("%s after %d rounds, test accuracy %.4f", res.Status, res.RoundsDone, res.TestAcc))
+		return res, nil
+	}
+
 	prep, err := call(ctx, steps.PreparePoint, in.TrainQueue, in.PointRef)
 	if err != nil {
 		return steps.PointResult{}, err
 	}
 	progress.Round, progress.Rounds, progress.TestAcc = prep.LastCommitted, prep.Rounds, prep.TestAcc
 	if prep.Done {
-		progress.Status = prep.Status
-		return call(ctx, steps.FinishPoint, in.TrainQueue, steps.FinishInput{PointRef: in.PointRef, Status: prep.Status, KeepUpdates: in.KeepUpdates})
+		return finish(prep.Status)
 	}
 
 	status := steps.StatusDone
 	start := prep.LastCommitted + 1
 	for r := start; r <= prep.Rounds; r++ {
+		sig.drain(ctx)
+		if stop {
+			status = steps.StatusStopped
+			break
+		}
 		if r > start && (r-start >= in.ContinueAsNewEvery || workflow.GetInfo(ctx).GetContinueAsNewSuggested()) {
-			logger.Info("continuing as new", "round", r)
+			logger.Info("continuing as new", "round", r, "paused", paused)
+			in.Paused = paused
 			return steps.PointResult{}, workflow.NewContinueAsNewError(ctx, PointWorkflowName, in)
+		}
+		if paused {
+			workflow.SetCurrentDetails(ctx, fmt.Sprintf("paused before round %d of %d, test accuracy %.4f; signal %q to continue",
+				r, prep.Rounds, progress.TestAcc, UnpauseSignal))
+			if err := workflow.Await(ctx, func() bool { return !paused || stop }); err != nil {
+				return steps.PointResult{}, err
+			}
+			if stop {
+				status = steps.StatusStopped
+				break
+			}
 		}
 		workflow.SetCurrentDetails(ctx, fmt.Sprintf("round %d of %d, test accuracy %.4f", r, prep.Rounds, progress.TestAcc))
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
@@ -71,11 +143,5 @@ func PointWorkflow(ctx workflow.Context, in PointInput) (steps.PointResult, erro
 			return steps.PointResult{}, err
 		}
 	}
-	res, err := call(ctx, steps.FinishPoint, in.TrainQueue, steps.FinishInput{PointRef: in.PointRef, Status: status, KeepUpdates: in.KeepUpdates})
-	if err != nil {
-		return steps.PointResult{}, err
-	}
-	progress.Status = res.Status
-	workflow.SetCurrentDetails(ctx, fmt.Sprintf("%s after %d rounds, test accuracy %.4f", res.Status, res.RoundsDone, res.TestAcc))
-	return res, nil
+	return finish(status)
 }

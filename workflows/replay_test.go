@@ -12,7 +12,9 @@ import (
 // TestReplayRecordedHistories replays histories recorded from a real dev
 // server (see integration.recordHistories): a change to the workflows that
 // would break the sweeps running when it is deployed fails here. Histories
-// cover a sweep, every Continue-As-New run of a point, and an evaluated round.
+// cover a sweep, every Continue-As-New run of a point, and an evaluated round;
+// the control-* ones a sweep paused, unpaused and one of its points stopped
+// (integration.TestPauseStopResume), signals included.
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob("testdata/histories/*.json")
 	if err != nil {

@@ -2,7 +2,8 @@
 // on Temporal, run them in-process, fetch datasets, and print results.
 //
 //	starter sweep start -f SPEC.yaml [--wait]
-//	starter sweep status NAME [--json]
+//	starter sweep status NAME [--json | --watch]
+//	starter sweep pause|unpause|stop NAME [--point ID]
 //	starter sweep resume NAME [--wait]
 //	starter sweep cancel NAME
 //	starter sweep results NAME [--json]

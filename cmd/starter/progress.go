@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,14 +19,14 @@ import (
 
 // pointLine is one point's progress as the CLI shows it.
 type pointLine struct {
-	Label   string
-	ID      string
-	Status  string
-	Round   int
-	Rounds  int
-	TestAcc float64
-	HasAcc  bool
-	Error   string
+	Label   string  `json:"label"`
+	ID      string  `json:"id"`
+	Status  string  `json:"status"` // the sweep's view, or the running point's own (running, paused, stopping)
+	Round   int     `json:"round"`
+	Rounds  int     `json:"rounds"`
+	TestAcc float64 `json:"test_acc"`
+	HasAcc  bool    `json:"has_acc"`
+	Error   string  `json:"error,omitempty"`
 }
 
 // bar renders a progress bar of the given width.
@@ -57,15 +58,30 @@ func newRenderer(w io.Writer) *renderer {
 	return &renderer{w: w, tty: tty}
 }
 
-func (r *renderer) draw(title string, pts []pointLine, final bool) {
+// draw renders a sweep's points: a header with the counts by status and, if
+// given, the ETA, then one line per point.
+func (r *renderer) draw(title string, pts []pointLine, eta string, final bool) {
 	var b strings.Builder
-	done := 0
+	counts := map[string]int{}
+	ended := 0
 	for _, p := range pts {
-		if p.Status == steps.StatusDone || p.Status == steps.StatusDiverged || p.Status == steps.StatusFailed {
-			done++
+		counts[p.Status]++
+		if ends(p.Status) {
+			ended++
 		}
 	}
-	fmt.Fprintf(&b, "%s %s %d/%d points\n", title, bar(done, len(pts), 20), done, len(pts))
+	fmt.Fprintf(&b, "%s %s %d/%d points\n", title, bar(ended, len(pts), 20), ended, len(pts))
+	fmt.Fprintf(&b, "  %d done, %d running, %d paused, %d stopped, %d failed", counts[steps.StatusDone],
+		counts[steps.StatusRunning]+counts[workflows.StatusStopping], counts[steps.StatusPaused], counts[steps.StatusStopped], counts[steps.StatusFailed])
+	for _, st := range []string{steps.StatusDiverged, steps.StatusPending} {
+		if counts[st] > 0 {
+			fmt.Fprintf(&b, ", %d %s", counts[st], st)
+		}
+	}
+	if eta != "" {
+		fmt.Fprintf(&b, "; %s", eta)
+	}
+	b.WriteByte('\n')
 	width := 0
 	for _, p := range pts {
 		width = max(width, len(p.Label))
@@ -96,6 +112,54 @@ func (r *renderer) draw(title string, pts []pointLine, final bool) {
 	}
 }
 
+// ends reports whether a point with this status has ended.
+func ends(status string) bool {
+	switch status {
+	case steps.StatusDone, steps.StatusDiverged, steps.StatusFailed, steps.StatusStopped:
+		return true
+	}
+	return false
+}
+
+// etaClock estimates when a sweep ends from the rounds its points complete
+// while it is watched: the rate is the rounds completed (all points
+// together, so the sweep's concurrency is in it) over the time since the
+// first sample, and the work left is the rounds of every point that has not
+// ended. It gives no estimate ("ETA —") until a round completes while
+// watching, nor while the sweep or all its running points are paused; a
+// pause restarts the measurement, so that the time spent paused does not
+// count.
+type etaClock struct {
+	since  time.Time // first sample since watching or since the last pause
+	rounds int       // rounds done then
+}
+
+func (e *etaClock) update(now time.Time, pts []pointLine, paused bool) string {
+	done, left, active := 0, 0, 0
+	for _, p := range pts {
+		done += p.Round
+		if !ends(p.Status) {
+			left += max(0, p.Rounds-p.Round)
+		}
+		if p.Status == steps.StatusRunning || p.Status == workflows.StatusStopping {
+			active++
+		}
+	}
+	if paused || active == 0 && left > 0 {
+		e.since = time.Time{}
+		return "ETA — (paused)"
+	}
+	if e.since.IsZero() {
+		e.since, e.rounds = now, done
+	}
+	elapsed := now.Sub(e.since)
+	if done <= e.rounds || elapsed <= 0 {
+		return "ETA —"
+	}
+	perRound := elapsed / time.Duration(done-e.rounds)
+	return fmt.Sprintf("ETA %s (%.1f rounds/min)", (perRound * time.Duration(left)).Round(time.Second), float64(time.Minute)/float64(perRound))
+}
+
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
@@ -119,8 +183,13 @@ func sweepLines(ctx context.Context, c client.Client, id string) (workflows.Swee
 		case p.Result != nil:
 			l.Round, l.TestAcc, l.HasAcc = p.Result.RoundsDone, p.Result.TestAcc, true
 		case p.Status == steps.StatusRunning:
+			// The point knows whether it is paused or stopping (a signal
+			// may have gone to it directly).
 			if pr, err := queryPoint(ctx, c, p.WorkflowID); err == nil {
 				l.Round, l.Rounds, l.TestAcc, l.HasAcc = pr.Round, pr.Rounds, pr.TestAcc, true
+				if !ends(pr.Status) {
+					l.Status = pr.Status
+				}
 			}
 		}
 		lines[i] = l
@@ -128,9 +197,22 @@ func sweepLines(ctx context.Context, c client.Client, id string) (workflows.Swee
 	return st, lines, nil
 }
 
-// watch redraws a sweep's progress until its workflow closes.
+// sweepTitle is the header of a sweep's progress.
+func sweepTitle(st workflows.SweepStatus) string {
+	switch {
+	case st.Stopping:
+		return "sweep " + st.Name + " (stopping)"
+	case st.Paused:
+		return "sweep " + st.Name + " (paused)"
+	}
+	return "sweep " + st.Name
+}
+
+// watch redraws a sweep's progress, with an ETA, until its workflow
+// closes. A cancelled ctx (Ctrl-C) stops the watching, not the sweep.
 func watch(ctx context.Context, g *globals, c client.Client, id string) error {
 	r := newRenderer(g.out)
+	var eta etaClock
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
@@ -141,14 +223,18 @@ func watch(ctx context.Context, g *globals, c client.Client, id string) error {
 		}
 		closed := desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 		if qerr == nil {
-			r.draw("sweep "+st.Name, lines, closed)
+			e := ""
+			if !closed {
+				e = eta.update(time.Now(), lines, st.Paused)
+			}
+			r.draw(sweepTitle(st), lines, e, closed)
 		}
 		if closed {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			fmt.Fprintf(g.out, "\nstopped watching; the sweep goes on (`starter sweep status %s`)\n", st.Name)
+			fmt.Fprintf(g.out, "\nstopped watching; the sweep goes on (`starter sweep status %s`)\n", strings.TrimPrefix(id, workflows.SweepID("")))
 			return ctx.Err()
 		case <-t.C:
 		}
@@ -156,26 +242,44 @@ func watch(ctx context.Context, g *globals, c client.Client, id string) error {
 }
 
 // showStatus prints a sweep's status once, from Temporal when it answers,
-// else from blob storage.
-func showStatus(ctx context.Context, g *globals, name string, asJSON bool) error {
+// else from blob storage; with watch, it redraws it until the sweep ends.
+func showStatus(ctx context.Context, g *globals, name string, asJSON, watching bool) error {
 	c, err := dial(g)
 	if err == nil {
 		defer c.Close()
 		id := workflows.SweepID(name)
 		desc, derr := c.DescribeWorkflowExecution(ctx, id, "")
+		if derr == nil && watching {
+			fmt.Fprintf(g.out, "workflow %s\n  %s\n", id, uiLink(g, id))
+			if err := watch(ctx, g, c, id); err != nil {
+				if errors.Is(err, context.Canceled) {
+					return nil
+				}
+				return err
+			}
+			desc, derr = c.DescribeWorkflowExecution(ctx, id, "")
+			if derr == nil {
+				fmt.Fprintf(g.out, "workflow %s: %s\n", id, desc.GetWorkflowExecutionInfo().GetStatus())
+			}
+			return nil
+		}
 		st, lines, qerr := sweepLines(ctx, c, id)
 		if derr == nil && qerr == nil {
 			if asJSON {
 				return json.NewEncoder(g.out).Encode(struct {
 					Workflow string                `json:"workflow_status"`
 					Sweep    workflows.SweepStatus `json:"sweep"`
-				}{desc.GetWorkflowExecutionInfo().GetStatus().String(), st})
+					Points   []pointLine           `json:"points"`
+				}{desc.GetWorkflowExecutionInfo().GetStatus().String(), st, lines})
 			}
 			fmt.Fprintf(g.out, "workflow %s: %s\n  %s\n", id, desc.GetWorkflowExecutionInfo().GetStatus(), uiLink(g, id))
 			r := &renderer{w: g.out}
-			r.draw("sweep "+st.Name, lines, true)
+			r.draw(sweepTitle(st), lines, "", true)
 			return nil
 		}
+	}
+	if watching {
+		return fmt.Errorf("sweep %s: Temporal did not answer (%v); `starter sweep status %s` shows what blob storage holds", name, err, name)
 	}
 	fmt.Fprintf(g.out, "(Temporal did not answer for sweep %s; showing what blob storage holds)\n", name)
 	return printResults(ctx, g, name, asJSON, nil)

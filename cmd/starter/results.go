@@ -29,7 +29,8 @@ type pointResult struct {
 }
 
 // printResults reads a sweep's spec and each point's DONE.json or latest
-// commit from blob storage and prints a table.
+// commit from blob storage and prints a table. A point without DONE.json is
+// stopped if its points row says so, else incomplete.
 //
 // live, when not nil, holds the statuses the sweep workflow reported; a point
 // that failed there (and so left nothing in storage) shows as failed, with
@@ -76,6 +77,12 @@ func printResults(ctx context.Context, g *globals, name string, asJSON bool, liv
 			}
 			if c != nil {
 				row.Status, row.Rounds, row.TestAcc, row.Model = "incomplete", last, c.TestAcc, c.GlobalSHA256
+				// A stopped point has no DONE.json (a later run continues
+				// it); its points row says it was stopped.
+				if pr, err := store.ReadRows[store.PointRow](ctx, st, pk.Compacted(store.TablePoints)); err == nil &&
+					len(pr) == 1 && pr[0].Status == steps.StatusStopped && int(pr[0].RoundsDone) == last {
+					row.Status = steps.StatusStopped
+				}
 			}
 		default:
 			return err

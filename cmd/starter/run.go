@@ -48,9 +48,9 @@ func runCommand() *command {
 			_, err = eng.RunSweep(ctx, steps.PlanSweepInput{File: file, Spec: data}, func(p engine.Progress) {
 				l := &lines[index[p.Point.ID]]
 				l.Round, l.Rounds, l.TestAcc, l.HasAcc, l.Status = p.Round, p.Rounds, p.TestAcc, true, p.Status
-				r.draw("run "+sw.Name, lines, p.Done)
+				r.draw("run "+sw.Name, lines, "", p.Done)
 			})
-			r.draw("run "+sw.Name, lines, true)
+			r.draw("run "+sw.Name, lines, "", true)
 			if err != nil {
 				return err
 			}

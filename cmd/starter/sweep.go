@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/flsweep/flsweep/engine"
 	"github.com/flsweep/flsweep/methods"
+	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store"
 	"github.com/flsweep/flsweep/sweep"
 	"github.com/flsweep/flsweep/workflows"
@@ -24,11 +26,11 @@ import (
 
 func sweepCommand() *command {
 	var file, trainQueue string
-	var wait, asJSON bool
+	var wait, asJSON, watching bool
 	waitFlag := func(fs *flag.FlagSet) {
 		fs.BoolVar(&wait, "wait", false, "show progress until the sweep ends, then print the results")
 	}
-	return &command{name: "sweep", summary: "start, watch, resume and cancel sweeps on Temporal", subs: []*command{
+	return &command{name: "sweep", summary: "start, watch, pause, stop, resume and cancel sweeps on Temporal", subs: []*command{
 		{
 			name: "start", summary: "start a sweep (or attach to it if it is already running)",
 			flags: func(fs *flag.FlagSet) {
@@ -44,17 +46,28 @@ func sweepCommand() *command {
 			},
 		},
 		{
-			name: "status", args: "NAME", summary: "show a sweep's points and their progress",
-			flags: func(fs *flag.FlagSet) { fs.BoolVar(&asJSON, "json", false, "print JSON") },
+			name: "status", args: "NAME", summary: "show a sweep's points and their progress (--watch: until it ends, with an ETA)",
+			flags: func(fs *flag.FlagSet) {
+				fs.BoolVar(&asJSON, "json", false, "print JSON")
+				fs.BoolVar(&watching, "watch", false, "redraw every second until the sweep ends (Ctrl-C stops watching, not the sweep)")
+			},
 			run: func(ctx context.Context, g *globals, args []string) error {
 				if err := needArgs(args, 1, "NAME"); err != nil {
 					return err
 				}
-				return showStatus(ctx, g, args[0], asJSON)
+				if asJSON && watching {
+					return fmt.Errorf("--json and --watch do not go together: %w", errUsage)
+				}
+				return showStatus(ctx, g, args[0], asJSON, watching)
 			},
 		},
+		signalCommand(workflows.PauseSignal, "pause a running sweep or one point: running points finish the round in flight, then start no other; "+
+			"a paused sweep starts no new point (`sweep unpause` continues)"),
+		signalCommand(workflows.UnpauseSignal, "continue a paused sweep or point (not `sweep resume`, which restarts a cancelled, failed or stopped sweep)"),
+		signalCommand(workflows.StopSignal, "stop a running sweep or one point after the round in flight, keeping its rounds and metrics "+
+			"(status stopped; `sweep resume` continues it later)"),
 		{
-			name: "resume", args: "NAME", summary: "run a stopped or failed sweep again from its committed rounds",
+			name: "resume", args: "NAME", summary: "run a cancelled, failed or stopped sweep again from its committed rounds",
 			flags: waitFlag,
 			run: func(ctx context.Context, g *globals, args []string) error {
 				if err := needArgs(args, 1, "NAME"); err != nil {
@@ -64,7 +77,7 @@ func sweepCommand() *command {
 				if err != nil {
 					return err
 				}
-				return startSweep(ctx, g, file, data, "", wait)
+				return resumeSweep(ctx, g, file, data, wait)
 			},
 		},
 		{
@@ -99,6 +112,83 @@ func sweepCommand() *command {
 	}}
 }
 
+// signalCommand is `sweep pause|unpause|stop NAME [--point ID]`: it signals
+// the sweep's workflow, or one point's (workflows.PauseSignal).
+func signalCommand(signal, summary string) *command {
+	var point string
+	return &command{
+		name: signal, args: "NAME", summary: summary,
+		flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&point, "point", "", "only this point (its ID, as `sweep status` lists them)")
+		},
+		run: func(ctx context.Context, g *globals, args []string) error {
+			if err := needArgs(args, 1, "NAME"); err != nil {
+				return err
+			}
+			return signalSweep(ctx, g, args[0], point, signal)
+		},
+	}
+}
+
+// signalSweep sends signal to a running sweep, or with point to that point:
+// to its workflow if it runs, through the sweep's workflow (which keeps it
+// for the point) if it has not started yet.
+func signalSweep(ctx context.Context, g *globals, name, point, signal string) error {
+	if err := sweep.ValidName(name); err != nil {
+		return fmt.Errorf("%v: %w", err, errUsage)
+	}
+	c, err := dial(g)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	id := workflows.SweepID(name)
+	desc, err := c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return fmt.Errorf("sweep %s: %w", name, err)
+	}
+	if s := desc.GetWorkflowExecutionInfo().GetStatus(); s != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return fmt.Errorf("sweep %s is not running (%s); only a running sweep can be paused, unpaused or stopped (`starter sweep resume %s` runs it again)", name, s, name)
+	}
+	what, target, payload := "sweep "+name, id, any(nil)
+	if point != "" {
+		st, err := querySweep(ctx, c, id)
+		if err != nil {
+			return fmt.Errorf("sweep %s: status: %w", name, err)
+		}
+		i := slices.IndexFunc(st.Points, func(p workflows.PointStatus) bool { return p.ID == point })
+		if i < 0 {
+			return fmt.Errorf("sweep %s has no point %q (`starter sweep status %s` lists them): %w", name, point, name, errUsage)
+		}
+		p := st.Points[i]
+		what = fmt.Sprintf("point %s (%s)", p.ID, p.Label)
+		switch p.Status {
+		case steps.StatusPending:
+			payload = workflows.Control{Point: p.ID}
+		case steps.StatusRunning:
+			target = p.WorkflowID
+		default:
+			return fmt.Errorf("%s is %s already; nothing to %s", what, p.Status, signal)
+		}
+	}
+	if err := c.SignalWorkflow(ctx, target, "", signal, payload); err != nil {
+		return fmt.Errorf("signal %s to %s: %w", signal, target, err)
+	}
+	pointFlag := ""
+	if point != "" {
+		pointFlag = " --point " + point
+	}
+	switch signal {
+	case workflows.PauseSignal:
+		fmt.Fprintf(g.out, "pause requested for %s: the round in flight finishes, then no new round starts; `starter sweep unpause %s%s` continues\n", what, name, pointFlag)
+	case workflows.UnpauseSignal:
+		fmt.Fprintf(g.out, "unpause requested for %s: rounds start again\n", what)
+	case workflows.StopSignal:
+		fmt.Fprintf(g.out, "stop requested for %s: it ends after the round in flight, its rounds and metrics kept; `starter sweep resume %s` continues it once the sweep has ended\n", what, name)
+	}
+	return nil
+}
+
 // loadSpec parses and validates a spec: data, or the file's contents when
 // data is nil. It returns the spec's bytes too.
 func loadSpec(file string, data []byte) (*sweep.Sweep, []byte, error) {
@@ -131,6 +221,50 @@ func dial(g *globals) (client.Client, error) {
 // workflow ID is derived from the sweep name, so starting twice never
 // duplicates a sweep.
 func startSweep(ctx context.Context, g *globals, file string, data []byte, trainQueue string, wait bool) error {
+	return runSweep(ctx, g, file, data, trainQueue, wait, enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY)
+}
+
+// resumeSweep starts a sweep again from its committed rounds: after a
+// failure or a cancellation, and also after it completed with stopped points
+// (a completed sweep with nothing left to run prints its results).
+func resumeSweep(ctx context.Context, g *globals, file string, data []byte, wait bool) error {
+	reuse := enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY
+	if sw, _, err := loadSpec(file, data); err == nil && len(unfinished(ctx, g, sw.Name)) > 0 {
+		reuse = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
+	}
+	return runSweep(ctx, g, file, data, "", wait, reuse)
+}
+
+// unfinished lists the points of a sweep whose last workflow run completed
+// without finishing them (stopped, or never started because the sweep was
+// stopped); nil if the sweep did not complete.
+func unfinished(ctx context.Context, g *globals, name string) []string {
+	c, err := dial(g)
+	if err != nil {
+		return nil
+	}
+	defer c.Close()
+	id := workflows.SweepID(name)
+	desc, err := c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil || desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+		return nil
+	}
+	var res workflows.SweepResult
+	if err := c.GetWorkflow(ctx, id, "").Get(ctx, &res); err != nil {
+		return nil
+	}
+	var ids []string
+	for _, p := range res.Points {
+		if p.Status == steps.StatusStopped || p.Status == steps.StatusPending {
+			ids = append(ids, p.ID)
+		}
+	}
+	return ids
+}
+
+// runSweep starts (or attaches to) a sweep's workflow with the given reuse
+// policy for a closed one.
+func runSweep(ctx context.Context, g *globals, file string, data []byte, trainQueue string, wait bool, reuse enumspb.WorkflowIdReusePolicy) error {
 	sw, data, err := loadSpec(file, data)
 	if err != nil {
 		return err
@@ -148,7 +282,7 @@ func startSweep(ctx context.Context, g *globals, file string, data []byte, train
 		ID:                       id,
 		TaskQueue:                g.queue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		WorkflowIDReusePolicy:    reuse,
 		StaticSummary:            fmt.Sprintf("sweep %s: %d points", sw.Name, len(sw.Points)),
 		StaticDetails:            sw.Description,
 	}, workflows.SweepWorkflowName, workflows.SweepInput{File: file, Spec: data, TrainQueue: trainQueue})
@@ -159,6 +293,9 @@ func startSweep(ctx context.Context, g *globals, file string, data []byte, train
 			return err
 		}
 		fmt.Fprintf(g.out, "Temporal UI: %s\n", uiLink(g, id))
+		if ids := unfinished(ctx, g, sw.Name); len(ids) > 0 {
+			fmt.Fprintf(g.out, "%d points were stopped (%v); `starter sweep resume %s` continues them\n", len(ids), ids, sw.Name)
+		}
 		return nil
 	}
 	if err != nil {

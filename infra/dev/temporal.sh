@@ -31,7 +31,7 @@ up)
   [ -x "$BIN" ] || { echo "temporal: $BIN missing; run 'make bin/temporal'" >&2; exit 1; }
   # Search attributes of point workflows (workflows/types.go, SearchAttributes).
   attrs=()
-  for a in FLSweep=Keyword FLPoint=Keyword FLDataset=Keyword FLAlgorithm=Keyword FLSampler=Keyword \
+  for a in FLSweep=Keyword FLPoint=Keyword FLDataset=Keyword FLAlgorithm=Keyword FLSampler=Keyword FLLabel=Keyword FLStatus=Keyword \
            FLSeed=Int FLRound=Int FLAccuracy=Double; do
     attrs+=(--search-attribute "$a")
   done

@@ -1,0 +1,289 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/flsweep/flsweep/activities"
+	"github.com/flsweep/flsweep/engine"
+	"github.com/flsweep/flsweep/steps"
+	"github.com/flsweep/flsweep/workflows"
+)
+
+// rounds records the round workflows a test environment starts, with the
+// test clock's time of each start, and runs hooks on a round's start.
+type rounds struct {
+	env    *testsuite.TestWorkflowEnvironment
+	starts []roundStart
+	on     map[string]func() // round workflow ID → what to do when it starts
+}
+
+type roundStart struct {
+	id string
+	at time.Time
+}
+
+func watchRounds(env *testsuite.TestWorkflowEnvironment) *rounds {
+	r := &rounds{env: env, on: map[string]func(){}}
+	env.SetOnChildWorkflowStartedListener(func(info *workflow.Info, _ workflow.Context, _ converter.EncodedValues) {
+		if info.WorkflowType.Name != workflows.RoundWorkflowName {
+			return
+		}
+		id := info.WorkflowExecution.ID
+		r.starts = append(r.starts, roundStart{id, env.Now()})
+		if f := r.on[id]; f != nil {
+			f()
+		}
+	})
+	return r
+}
+
+// after returns the round starts at or after t.
+func (r *rounds) after(t time.Time) []string {
+	var ids []string
+	for _, s := range r.starts {
+		if !s.at.Before(t) {
+			ids = append(ids, s.id)
+		}
+	}
+	return ids
+}
+
+// pointEnv returns a test environment for one point of spec, the point's
+// input and the engine behind it; envs of one engine share its bucket.
+func pointEnv(t *testing.T, eng *engine.Engine, canEvery int) (*testsuite.TestWorkflowEnvironment, workflows.PointInput) {
+	t.Helper()
+	plan, err := eng.PlanSweep(context.Background(), steps.PlanSweepInput{File: "wf.yaml", Spec: []byte(spec)})
+	require.NoError(t, err)
+	p := plan.Points[0]
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	workflows.Register(env)
+	(&activities.Activities{Engine: eng}).Register(env)
+	return env, workflows.PointInput{PointRef: steps.PointRef{Sweep: plan.Name, Point: p.ID}, Info: p, ContinueAsNewEvery: canEvery}
+}
+
+func progress(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.PointProgress {
+	t.Helper()
+	v, err := env.QueryWorkflow(workflows.ProgressQuery)
+	require.NoError(t, err)
+	var p workflows.PointProgress
+	require.NoError(t, v.Get(&p))
+	return p
+}
+
+// TestPausePoint: a point paused during round 2 finishes round 2, starts no
+// round while paused, and after unpause ends as an undisturbed run does.
+func TestPausePoint(t *testing.T) {
+	_, eng := setup(t)
+	env, in := pointEnv(t, eng, 100)
+	rs := watchRounds(env)
+	var pausedAt, unpausedAt time.Time
+	rs.on[workflows.RoundID(in.Sweep, in.Point, 2)] = func() {
+		pausedAt = env.Now()
+		env.SignalWorkflow(workflows.PauseSignal, nil)
+		env.RegisterDelayedCallback(func() {
+			p := progress(t, env)
+			require.Equal(t, steps.StatusPaused, p.Status)
+			require.Equal(t, 2, p.Round, "the round in flight when the pause came must finish")
+			unpausedAt = env.Now()
+			env.SignalWorkflow(workflows.UnpauseSignal, nil)
+		}, time.Hour)
+	}
+	env.ExecuteWorkflow(workflows.PointWorkflowName, in)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var res steps.PointResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, localResults(t, spec)[in.Point], res)
+
+	require.False(t, unpausedAt.IsZero(), "never unpaused")
+	require.True(t, unpausedAt.Sub(pausedAt) >= time.Hour)
+	// Rounds 1 and 2 started before the pause; 3, 4, 5 only after unpause.
+	require.Len(t, rs.starts, 5)
+	require.Equal(t, 3, len(rs.after(unpausedAt)), "rounds started while paused: %v", rs.starts)
+	require.Equal(t, steps.StatusDone, progress(t, env).Status)
+}
+
+// TestStopPoint: a point stopped during round 2 ends after it with status
+// stopped, its rounds kept and no DONE.json, so that running the point
+// again continues it to the result of an undisturbed run.
+func TestStopPoint(t *testing.T) {
+	_, eng := setup(t)
+	env, in := pointEnv(t, eng, 100)
+	rs := watchRounds(env)
+	rs.on[workflows.RoundID(in.Sweep, in.Point, 2)] = func() { env.SignalWorkflow(workflows.StopSignal, nil) }
+	env.ExecuteWorkflow(workflows.PointWorkflowName, in)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var res steps.PointResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, steps.StatusStopped, res.Status)
+	require.Equal(t, 2, res.RoundsDone)
+	require.Len(t, rs.starts, 2)
+	require.Equal(t, steps.StatusStopped, progress(t, env).Status)
+
+	prep, err := eng.PreparePoint(context.Background(), in.PointRef)
+	require.NoError(t, err)
+	require.False(t, prep.Done, "a stopped point must not be done")
+	require.Equal(t, 2, prep.LastCommitted)
+
+	env2, _ := pointEnv(t, eng, 100)
+	rs2 := watchRounds(env2)
+	env2.ExecuteWorkflow(workflows.PointWorkflowName, in)
+	require.True(t, env2.IsWorkflowCompleted())
+	require.NoError(t, env2.GetWorkflowError())
+	require.NoError(t, env2.GetWorkflowResult(&res))
+	require.Equal(t, localResults(t, spec)[in.Point], res)
+	require.Len(t, rs2.starts, 3, "the continued point ran rounds 3-5 only")
+}
+
+// TestPauseSurvivesContinueAsNew: a point paused in the run that continues
+// as new starts its next run paused, and runs no round until unpaused.
+func TestPauseSurvivesContinueAsNew(t *testing.T) {
+	_, eng := setup(t)
+	env, in := pointEnv(t, eng, 2)
+	rs := watchRounds(env)
+	rs.on[workflows.RoundID(in.Sweep, in.Point, 2)] = func() { env.SignalWorkflow(workflows.PauseSignal, nil) }
+	env.ExecuteWorkflow(workflows.PointWorkflowName, in)
+	require.True(t, env.IsWorkflowCompleted())
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(env.GetWorkflowError(), &can), "want Continue-As-New, got %v", env.GetWorkflowError())
+	var next workflows.PointInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.True(t, next.Paused, "the pause was not carried across Continue-As-New")
+
+	next.ContinueAsNewEvery = 100 // the rest in one run
+	env2, _ := pointEnv(t, eng, 100)
+	rs2 := watchRounds(env2)
+	var unpausedAt time.Time
+	env2.RegisterDelayedCallback(func() {
+		p := progress(t, env2)
+		require.Equal(t, steps.StatusPaused, p.Status)
+		require.Equal(t, 2, p.Round)
+		unpausedAt = env2.Now()
+		env2.SignalWorkflow(workflows.UnpauseSignal, nil)
+	}, time.Hour)
+	env2.ExecuteWorkflow(workflows.PointWorkflowName, next)
+	require.True(t, env2.IsWorkflowCompleted())
+	require.NoError(t, env2.GetWorkflowError())
+	var res steps.PointResult
+	require.NoError(t, env2.GetWorkflowResult(&res))
+	require.Equal(t, localResults(t, spec)[in.Point], res)
+	require.Len(t, rs2.starts, 3)
+	require.Len(t, rs2.after(unpausedAt), 3, "rounds started while paused: %v", rs2.starts)
+}
+
+// sweepOne is spec run one point at a time.
+var sweepOne = strings.Replace(spec, "seeds: [5]", "seeds: [5]\nrun: {concurrency: 1}", 1)
+
+// TestPauseSweep: a sweep paused during its first point's round 2 pauses
+// that point after the round and starts no other point until unpaused;
+// the results are those of an undisturbed run.
+func TestPauseSweep(t *testing.T) {
+	env, eng := setup(t)
+	plan, err := eng.PlanSweep(context.Background(), steps.PlanSweepInput{File: "wf.yaml", Spec: []byte(sweepOne)})
+	require.NoError(t, err)
+	first, second := plan.Points[0].ID, plan.Points[1].ID
+	rs := watchRounds(env)
+	var unpausedAt time.Time
+	rs.on[workflows.RoundID("wf", first, 2)] = func() {
+		env.SignalWorkflow(workflows.PauseSignal, nil)
+		env.RegisterDelayedCallback(func() {
+			v, err := env.QueryWorkflow(workflows.StatusQuery)
+			require.NoError(t, err)
+			var st workflows.SweepStatus
+			require.NoError(t, v.Get(&st))
+			require.True(t, st.Paused)
+			require.Equal(t, steps.StatusPending, st.Points[1].Status, "a paused sweep started a point")
+			unpausedAt = env.Now()
+			env.SignalWorkflow(workflows.UnpauseSignal, nil)
+		}, time.Hour)
+	}
+	env.ExecuteWorkflow(workflows.SweepWorkflowName, workflows.SweepInput{File: "wf.yaml", Spec: []byte(sweepOne)})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var res workflows.SweepResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	want := localResults(t, sweepOne)
+	for _, p := range res.Points {
+		require.Equal(t, want[p.ID], *p.Result)
+	}
+	require.False(t, unpausedAt.IsZero(), "never unpaused")
+	late := rs.after(unpausedAt)
+	require.Len(t, rs.starts, 10)
+	require.Len(t, late, 8, "round starts after unpause: the first point's 3-5 and all of the second's; got %v", late)
+	require.Equal(t, workflows.RoundID("wf", second, 1), late[3])
+}
+
+// TestStopSweep: a sweep stopped during its first point's round 2 stops
+// that point after the round and never starts the second.
+func TestStopSweep(t *testing.T) {
+	env, eng := setup(t)
+	plan, err := eng.PlanSweep(context.Background(), steps.PlanSweepInput{File: "wf.yaml", Spec: []byte(sweepOne)})
+	require.NoError(t, err)
+	rs := watchRounds(env)
+	rs.on[workflows.RoundID("wf", plan.Points[0].ID, 2)] = func() { env.SignalWorkflow(workflows.StopSignal, nil) }
+	env.ExecuteWorkflow(workflows.SweepWorkflowName, workflows.SweepInput{File: "wf.yaml", Spec: []byte(sweepOne)})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var res workflows.SweepResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, steps.StatusStopped, res.Points[0].Status)
+	require.Equal(t, 2, res.Points[0].Result.RoundsDone)
+	require.Equal(t, steps.StatusStopped, res.Points[1].Status)
+	require.Nil(t, res.Points[1].Result, "the second point never started")
+	require.Len(t, rs.starts, 2)
+}
+
+// TestSignalPendingPoint: a pause sent through the sweep for a point that
+// has not started yet starts that point paused; the other point runs on.
+func TestSignalPendingPoint(t *testing.T) {
+	env, eng := setup(t)
+	plan, err := eng.PlanSweep(context.Background(), steps.PlanSweepInput{File: "wf.yaml", Spec: []byte(sweepOne)})
+	require.NoError(t, err)
+	first, second := plan.Points[0].ID, plan.Points[1].ID
+	rs := watchRounds(env)
+	var unpausedAt time.Time
+	rs.on[workflows.RoundID("wf", first, 1)] = func() {
+		env.SignalWorkflow(workflows.PauseSignal, workflows.Control{Point: second})
+		env.RegisterDelayedCallback(func() {
+			unpausedAt = env.Now()
+			env.SignalWorkflow(workflows.UnpauseSignal, workflows.Control{Point: second})
+		}, time.Hour)
+	}
+	env.ExecuteWorkflow(workflows.SweepWorkflowName, workflows.SweepInput{File: "wf.yaml", Spec: []byte(sweepOne)})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	require.False(t, unpausedAt.IsZero(), "never unpaused")
+	late := rs.after(unpausedAt)
+	require.Len(t, rs.starts, 10)
+	require.Len(t, late, 5, "the second point started paused and ran its rounds only after unpause; got %v", rs.starts)
+	require.Equal(t, workflows.RoundID("wf", second, 1), late[0])
+}
+
+func TestKeyword(t *testing.T) {
+	tests := []struct {
+		give string
+		want int // length in bytes
+	}{
+		{"partition.alpha=0.5 seed=2", 26},
+		{strings.Repeat("a", 255), 255},
+		{strings.Repeat("a", 256), 255},
+		{"a" + strings.Repeat("é", 200), 254}, // "a", 125 two-byte runes and "…": never half a rune
+	}
+	for _, tt := range tests {
+		got := workflows.Keyword(tt.give)
+		if len(got) != tt.want || !strings.HasPrefix(tt.give, strings.TrimSuffix(got, "…")) {
+			t.Errorf("Keyword(%d bytes) = %d bytes %q; want %d bytes, a prefix", len(tt.give), len(got), got, tt.want)
+		}
+	}
+}
