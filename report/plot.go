@@ -102,9 +102,19 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.Title.Text = title
 	p.Title.TextStyle.Font.Size = vg.Points(11)
 	p.X.Label.Text, p.Y.Label.Text = x, y
-	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	p.Title.Padding = vg.Points(8)
 	p.Add(plotter.NewGrid())
 	return p
+}
+
+// newLegend returns a legend for the column beside a plot.
+func newLegend() plot.Legend {
+	l := plot.NewLegend()
+	l.TextStyle.Font.Size = vg.Points(9)
+	l.Padding = vg.Points(4)
+	l.Top, l.Left = true, true
+	l.XOffs, l.YOffs = vg.Points(8), -vg.Points(24)
+	return l
 }
 
 // wrap breaks s into lines of at most n characters at spaces or commas.
@@ -129,26 +139,23 @@ func legendWidth(names []string, size vg.Length) vg.Length {
 	for _, n := range names {
 		w = max(w, st.Width(n))
 	}
-	return w + vg.Points(40)
+	return w + vg.Points(48)
 }
 
-// drawWithLegend draws p in dc with its legend in a column on the right,
-// so the legend never covers the data.
-func drawWithLegend(dc draw.Canvas, p *plot.Plot, names []string) {
+// drawWithLegend draws p in dc with the legend l (of the given entries)
+// in a column on the right, so the legend never covers the data.
+func drawWithLegend(dc draw.Canvas, p *plot.Plot, l plot.Legend, names []string) {
 	if len(names) == 0 {
 		p.Draw(dc)
 		return
 	}
-	lw := legendWidth(names, p.Legend.TextStyle.Font.Size)
+	lw := legendWidth(names, l.TextStyle.Font.Size)
 	p.Draw(draw.Crop(dc, 0, -lw, 0, 0))
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs = vg.Points(8)
-	p.Legend.YOffs = -vg.Points(24)
-	p.Legend.Draw(draw.Crop(dc, dc.Max.X-dc.Min.X-lw, 0, 0, 0))
+	l.Draw(draw.Crop(dc, dc.Max.X-dc.Min.X-lw, 0, 0, 0))
 }
 
 // legendHeight is the height a legend of n entries needs.
-func legendHeight(n int) vg.Length { return vg.Length(n)*vg.Points(13) + vg.Points(40) }
+func legendHeight(n int) vg.Length { return vg.Length(n)*vg.Points(15) + vg.Points(48) }
 
 // line is one method's curve: its mean over seeds and a band.
 type line struct {
@@ -161,6 +168,7 @@ type line struct {
 func linesPlot(title, x, y string, lines []line, band bool) func(dc draw.Canvas) error {
 	return func(dc draw.Canvas) error {
 		p := newPlot(title, x, y)
+		leg := newLegend()
 		var names []string
 		for _, l := range lines {
 			c := colorOf(l.index)
@@ -191,10 +199,10 @@ func linesPlot(title, x, y string, lines []line, band bool) func(dc draw.Canvas)
 			ln.Color, ln.Width, ln.Dashes = c, vg.Points(1.5), dashesOf(l.index)
 			pt.Color, pt.Shape, pt.Radius = c, draw.CircleGlyph{}, vg.Points(2)
 			p.Add(ln, pt)
-			p.Legend.Add(l.name, ln, pt)
+			leg.Add(l.name, ln, pt)
 			names = append(names, l.name)
 		}
-		drawWithLegend(dc, p, names)
+		drawWithLegend(dc, p, leg, names)
 		return nil
 	}
 }

@@ -3,8 +3,11 @@ package report
 import (
 	"context"
 	"math"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/flsweep/flsweep/report/reporttest"
@@ -311,5 +314,46 @@ func TestStripSeedAndSettings(t *testing.T) {
 	}
 	if isFedAvg("algorithm=fedavgm") {
 		t.Error(`isFedAvg("algorithm=fedavgm") = true; want false`)
+	}
+}
+
+// TestWrite: the page and every figure it references are written; the
+// page loads nothing from the network and needs no script. The
+// directory is FLSWEEP_REPORT_DIR when set (to look at the page).
+func TestWrite(t *testing.T) {
+	r := fixture(t, 0)
+	dir := t.TempDir()
+	if d := os.Getenv("FLSWEEP_REPORT_DIR"); d != "" {
+		dir = d
+	}
+	if err := Write(r, dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report: %s", filepath.Join(dir, "index.html"))
+	b, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(b)
+	for _, bad := range []string{"http://", "https://", "<script", "//cdn"} {
+		if strings.Contains(html, bad) {
+			t.Errorf("index.html contains %q; want a self-contained page", bad)
+		}
+	}
+	refs := regexp.MustCompile(`(?:src|href)="([^"]+\.(?:png|svg))"`).FindAllStringSubmatch(html, -1)
+	// Figures: accuracy, loss, global train loss (one setting each); the
+	// box plot; composition of 3 methods; fedavg's attacks; 2 partitions.
+	if n := len(refs) / 3; n != 3+1+3+1+2 {
+		t.Errorf("%d figures referenced; want 10", n)
+	}
+	for _, m := range refs {
+		if fi, err := os.Stat(filepath.Join(dir, m[1])); err != nil || fi.Size() < 1000 {
+			t.Errorf("figure %s: %v; want a drawn file", m[1], err)
+		}
+	}
+	for _, want := range []string{"algorithm=scaffold seed=2", "incomplete", "4/6", "pending", "0.787", "1.50×", "mean share of the selected", "<td>rlu</td>", "2 distinct partitions"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("index.html lacks %q", want)
+		}
 	}
 }

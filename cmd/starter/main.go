@@ -85,6 +85,7 @@ func root() *command {
 		benchCommand(),
 		samplingCommand(),
 		attackCommand(),
+		reportCommand(),
 	}}
 }
 
