@@ -21,8 +21,16 @@ var metricNames = map[string]string{
 // plotW is the width of a plot's data and axes, without its legend.
 const plotW = 5.2 * vg.Inch
 
-func (r *Report) methodIndex(name string) int {
-	return slices.IndexFunc(r.Methods, func(m Method) bool { return m.Name == name })
+// colourIndex is a method's colour: the index of its method-axis value
+// (Short) among the sweep's, so a method has one colour in every setting.
+func (r *Report) colourIndex(name string) int {
+	var shorts []string
+	for _, m := range r.Methods {
+		if !slices.Contains(shorts, m.Short) {
+			shorts = append(shorts, m.Short)
+		}
+	}
+	return slices.Index(shorts, r.method(name).Short)
 }
 
 // curveFigures draws one figure per setting of metric: each method's mean
@@ -36,7 +44,7 @@ func (r *Report) curveFigures(metric string) []figure {
 			if m.Setting != s {
 				continue
 			}
-			l := line{name: m.Short, index: r.methodIndex(m.Name)}
+			l := line{name: m.Short, index: r.colourIndex(m.Name)}
 			for _, c := range r.Curves[metric] {
 				if c.Method == m.Name {
 					l.x, l.y, l.lo, l.hi = append(l.x, float64(c.Round)), append(l.y, c.Mean), append(l.lo, c.Min), append(l.hi, c.Max)
@@ -101,7 +109,7 @@ func (r *Report) clientFigures() ([]figure, error) {
 			draw: func(dc draw.Canvas) error {
 				p := newPlot(title, "", "client test accuracy")
 				for i, d := range ds {
-					b, err := boxPlot(d, float64(i), colorOf(r.methodIndex(d.Method)))
+					b, err := boxPlot(d, float64(i), colorOf(r.colourIndex(d.Method)))
 					if err != nil {
 						return err
 					}

@@ -6,6 +6,7 @@
 //	starter sweep resume NAME [--wait]
 //	starter sweep cancel NAME
 //	starter sweep results NAME [--json]
+//	starter report SWEEP [-o DIR] [--target ACC]
 //	starter run -f SPEC.yaml --local
 //	starter validate -f SPEC.yaml
 //	starter data fetch fmnist|mnist [--dir D]
