@@ -11,7 +11,7 @@ export FLSWEEP_DATA_DIR ?= $(CURDIR)/.data/datasets
 export TEMPORAL_CLI ?= $(CURDIR)/bin/temporal
 export MINIO_BIN ?= $(CURDIR)/bin/minio
 
-.PHONY: demo test bench build openblas build-openblas data up down worker stop clean vet workflowcheck
+.PHONY: demo test bench build openblas build-openblas chromium chromium-maybe data up down worker stop clean vet workflowcheck
 
 ## demo: start a local Temporal dev server and a worker, then run examples/demo.yaml and show its progress
 demo: build bin/temporal data up
@@ -19,8 +19,9 @@ demo: build bin/temporal data up
 	bin/starter sweep start -f examples/demo.yaml --wait
 
 ## test: every test, including integration tests against a real dev server
-test: bin/temporal bin/minio data vet workflowcheck
-	FLSWEEP_INTEGRATION=1 $(GO) test -count=1 -timeout 75m ./...
+test: bin/temporal bin/minio data vet workflowcheck chromium-maybe
+	@# Without Chromium (chromium-maybe could not install it) the browser test skips instead of failing.
+	env $$([ -x /usr/bin/chromium ] || echo FLSWEEP_NO_BROWSER=1) FLSWEEP_INTEGRATION=1 $(GO) test -count=1 -timeout 75m ./...
 	@echo "AVX-512 kernels against the portable loops (GOEXPERIMENT=simd; skipped on CPUs without AVX-512):"
 	GOEXPERIMENT=simd $(GO) test -count=1 -run 'Vec' ./trainer/
 	@if $(HAVE_OPENBLAS); then echo "OpenBLAS build:"; \
@@ -61,6 +62,16 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 openblas:
 	@if ! $(HAVE_OPENBLAS); then $(SUDO) apt-get update && $(SUDO) apt-get install -y libopenblas-dev; fi
 	$(MAKE) --no-print-directory build-openblas
+
+## chromium: install Debian's chromium (needs root or sudo) for the report's browser test
+## (cmd/starter TestReportBrowser); a no-op when /usr/bin/chromium exists
+chromium:
+	@if [ ! -x /usr/bin/chromium ]; then $(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; fi
+
+# chromium-maybe: `make chromium` for `make test`, which goes on without it
+# when the browser cannot be installed (no root, no sudo, no network).
+chromium-maybe:
+	@$(MAKE) --no-print-directory chromium || echo "chromium could not be installed: the report's browser test (TestReportBrowser) will skip"
 
 build-openblas:
 	$(OPENBLAS_ENV) $(GO) build -tags openblas -ldflags "$(LDFLAGS_OPENBLAS)" -o bin/starter-openblas ./cmd/starter

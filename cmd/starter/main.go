@@ -9,6 +9,7 @@
 //	starter sweep results NAME [--json]
 //	starter sweep query NAME[,NAME...] [SQL] [--format table|csv|json]
 //	starter query --sweep NAME [--sweep NAME ...]|--all [--format table|csv|json] [SQL]
+//	starter report SWEEP [-o DIR] [--target ACC]
 //	starter run -f SPEC.yaml --local
 //	starter validate -f SPEC.yaml
 //	starter data fetch fmnist|mnist [--dir D]
@@ -89,6 +90,7 @@ func root() *command {
 		benchCommand(),
 		samplingCommand(),
 		attackCommand(),
+		reportCommand(),
 	}}
 }
 

@@ -88,8 +88,28 @@ func TestPartitionShow(t *testing.T) {
 	if err != nil {
 		t.Fatalf("heatmap: %v", err)
 	}
-	if b := img.Bounds(); b.Dx() < 300 || b.Dy() < 12 {
+	// gonum/plot's rendering at 144 dpi: 12 rows of at least 3 points plus
+	// title and axes, a grid of 10 classes, the size bars and colour bar.
+	b := img.Bounds()
+	if b.Dx() < 600 || b.Dy() < 150 {
 		t.Errorf("heatmap is %v; want a readable image", b)
+	}
+	// Not blank: the grid's cells are shades of blue, and the darkest
+	// (a group-0 client's dominant class, share near 1) is dark blue.
+	var blue, dark int
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if bl > r+0x1000 && bl > g {
+				blue++
+			}
+			if bl>>8 < 140 && r>>8 < 40 && bl > r {
+				dark++
+			}
+		}
+	}
+	if area := b.Dx() * b.Dy(); blue < area/10 || dark == 0 {
+		t.Errorf("heatmap: %d bluish and %d dark blue pixels of %d; want a drawn grid", blue, dark, area)
 	}
 
 	st, err := store.Open(context.Background(), blob)
