@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,12 +16,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/flsweep/flsweep/report/reporttest"
 	"github.com/flsweep/flsweep/store"
 )
 
 // TestQueryS3: `starter query --all` over a real S3 bucket (MinIO, built
 // by `make test` into bin/minio and named by MINIO_BIN) answers as over a
-// local directory, the empty sweep skipped.
+// local directory, the empty sweep skipped; and `starter report` reads a
+// sweep from that bucket as from a local one.
 func TestQueryS3(t *testing.T) {
 	bin := os.Getenv("MINIO_BIN")
 	if bin == "" {
@@ -73,6 +77,20 @@ func TestQueryS3(t *testing.T) {
 	}
 	if got, want := stderr.String(), "starter: skipped 1 sweeps with no tables yet: empty\n"; got != want {
 		t.Errorf("query --all on S3 said on stderr %q; want %q", got, want)
+	}
+	if err := reporttest.Write(t.Context(), g.blob); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	var stdout, errOut bytes.Buffer
+	if err := execute(t.Context(), root(), []string{"report", reporttest.Name, "-o", out, "--blob", g.blob}, &stdout, &errOut); err != nil {
+		t.Fatalf("starter report on S3: %v\n%s", err, errOut.String())
+	}
+	if !strings.Contains(stdout.String(), "8 points (3 unfinished), 4 methods") {
+		t.Errorf("starter report on S3 printed %q; want the fixture's 8 points, 3 unfinished, 4 methods", stdout.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, "index.html")); err != nil {
+		t.Errorf("starter report on S3 wrote no page: %v", err)
 	}
 }
 
