@@ -2,7 +2,7 @@
 -- FedAvg's and FNR-FL's (paper) accuracy after round 10 (mean and std over seeds) and the gain, with
 -- the per-seed gain's std (the seeds pair the two methods on the same partition).
 WITH final AS (
-  SELECT regexp_extract(p.label, '"scheme":"([^"]*)"', 1) || coalesce(' a=' || regexp_extract(p.label, '"alpha":([0-9.]+)', 1), '') AS scenario,
+  SELECT regexp_extract(p.label, '"scheme":"([^"]*)"', 1) || coalesce(' a=' || nullif(regexp_extract(p.label, '"alpha":([0-9.]+)', 1), ''), '') AS scenario,
          CAST(regexp_extract(p.label, '"public_per_class":([0-9]+)', 1) AS INTEGER) AS per_class,
          regexp_extract(p.label, 'algorithm=(\S+)', 1) AS method,
          regexp_extract(p.label, 'seed=([0-9]+)', 1) AS seed, r.test_acc
