@@ -71,6 +71,17 @@ func pointEnv(t *testing.T, eng *engine.Engine, canEvery int) (*testsuite.TestWo
 	return env, workflows.PointInput{PointRef: steps.PointRef{Sweep: plan.Name, Point: p.ID}, Info: p, ContinueAsNewEvery: canEvery}
 }
 
+// requirePointResult asserts that env's point workflow completed without
+// error and returned want.
+func requirePointResult(t *testing.T, env *testsuite.TestWorkflowEnvironment, want steps.PointResult) {
+	t.Helper()
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var res steps.PointResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, want, res)
+}
+
 func progress(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.PointProgress {
 	t.Helper()
 	v, err := env.QueryWorkflow(workflows.ProgressQuery)
@@ -99,11 +110,7 @@ func TestPausePoint(t *testing.T) {
 		}, time.Hour)
 	}
 	env.ExecuteWorkflow(workflows.PointWorkflowName, in)
-	require.True(t, env.IsWorkflowCompleted())
-	require.NoError(t, env.GetWorkflowError())
-	var res steps.PointResult
-	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, localResults(t, spec)[in.Point], res)
+	requirePointResult(t, env, localResults(t, spec)[in.Point])
 
 	require.False(t, unpausedAt.IsZero(), "never unpaused")
 	require.True(t, unpausedAt.Sub(pausedAt) >= time.Hour)
@@ -139,10 +146,7 @@ func TestStopPoint(t *testing.T) {
 	env2, _ := pointEnv(t, eng, 100)
 	rs2 := watchRounds(env2)
 	env2.ExecuteWorkflow(workflows.PointWorkflowName, in)
-	require.True(t, env2.IsWorkflowCompleted())
-	require.NoError(t, env2.GetWorkflowError())
-	require.NoError(t, env2.GetWorkflowResult(&res))
-	require.Equal(t, localResults(t, spec)[in.Point], res)
+	requirePointResult(t, env2, localResults(t, spec)[in.Point])
 	require.Len(t, rs2.starts, 3, "the continued point ran rounds 3-5 only")
 }
 
@@ -173,11 +177,7 @@ func TestPauseSurvivesContinueAsNew(t *testing.T) {
 		env2.SignalWorkflow(workflows.UnpauseSignal, nil)
 	}, time.Hour)
 	env2.ExecuteWorkflow(workflows.PointWorkflowName, next)
-	require.True(t, env2.IsWorkflowCompleted())
-	require.NoError(t, env2.GetWorkflowError())
-	var res steps.PointResult
-	require.NoError(t, env2.GetWorkflowResult(&res))
-	require.Equal(t, localResults(t, spec)[in.Point], res)
+	requirePointResult(t, env2, localResults(t, spec)[in.Point])
 	require.Len(t, rs2.starts, 3)
 	require.Len(t, rs2.after(unpausedAt), 3, "rounds started while paused: %v", rs2.starts)
 }
