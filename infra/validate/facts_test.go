@@ -192,3 +192,12 @@ func sortedCopy(s []string) []string {
 	sort.Strings(out)
 	return out
 }
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

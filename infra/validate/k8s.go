@@ -2,6 +2,7 @@ package validate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -20,6 +21,7 @@ import (
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
@@ -60,7 +62,8 @@ func Build(dir string) ([]Object, error) {
 		o := Object{Kind: r.GetKind(), Name: r.GetName(), Namespace: r.GetNamespace(), JSON: js}
 		switch r.GetApiVersion() {
 		case "keda.sh/v1alpha1":
-			if err := yaml.Unmarshal(js, &o.Custom); err != nil {
+			// As the API server decodes it: integers as int64.
+			if err := utiljson.Unmarshal(js, &o.Custom); err != nil {
 				return nil, err
 			}
 		default:
@@ -151,15 +154,15 @@ func (c *CRD) Validate(obj map[string]any) error {
 	return nil
 }
 
-// deepCopyJSON normalises an object to what JSON decoding gives (int64 and
-// float64 numbers), as the API server sees it.
+// deepCopyJSON copies an object as the API server decodes it (int64 and
+// float64 numbers).
 func deepCopyJSON(obj map[string]any) (map[string]any, error) {
-	b, err := yaml.Marshal(obj)
+	b, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
 	}
 	var out map[string]any
-	if err := yaml.Unmarshal(b, &out); err != nil {
+	if err := utiljson.Unmarshal(b, &out); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -153,12 +153,57 @@ func SearchAttributes(root string) (map[string]string, error) {
 
 var envNameRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 
+// mainPackages are the binaries the deployments run.
+var mainPackages = []string{"worker", filepath.Join("cmd", "starter")}
+
+// localImports returns the directories of the main packages and of the
+// packages of this repository they import directly (conf, the Temporal
+// client's package, ...), wherever those live.
+func localImports(root string, mains ...string) ([]string, error) {
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return nil, err
+	}
+	m := regexp.MustCompile(`(?m)^module\s+(\S+)`).FindSubmatch(mod)
+	if m == nil {
+		return nil, fmt.Errorf("validate: no module line in go.mod")
+	}
+	prefix := string(m[1]) + "/"
+	seen := map[string]bool{}
+	var dirs []string
+	for _, main := range mains {
+		if !seen[main] {
+			seen[main] = true
+			dirs = append(dirs, main)
+		}
+		files, err := parseGoFiles(filepath.Join(root, main))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			for _, imp := range f.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				if d, ok := strings.CutPrefix(p, prefix); ok && !seen[d] {
+					seen[d] = true
+					dirs = append(dirs, filepath.FromSlash(d))
+				}
+			}
+		}
+	}
+	return dirs, nil
+}
+
 // EnvNames returns the environment variables the starter and the worker read:
-// the string constants named Env* of conf/, and the literal arguments of
-// calls to Getenv, LookupEnv and envOr in conf/, cmd/starter/ and worker/.
+// the string constants named Env* and the literal arguments of calls to
+// Getenv, LookupEnv and envOr, in the two main packages and the packages of
+// this repository they import.
 func EnvNames(root string) (map[string]bool, error) {
+	dirs, err := localImports(root, mainPackages...)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]bool{}
-	for _, dir := range []string{"conf", filepath.Join("cmd", "starter"), "worker"} {
+	for _, dir := range dirs {
 		files, err := parseGoFiles(filepath.Join(root, dir))
 		if err != nil {
 			return nil, err
@@ -198,10 +243,15 @@ func EnvNames(root string) (map[string]bool, error) {
 
 // WorkerFlags returns the flags the worker defines: the names of
 // fs.String/Int/Bool/Duration(...) and fs.XxxVar(&v, ...) calls in worker/ and
-// conf/ (whose Client.Flags the binaries may share).
+// the packages of this repository it imports (which may register shared
+// flags, such as the Temporal client's).
 func WorkerFlags(root string) (map[string]bool, error) {
+	dirs, err := localImports(root, "worker")
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]bool{}
-	for _, dir := range []string{"worker", "conf"} {
+	for _, dir := range dirs {
 		files, err := parseGoFiles(filepath.Join(root, dir))
 		if err != nil {
 			return nil, err
