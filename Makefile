@@ -11,7 +11,7 @@ export FLSWEEP_DATA_DIR ?= $(CURDIR)/.data/datasets
 export TEMPORAL_CLI ?= $(CURDIR)/bin/temporal
 export MINIO_BIN ?= $(CURDIR)/bin/minio
 
-.PHONY: demo test bench build openblas build-openblas chromium chromium-maybe data up down worker stop clean vet workflowcheck
+.PHONY: demo test bench build openblas build-openblas chromium chromium-maybe data up down worker stop clean vet workflowcheck validate-infra
 
 ## demo: start a local Temporal dev server and a worker, then run examples/demo.yaml and show its progress
 demo: build bin/temporal data up
@@ -19,7 +19,7 @@ demo: build bin/temporal data up
 	bin/starter sweep start -f examples/demo.yaml --wait
 
 ## test: every test, including integration tests against a real dev server
-test: bin/temporal bin/minio data vet workflowcheck chromium-maybe
+test: bin/temporal bin/minio data vet workflowcheck validate-infra chromium-maybe
 	@# Without Chromium (chromium-maybe could not install it) the browser test skips instead of failing.
 	env $$([ -x /usr/bin/chromium ] || echo FLSWEEP_NO_BROWSER=1) FLSWEEP_INTEGRATION=1 $(GO) test -count=1 -timeout 75m ./...
 	@echo "AVX-512 kernels against the portable loops (GOEXPERIMENT=simd; skipped on CPUs without AVX-512):"
@@ -108,6 +108,12 @@ down:
 vet:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+
+## validate-infra: the compose file and the Kubernetes manifests, validated with compose-go, kustomize, the
+## k8s.io/api types and KEDA's CRDs, checked against the repository, and the shared setup script run against a
+## dev server (infra/validate, a module of its own so that the main module does not carry these libraries)
+validate-infra: bin/temporal
+	cd infra/validate && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 workflowcheck:
 	$(GO) run go.temporal.io/sdk/contrib/tools/workflowcheck@$(WORKFLOWCHECK_VERSION) ./workflows/...

@@ -29,6 +29,6 @@ have=$(temporal operator search-attribute list --address "$ADDR" --namespace "$N
 for a in $ATTRS; do
   name=${a%%=*} type=${a#*=}
   if echo "$have" | grep -qw "$name"; then continue; fi
-  temporal operator search-attribute create --address "$ADDR" --namespace "$NS" --name "$name" --type "$type" --yes
+  temporal operator search-attribute create --address "$ADDR" --namespace "$NS" --name "$name" --type "$type"
 done
 echo "init-temporal: namespace $NS with the flsweep search attributes on $ADDR"
