@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -99,6 +100,23 @@ func TestProductionScript(t *testing.T) {
 	for _, n := range names {
 		if !have[n] && !awaitedEnv[n] && n != "TEMPORAL_TLS_DISABLE_HOST_VERIFICATION" {
 			t.Errorf("infra/prod/stack.sh gives its workers %s; the Kubernetes workers do not get it", n)
+		}
+	}
+}
+
+// TestReadmeSecrets checks that README "Running on a cluster" tells a lab to
+// create every Secret the manifests read, with its keys.
+func TestReadmeSecrets(t *testing.T) {
+	f := facts(t)
+	readme := string(mustRead(t, f.path("README.md")))
+	for name, ks := range secrets {
+		if !strings.Contains(readme, "create secret generic "+name+" ") {
+			t.Errorf("README does not show `kubectl -n flsweep create secret generic %s`", name)
+		}
+		for _, k := range ks {
+			if !strings.Contains(readme, "--from-literal="+k+"=") {
+				t.Errorf("README does not show the key %s of secret %s (--from-literal=%s=...)", k, name, k)
+			}
 		}
 	}
 }

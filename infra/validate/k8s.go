@@ -209,3 +209,25 @@ func ScalerParams(kedaDir, scaler string) (map[string]ScalerParam, error) {
 	}
 	return out, nil
 }
+
+var queueTypesFuncRE = regexp.MustCompile(`(?s)func getQueueTypes\(.*?\n}\n`)
+var caseRE = regexp.MustCompile(`case "(\w+)":`)
+
+// ScalerQueueTypes reads the queueTypes values KEDA's temporal scaler knows
+// (getQueueTypes in pkg/scalers/temporal_scaler.go); it silently maps any
+// other value to an unspecified queue type.
+func ScalerQueueTypes(kedaDir string) (map[string]bool, error) {
+	b, err := os.ReadFile(filepath.Join(kedaDir, "pkg", "scalers", "temporal_scaler.go"))
+	if err != nil {
+		return nil, err
+	}
+	fn := queueTypesFuncRE.Find(b)
+	out := map[string]bool{}
+	for _, m := range caseRE.FindAllSubmatch(fn, -1) {
+		out[string(m[1])] = true
+	}
+	if !out["activity"] {
+		return nil, fmt.Errorf("validate: no queue types found in KEDA's getQueueTypes (%v)", keys(out))
+	}
+	return out, nil
+}

@@ -352,8 +352,18 @@ func (b *built) checkScaledObject(t *testing.T, f *repoFacts, workerEnv map[stri
 	if md["endpoint"] != wantEndpoint {
 		t.Errorf("ScaledObject/%s dials %v; want %s", so.Name, md["endpoint"], wantEndpoint)
 	}
-	if qt, _ := md["queueTypes"].(string); !strings.Contains(qt, "activity") {
+	known, err := ScalerQueueTypes(f.kedaDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qt, _ := md["queueTypes"].(string)
+	if !strings.Contains(qt, "activity") {
 		t.Errorf("ScaledObject/%s: queueTypes %q; the training backlog is in activity tasks", so.Name, qt)
+	}
+	for _, q := range strings.Split(qt, ",") {
+		if !known[strings.TrimSpace(q)] {
+			t.Errorf("ScaledObject/%s: queue type %q is not one KEDA's temporal scaler knows (%v)", so.Name, q, keys(known))
+		}
 	}
 	// enableTLS defaults to true in the scaler: it must say false for a
 	// plaintext server, true for Temporal Cloud.
