@@ -11,7 +11,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // built is one kustomization's objects, indexed.
@@ -35,6 +38,7 @@ func build(t *testing.T, f *repoFacts, rel ...string) *built {
 	b := &built{dir: dir, objs: objs, configMaps: map[string]*corev1.ConfigMap{}, services: map[string]*corev1.Service{},
 		pods: map[string]*corev1.PodTemplateSpec{}, claims: map[string][]string{}, deploys: map[string]*appsv1.Deployment{}}
 	for _, o := range objs {
+		checkNames(t, o)
 		switch x := o.Typed.(type) {
 		case *corev1.ConfigMap:
 			b.configMaps[x.Name] = x
@@ -528,4 +532,69 @@ func mustAtoi(t *testing.T, s string) int32 {
 		t.Errorf("%q is not a port", s)
 	}
 	return int32(n)
+}
+
+// checkNames checks what the API server's validation would refuse in names,
+// labels, ports, environment and ConfigMap keys (the rules of
+// k8s.io/apimachinery/pkg/util/validation; the API server's full validation
+// of each kind lives in k8s.io/kubernetes, which cannot be imported).
+func checkNames(t *testing.T, o Object) {
+	t.Helper()
+	where := o.Kind + "/" + o.Name
+	bad := func(what string, errs []string) {
+		if len(errs) > 0 {
+			t.Errorf("%s: %s: %s", where, what, strings.Join(errs, "; "))
+		}
+	}
+	if o.Kind == "Service" {
+		bad("name", validation.IsDNS1035Label(o.Name))
+	} else {
+		bad("name", validation.IsDNS1123Subdomain(o.Name))
+	}
+	var pods []*corev1.PodTemplateSpec
+	switch x := o.Typed.(type) {
+	case *corev1.ConfigMap:
+		for k := range x.Data {
+			bad("key "+k, validation.IsConfigMapKey(k))
+		}
+		bad("labels", errStrings(metav1validation.ValidateLabels(x.Labels, field.NewPath("metadata", "labels"))))
+	case *corev1.Service:
+		for _, p := range x.Spec.Ports {
+			bad("port "+p.Name, validation.IsValidPortNum(int(p.Port)))
+			bad("port name", validation.IsValidPortName(p.Name))
+		}
+	case *appsv1.Deployment:
+		pods = append(pods, &x.Spec.Template)
+		bad("labels", errStrings(metav1validation.ValidateLabels(x.Labels, field.NewPath("metadata", "labels"))))
+	case *appsv1.StatefulSet:
+		pods = append(pods, &x.Spec.Template)
+	case *batchv1.Job:
+		pods = append(pods, &x.Spec.Template)
+	}
+	for _, p := range pods {
+		bad("pod labels", errStrings(metav1validation.ValidateLabels(p.Labels, field.NewPath("spec", "template", "metadata", "labels"))))
+		for _, c := range append(append([]corev1.Container(nil), p.Spec.InitContainers...), p.Spec.Containers...) {
+			bad("container name", validation.IsDNS1123Label(c.Name))
+			for _, e := range c.Env {
+				bad("env "+e.Name, validation.IsEnvVarName(e.Name))
+			}
+			for _, cp := range c.Ports {
+				bad("container port", validation.IsValidPortNum(int(cp.ContainerPort)))
+				if cp.Name != "" {
+					bad("container port name", validation.IsValidPortName(cp.Name))
+				}
+			}
+		}
+		for _, v := range p.Spec.Volumes {
+			bad("volume name", validation.IsDNS1123Label(v.Name))
+		}
+	}
+}
+
+func errStrings(errs field.ErrorList) []string {
+	var out []string
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
+	return out
 }
