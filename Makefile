@@ -19,7 +19,7 @@ demo: build bin/temporal data up
 	bin/starter sweep start -f examples/demo.yaml --wait
 
 ## test: every test, including integration tests against a real dev server
-test: bin/temporal bin/minio data vet workflowcheck validate-infra chromium-maybe
+test: bin/temporal bin/minio data vet workflowcheck chromium-maybe
 	@# Without Chromium (chromium-maybe could not install it) the browser test skips instead of failing.
 	env $$([ -x /usr/bin/chromium ] || echo FLSWEEP_NO_BROWSER=1) FLSWEEP_INTEGRATION=1 $(GO) test -count=1 -timeout 75m ./...
 	@echo "AVX-512 kernels against the portable loops (GOEXPERIMENT=simd; skipped on CPUs without AVX-512):"
@@ -114,6 +114,9 @@ vet:
 ## dev server (infra/validate, a module of its own so that the main module does not carry these libraries)
 validate-infra: bin/temporal
 	cd infra/validate && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+# make test runs it too (after the other prerequisites of test).
+test: validate-infra
 
 workflowcheck:
 	$(GO) run go.temporal.io/sdk/contrib/tools/workflowcheck@$(WORKFLOWCHECK_VERSION) ./workflows/...
