@@ -16,13 +16,17 @@ export SQL_PORT="${DB_PORT:-5432}"
 export SQL_USER="${POSTGRES_USER:-temporal}"
 export SQL_PASSWORD="${POSTGRES_PWD:?POSTGRES_PWD is the PostgreSQL password}"
 
-# PostgreSQL may still be starting: wait up to 5 minutes for its port.
-i=0
-until nc -z -w 5 "$SQL_HOST" "$SQL_PORT"; do
-  i=$((i + 1))
-  [ "$i" -lt 60 ] || { echo "setup-schema: PostgreSQL at $SQL_HOST:$SQL_PORT does not answer" >&2; exit 1; }
-  sleep 5
-done
+# PostgreSQL may still be starting: wait up to 5 minutes for its port (with
+# nc, which the admin-tools image has; without it, a failure below fails the
+# Job or service, which then retries).
+if command -v nc >/dev/null 2>&1; then
+  i=0
+  until nc -z -w 5 "$SQL_HOST" "$SQL_PORT"; do
+    i=$((i + 1))
+    [ "$i" -lt 60 ] || { echo "setup-schema: PostgreSQL at $SQL_HOST:$SQL_PORT does not answer" >&2; exit 1; }
+    sleep 5
+  done
+fi
 
 for pair in "${DBNAME:-temporal}:postgresql/v12/temporal" "${VISIBILITY_DBNAME:-temporal_visibility}:postgresql/v12/visibility"; do
   db=${pair%%:*} schema=${pair#*:}
