@@ -11,7 +11,7 @@ export FLSWEEP_DATA_DIR ?= $(CURDIR)/.data/datasets
 export TEMPORAL_CLI ?= $(CURDIR)/bin/temporal
 export MINIO_BIN ?= $(CURDIR)/bin/minio
 
-.PHONY: demo test bench build openblas build-openblas chromium chromium-maybe data up down worker stop clean vet workflowcheck validate-infra
+.PHONY: demo test bench build openblas build-openblas chromium chromium-maybe data up down worker stop clean vet workflowcheck
 
 ## demo: start a local Temporal dev server and a worker, then run examples/demo.yaml and show its progress
 demo: build bin/temporal data up
@@ -112,6 +112,7 @@ vet:
 ## validate-infra: the compose file and the Kubernetes manifests, validated with compose-go, kustomize, the
 ## k8s.io/api types and KEDA's CRDs, checked against the repository, and the shared setup script run against a
 ## dev server (infra/validate, a module of its own so that the main module does not carry these libraries)
+.PHONY: validate-infra
 validate-infra: bin/temporal
 	cd infra/validate && $(GO) vet ./... && $(GO) test -count=1 ./...
 
