@@ -178,3 +178,49 @@ func readYAML(t *testing.T, path string) map[string]any {
 	}
 	return m
 }
+
+// TestDockerfile checks what the deployments assume of the flsweep image
+// (infra/compose/Dockerfile): its entrypoint is the worker (the compose
+// worker and the Kubernetes worker pass flags only), the starter is
+// /usr/local/bin/starter (the data service, the init container, README's
+// `kubectl exec ... starter`), and the examples are in /examples.
+func TestDockerfile(t *testing.T) {
+	f := facts(t)
+	src := string(mustRead(t, f.path("infra", "compose", "Dockerfile")))
+	var final []string // the instructions of the last stage
+	for _, line := range strings.Split(src, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "FROM ") {
+			final = nil
+		}
+		if line != "" && !strings.HasPrefix(line, "#") {
+			final = append(final, line)
+		}
+	}
+	has := func(want string) bool {
+		for _, l := range final {
+			if l == want {
+				return true
+			}
+		}
+		return false
+	}
+	for _, want := range []string{
+		`ENTRYPOINT ["/usr/local/bin/worker"]`,
+		"COPY --from=build /out/worker /out/starter /usr/local/bin/",
+		"COPY examples /examples",
+	} {
+		if !has(want) {
+			t.Errorf("the final stage of infra/compose/Dockerfile has no %q, which the deployments assume", want)
+		}
+	}
+	p := loadCompose(t, f)
+	for _, name := range []string{"data", "starter"} {
+		if ep := service(t, p, name).Entrypoint; len(ep) == 0 || ep[0] != "/usr/local/bin/starter" {
+			t.Errorf("compose service %s runs %v; the image's starter is /usr/local/bin/starter", name, ep)
+		}
+	}
+	if w := service(t, p, "worker"); len(w.Entrypoint) != 0 {
+		t.Errorf("compose service worker overrides the entrypoint (%v): the image's is the worker", w.Entrypoint)
+	}
+}
