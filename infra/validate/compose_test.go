@@ -114,6 +114,12 @@ func TestCompose(t *testing.T) {
 	if w.Deploy == nil || w.Deploy.Replicas == nil || *w.Deploy.Replicas < 2 {
 		t.Errorf("compose service worker: want deploy.replicas >= 2 (two workers share the queue)")
 	}
+	init := service(t, p, "temporal-init")
+	for _, k := range []string{"TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE"} {
+		if a, b := init.Environment[k], w.Environment[k]; a == nil || b == nil || *a != *b {
+			t.Errorf("compose service temporal-init sets up %s %v; the workers use %v", k, deref(a), deref(b))
+		}
+	}
 	if q := w.Environment["FLSWEEP_QUEUE"]; q == nil || *q != "fl" {
 		t.Errorf("compose service worker: FLSWEEP_QUEUE = %v; want fl", q)
 	}
@@ -223,4 +229,11 @@ func TestDockerfile(t *testing.T) {
 	if w := service(t, p, "worker"); len(w.Entrypoint) != 0 {
 		t.Errorf("compose service worker overrides the entrypoint (%v): the image's is the worker", w.Entrypoint)
 	}
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return "(unset)"
+	}
+	return *p
 }

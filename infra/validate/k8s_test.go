@@ -494,6 +494,12 @@ func TestKubernetes(t *testing.T) {
 	if !strings.Contains(workerEnv["FLSWEEP_BLOB"], "endpoint=http://minio:9000") || b.services["minio"] == nil {
 		t.Errorf("Deployment/worker: FLSWEEP_BLOB %q is not the build's MinIO", workerEnv["FLSWEEP_BLOB"])
 	}
+	_, initEnv := b.envOf(&b.pods["Job/temporal-init"].Spec.Containers[0])
+	for _, k := range []string{"TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE"} {
+		if initEnv[k] != workerEnv[k] {
+			t.Errorf("Job/temporal-init sets up %s %q; the workers use %q", k, initEnv[k], workerEnv[k])
+		}
+	}
 	b.checkScaledObject(t, f, workerEnv, host+".flsweep.svc.cluster.local:"+port, false)
 }
 
