@@ -66,6 +66,7 @@ func (c Config) Validate(reg *methods.Registry) error {
 	errs = append(errs, c.validateNorm()...)
 	errs = append(errs, c.validatePartition()...)
 	errs = append(errs, c.validateAttack()...)
+	errs = append(errs, c.validateLimits()...)
 	p := c.Partition
 	if err := c.TrainerSpec().Validate(); err != nil {
 		errs = append(errs, prefix("model", err))
