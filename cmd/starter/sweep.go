@@ -73,6 +73,9 @@ func sweepCommand() *command {
 				if err := needArgs(args, 1, "NAME"); err != nil {
 					return err
 				}
+				if err := refuseOlderBuild(ctx, g, args[0]); err != nil {
+					return err
+				}
 				file, data, err := storedSpec(ctx, g, args[0])
 				if err != nil {
 					return err
@@ -427,6 +430,30 @@ func storedSpec(ctx context.Context, g *globals, name string) (string, []byte, e
 		return "", nil, fmt.Errorf("sweep %s: no workflow history and no stored spec (%w); start it with `starter sweep start -f SPEC.yaml`", name, err)
 	}
 	return ss.File, []byte(ss.YAML), nil
+}
+
+// refuseOlderBuild reports a sweep whose stored spec was planned by a build
+// before 128-bit point IDs: this build cannot continue it (engine.PlanSweep
+// refuses it too; this says so before anything starts). A bucket that cannot
+// be read is left to the workflow.
+func refuseOlderBuild(ctx context.Context, g *globals, name string) error {
+	sk, err := store.SweepKeys(name)
+	if err != nil {
+		return fmt.Errorf("%v: %w", err, errUsage)
+	}
+	st, err := store.Open(ctx, g.blob)
+	if err != nil {
+		return nil
+	}
+	defer st.Close()
+	var ss engine.StoredSweep
+	if st.GetJSON(ctx, sk.Spec(), &ss) != nil || ss.Sweep == nil || len(ss.Sweep.Points) == 0 {
+		return nil
+	}
+	if id := ss.Sweep.Points[0].ID; sweep.LegacyPointID(id) {
+		return sweep.ErrOlderBuild(fmt.Sprintf("sweep %q (%s)", name, sk.Spec()), id)
+	}
+	return nil
 }
 
 func uiLink(g *globals, workflowID string) string {
