@@ -115,7 +115,7 @@ func TestHostileInput(t *testing.T) {
 		// Size and shape.
 		{name: "oversized spec", give: func(string) string {
 			return withName("big") + "description: " + strings.Repeat("x", sweep.MaxSpecBytes) + "\n"
-		}, want: []string{"the limit is 1048576", "use a grid"}},
+		}, want: []string{"the limit of 1048576 bytes", "use a grid"}},
 		{name: "deeply nested", give: func(string) string { return point("sampler: {name: uniform, x: " + nested(40, "1") + "}") }, want: []string{"nested more than 32 levels", "at most 4 levels"}},
 		{name: "very deeply nested", give: func(string) string { return point("description: " + nested(200000, "1")) }, want: []string{"h.yaml", "depth"}},
 		{name: "alias bomb", give: func(string) string { return laughs(9, false) }, want: []string{"expands to more than 100000 values", "without nested aliases"}},
@@ -250,5 +250,22 @@ func writeLegacySweep(t *testing.T, e *Engine, name string) {
 	}
 	if err := e.Store.PutJSON(ctx, sk.Spec(), StoredSweep{Hash: sw.Hash(), File: name + ".yaml", YAML: spec, Sweep: sw}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOlderBuildPoint: a point stored under a 10-digit ID (a point workflow
+// of an older build's sweep, picked up by this build's worker) is refused
+// by PreparePoint as bad input that says what happened, not as a hash
+// mismatch, and nothing is written.
+func TestOlderBuildPoint(t *testing.T) {
+	e, bucket, _ := fileEngine(t)
+	writeLegacySweep(t, e, "t")
+	before := tree(t, bucket)
+	_, err := e.PreparePoint(t.Context(), steps.PointRef{Sweep: "t", Point: "p0123456789"})
+	if !IsBadInput(err) || !strings.Contains(err.Error(), "planned by an older flsweep build") || strings.Contains(err.Error(), "hashes to") {
+		t.Errorf("PreparePoint of an older build's point: %v; want the older-build error", err)
+	}
+	if after := tree(t, bucket); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("PreparePoint changed the bucket")
 	}
 }

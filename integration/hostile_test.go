@@ -70,7 +70,7 @@ func TestHostileInputCLI(t *testing.T) {
 		{"name escaping its prefix", hostileSpec("../escape", ""), `name = "../escape"`},
 		{"NUL in name", hostileSpec(`"demo\0x"`, ""), "use 1-63 characters"},
 		{"unicode look-alike name", hostileSpec("d\u0435mo", ""), "use 1-63 characters"},
-		{"oversized spec", hostileSpec("big", "description: "+strings.Repeat("x", sweep.MaxSpecBytes)+"\n"), "the limit is 1048576"},
+		{"oversized spec", hostileSpec("big", "description: "+strings.Repeat("x", sweep.MaxSpecBytes)+"\n"), "the limit of 1048576 bytes"},
 		{"alias bomb", hostileSpec("bomb", "sampler:\n  name: uniform\n  a: &a [x, x, x, x, x, x, x, x, x, x]\n  b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"+
 			"  c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n  d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n  e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n"), "expands to more than 100000 values"},
 		{"grid explosion", hostileSpec("grid", "seeds: ["+strings.Repeat("1,", 999)+"1]\ngrid:\n  train.lr: ["+strings.Repeat("0.1,", 199)+"0.1]\n"), "more than 100000 points"},

@@ -39,8 +39,8 @@ const (
 // checkSize refuses a spec longer than MaxSpecBytes.
 func checkSize(file string, data []byte) error {
 	if len(data) > MaxSpecBytes {
-		return fmt.Errorf("%s: the spec is %d bytes; the limit is %d (1 MiB): use a grid instead of listing points, or split the sweep: %w",
-			file, len(data), MaxSpecBytes, ErrInvalid)
+		return fmt.Errorf("%s: the spec is larger than the limit of %d bytes (1 MiB); use a grid instead of listing points, or split the sweep: %w",
+			file, MaxSpecBytes, ErrInvalid)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"slices"
@@ -197,7 +198,7 @@ func signalSweep(ctx context.Context, g *globals, name, point, signal string) er
 func loadSpec(file string, data []byte) (*sweep.Sweep, []byte, error) {
 	if data == nil {
 		var err error
-		if data, err = os.ReadFile(file); err != nil {
+		if data, err = readSpec(file); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -209,6 +210,17 @@ func loadSpec(file string, data []byte) (*sweep.Sweep, []byte, error) {
 		return nil, nil, fmt.Errorf("%s:\n%w", file, err)
 	}
 	return sw, data, nil
+}
+
+// readSpec reads a spec file, at most one byte past sweep.MaxSpecBytes
+// (enough for Parse to refuse it), whatever its size.
+func readSpec(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, sweep.MaxSpecBytes+1))
 }
 
 func dial(g *globals) (client.Client, error) {
