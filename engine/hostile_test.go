@@ -20,7 +20,7 @@ import (
 // fileEngine is an engine over a real file bucket in a temporary directory,
 // whose data directory is another one (data). It returns the engine and the
 // two directories.
-func fileEngine(t *testing.T) (e *Engine, bucket, data string) {
+func fileEngine(t testing.TB) (e *Engine, bucket, data string) {
 	t.Helper()
 	bucket, data = t.TempDir(), t.TempDir()
 	st, err := store.Open(t.Context(), conf.DirURL(bucket))
