@@ -116,6 +116,7 @@ func TestHostileInput(t *testing.T) {
 		{name: "oversized spec", give: func(string) string {
 			return withName("big") + "description: " + strings.Repeat("x", sweep.MaxSpecBytes) + "\n"
 		}, want: []string{"the limit of 1048576 bytes", "use a grid"}},
+		{name: "long description", give: func(string) string { return withName("d") + "description: " + strings.Repeat("x", 20000) + "\n" }, want: []string{"description is 20000 bytes", "YAML comment"}},
 		{name: "deeply nested", give: func(string) string { return point("sampler: {name: uniform, x: " + nested(40, "1") + "}") }, want: []string{"nested more than 32 levels", "at most 4 levels"}},
 		{name: "very deeply nested", give: func(string) string { return point("description: " + nested(200000, "1")) }, want: []string{"h.yaml", "depth"}},
 		{name: "alias bomb", give: func(string) string { return laughs(9, false) }, want: []string{"expands to more than 100000 values", "without nested aliases"}},

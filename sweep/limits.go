@@ -34,6 +34,9 @@ const (
 	// a model's parameters live in memory on every worker.
 	MaxHidden = 65_536
 	MaxLayers = 32
+	// MaxDescription bounds the description, which becomes the sweep
+	// workflow's details in the Temporal UI (the server caps those).
+	MaxDescription = 10_000
 )
 
 // checkSize refuses a spec longer than MaxSpecBytes.
