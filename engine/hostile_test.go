@@ -270,3 +270,45 @@ func TestOlderBuildPoint(t *testing.T) {
 		t.Errorf("PreparePoint changed the bucket")
 	}
 }
+
+// TestStoredIDCollision: a real collision against the bucket, with point IDs
+// cut to one hex digit. Sweep c is planned with one learning rate; a spec of
+// the same name whose one point has another learning rate but the same
+// (short) ID has the same sweep hash, so only the comparison of full
+// configurations tells them apart: before 128-bit IDs it went unnoticed and
+// the second spec's rounds would have continued the first one's. PlanSweep
+// refuses it, and the stored point is kept.
+func TestStoredIDCollision(t *testing.T) {
+	defer sweep.ShortenPointIDsForTest(1)()
+	ctx := t.Context()
+	e, bucket, _ := fileEngine(t)
+	specWith := func(lr int) string {
+		return strings.Replace(strings.Replace(spec, "name: t", "name: c", 1), "grid:\n  sampler: [uniform, md]\n", "", 1) +
+			fmt.Sprintf("train: {lr: 0.%03d, batch_size: 16, local_steps: 4}\n", lr)
+	}
+	first := strings.Replace(specWith(1), "train: {lr: 0.1, batch_size: 16, local_steps: 4}\n", "", 1)
+	plan, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "c.yaml", Spec: []byte(first)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Find another learning rate whose point has the same one-digit ID.
+	var other string
+	for lr := 2; lr < 1000 && other == ""; lr++ {
+		s := strings.Replace(specWith(lr), "train: {lr: 0.1, batch_size: 16, local_steps: 4}\n", "", 1)
+		sw, err := sweep.Parse("c.yaml", []byte(s))
+		if err == nil && sw.Points[0].ID == plan.Points[0].ID {
+			other = s
+		}
+	}
+	if other == "" {
+		t.Fatal("no colliding learning rate among 998; with 16 IDs there must be one")
+	}
+	before := tree(t, bucket)
+	_, err = e.PlanSweep(ctx, steps.PlanSweepInput{File: "c.yaml", Spec: []byte(other)})
+	if !IsBadInput(err) || !strings.Contains(err.Error(), "holds another configuration under that ID") {
+		t.Errorf("PlanSweep of a colliding point: %v; want the collision error", err)
+	}
+	if after := tree(t, bucket); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("the colliding plan changed the bucket")
+	}
+}

@@ -125,6 +125,15 @@ const LegacyPointIDHex = 10
 // idHex is PointIDHex; tests shorten it to force ID collisions.
 var idHex = PointIDHex
 
+// ShortenPointIDsForTest makes PointID use digits hex digits (then zeros) until the
+// returned function restores PointIDHex, so that tests of other packages
+// can produce real ID collisions (engine's collision against a stored
+// point). Only tests call it; it is not safe for concurrent use.
+func ShortenPointIDsForTest(digits int) (restore func()) {
+	idHex = digits
+	return func() { idHex = PointIDHex }
+}
+
 var (
 	pointIDRE       = regexp.MustCompile(`^p[0-9a-f]{32}$`)
 	legacyPointIDRE = regexp.MustCompile(`^p[0-9a-f]{10}$`)
@@ -306,9 +315,12 @@ func (s *Sweep) expand(file string, base map[string]any) error {
 // first PointIDHex hex digits of SHA-256(c.Canonical()).
 func PointID(c Config) string { return pointID(c, idHex) }
 
+// pointID is PointID from the first digits hex digits of the hash, padded
+// with zeros to PointIDHex digits (so a shortened ID still has the form of
+// one): with digits < PointIDHex, only tests.
 func pointID(c Config, digits int) string {
 	sum := sha256.Sum256(c.Canonical())
-	return "p" + hex.EncodeToString(sum[:])[:digits]
+	return "p" + hex.EncodeToString(sum[:])[:digits] + strings.Repeat("0", PointIDHex-digits)
 }
 
 // defaultsDoc returns Defaults() as a generic document, so that grid paths
