@@ -14,7 +14,6 @@ import (
 	"container/list"
 	"context"
 	"errors"
-	"path/filepath"
 	"runtime"
 	"sync"
 
@@ -88,11 +87,10 @@ func (e *Engine) workers() int {
 	return runtime.GOMAXPROCS(0)
 }
 
-func (e *Engine) dataRoot(c sweep.Config) string {
-	if c.Dataset.Root != "" || c.Dataset.Name == "synthetic" {
-		return c.Dataset.Root
-	}
-	return filepath.Join(e.DataDir, c.Dataset.Name)
+// dataRoot is where this engine reads c's data: within DataDir
+// (sweep.DataRoot), or a bucket URL.
+func (e *Engine) dataRoot(c sweep.Config) (string, error) {
+	return sweep.DataRoot(e.DataDir, c.Dataset)
 }
 
 // IsBadInput reports whether err comes from input that can never work: a bad

@@ -131,6 +131,9 @@ func (e *Engine) env(ctx context.Context, ref steps.PointRef) (*pointEnv, error)
 		if err != nil {
 			return nil, err
 		}
+		if sweep.LegacyPointID(ref.Point) {
+			return nil, sweep.ErrOlderBuild(fmt.Sprintf("point %s/%s", ref.Sweep, ref.Point), ref.Point)
+		}
 		var sp StoredPoint
 		err = e.Store.GetJSON(ctx, pk.Config(), &sp)
 		if errors.Is(err, store.ErrNotFound) {

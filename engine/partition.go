@@ -79,7 +79,11 @@ func testCounts(s partition.ClientStats, classes int) []int {
 
 // split loads c's data and partitions it.
 func (e *Engine) split(ctx context.Context, c sweep.Config) (*Split, error) {
-	ds, err := e.Data.GetSpec(ctx, e.datasetSpec(c))
+	spec, err := e.datasetSpec(c)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := e.Data.GetSpec(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -108,14 +112,18 @@ func (e *Engine) split(ctx context.Context, c sweep.Config) (*Split, error) {
 
 // datasetSpec is the dataset c names, normalised as c says, where this
 // engine finds it.
-func (e *Engine) datasetSpec(c sweep.Config) dataset.Spec {
-	s := dataset.Spec{Name: c.Dataset.Name, Root: e.dataRoot(c), Norm: c.Dataset.Norm()}
+func (e *Engine) datasetSpec(c sweep.Config) (dataset.Spec, error) {
+	root, err := e.dataRoot(c)
+	if err != nil {
+		return dataset.Spec{}, err
+	}
+	s := dataset.Spec{Name: c.Dataset.Name, Root: root, Norm: c.Dataset.Norm()}
 	if c.Dataset.Name == "fedprox-synthetic" {
 		d := c.Dataset
 		s.Root = ""
 		s.FedProx = dataset.FedProxOptions{Alpha: d.Alpha, Beta: d.Beta, Users: d.Users, IID: d.IID, Seed: d.DataSeed}
 	}
-	return s
+	return s, nil
 }
 
 // makePartition splits the training data into clients and gives each a

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -37,21 +38,37 @@ func (e *Engine) PlanSweep(ctx context.Context, in steps.PlanSweepInput) (steps.
 	var old StoredSweep
 	switch err := e.Store.GetJSON(ctx, sk.Spec(), &old); {
 	case err == nil && old.Hash != hash:
+		if old.Sweep != nil && len(old.Sweep.Points) > 0 && sweep.LegacyPointID(old.Sweep.Points[0].ID) {
+			return steps.PlanSweepOutput{}, sweep.ErrOlderBuild(fmt.Sprintf("sweep %q (%s)", sw.Name, sk.Spec()), old.Sweep.Points[0].ID)
+		}
 		return steps.PlanSweepOutput{}, fmt.Errorf("sweep %q already exists in the store with other points (%s); give this spec another name, or delete %s to start over: %w",
 			sw.Name, sk.Spec(), sk.Prefix(), store.ErrInvalid)
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return steps.PlanSweepOutput{}, err
 	}
-	for _, p := range sw.Points {
+	// Check every point before writing anything: bad input leaves the
+	// bucket as it was.
+	stored := make([]StoredPoint, len(sw.Points))
+	for i, p := range sw.Points {
 		pk, err := sk.Point(p.ID)
 		if err != nil {
 			return steps.PlanSweepOutput{}, err
+		}
+		if err := checkStoredPoint(ctx, e.Store, pk, p); err != nil {
+			return steps.PlanSweepOutput{}, err
+		}
+		if _, err := e.dataRoot(p.Config); err != nil {
+			return steps.PlanSweepOutput{}, fmt.Errorf("point %s: %w", p.Label, err)
 		}
 		m, err := buildMethods(e.Reg, p.Config)
 		if err != nil {
 			return steps.PlanSweepOutput{}, fmt.Errorf("point %s: %w", p.Label, err)
 		}
-		if err := e.Store.PutJSON(ctx, pk.Config(), StoredPoint{Sweep: sw.Name, Point: p, Resolved: m.resolved}); err != nil {
+		stored[i] = StoredPoint{Sweep: sw.Name, Point: p, Resolved: m.resolved}
+	}
+	for i, p := range sw.Points {
+		pk, _ := sk.Point(p.ID)
+		if err := e.Store.PutJSON(ctx, pk.Config(), stored[i]); err != nil {
 			return steps.PlanSweepOutput{}, err
 		}
 	}
@@ -59,6 +76,25 @@ func (e *Engine) PlanSweep(ctx context.Context, in steps.PlanSweepInput) (steps.
 		return steps.PlanSweepOutput{}, err
 	}
 	return PlanOutput(sw), nil
+}
+
+// checkStoredPoint compares p with the point configuration stored under its
+// ID, if any: the same ID with another configuration is a hash collision (or
+// a tampered file), and must not let p's rounds mix with the stored ones.
+func checkStoredPoint(ctx context.Context, st *store.Store, pk store.PointKeys, p sweep.Point) error {
+	var sp StoredPoint
+	switch err := st.GetJSON(ctx, pk.Config(), &sp); {
+	case errors.Is(err, store.ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	}
+	if !bytes.Equal(sp.Point.Config.Canonical(), p.Config.Canonical()) {
+		return fmt.Errorf("point %s (%s) has ID %s, but %s holds another configuration under that ID (a hash collision, or an edited file); "+
+			"the stored point is kept: change this point (another seed or grid value) or give the spec another name: %w",
+			p.Label, p.ID, p.ID, pk.Config(), store.ErrInvalid)
+	}
+	return nil
 }
 
 // PlanOutput summarises a parsed sweep.

@@ -507,7 +507,7 @@ func TestMissingData(t *testing.T) {
 	e := newEnv(t)
 	e.worker()
 	spec := filepath.Join(t.TempDir(), "nodata.yaml")
-	if err := os.WriteFile(spec, []byte("name: nodata\ndataset: {name: mnist, root: /nonexistent/mnist}\nrounds: 2\n"), 0o644); err != nil {
+	if err := os.WriteFile(spec, []byte("name: nodata\ndataset: {name: mnist, root: nonexistent/mnist}\nrounds: 2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

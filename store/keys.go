@@ -28,7 +28,9 @@ type Keys struct {
 
 var (
 	sweepRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
-	pointRE = regexp.MustCompile(`^p[0-9a-f]{10}$`)
+	// A point ID is p + 32 hex digits (sweep.PointIDHex), or p + 10 from
+	// builds before 128-bit IDs: their stored sweeps are still read.
+	pointRE = regexp.MustCompile(`^p(?:[0-9a-f]{32}|[0-9a-f]{10})$`)
 )
 
 // SweepKeys returns the keys of the named sweep.

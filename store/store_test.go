@@ -98,18 +98,18 @@ func TestKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk, err := sk.Point("p0123456789")
+	pk, err := sk.Point("p0123456789abcdef0123456789abcdef")
 	if err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct{ got, want string }{
 		{sk.Spec(), "sweeps/demo/spec.json"},
-		{pk.Config(), "sweeps/demo/p0123456789/config.json"},
-		{pk.Global(42), "sweeps/demo/p0123456789/rounds/000042/global.bin"},
-		{pk.Update(42, 17), "sweeps/demo/p0123456789/rounds/000042/updates/000017.bin"},
-		{pk.Committed(3), "sweeps/demo/p0123456789/rounds/000003/COMMITTED.json"},
-		{pk.Part(TableRounds, 3), "sweeps/demo/p0123456789/metrics/rounds/r000003.parquet"},
-		{pk.Compacted(TableClients), "sweeps/demo/p0123456789/metrics/clients/all.parquet"},
+		{pk.Config(), "sweeps/demo/p0123456789abcdef0123456789abcdef/config.json"},
+		{pk.Global(42), "sweeps/demo/p0123456789abcdef0123456789abcdef/rounds/000042/global.bin"},
+		{pk.Update(42, 17), "sweeps/demo/p0123456789abcdef0123456789abcdef/rounds/000042/updates/000017.bin"},
+		{pk.Committed(3), "sweeps/demo/p0123456789abcdef0123456789abcdef/rounds/000003/COMMITTED.json"},
+		{pk.Part(TableRounds, 3), "sweeps/demo/p0123456789abcdef0123456789abcdef/metrics/rounds/r000003.parquet"},
+		{pk.Compacted(TableClients), "sweeps/demo/p0123456789abcdef0123456789abcdef/metrics/clients/all.parquet"},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
@@ -121,7 +121,12 @@ func TestKeys(t *testing.T) {
 			t.Errorf("SweepKeys(%q) error = %v; want ErrInvalid", bad, err)
 		}
 	}
-	for _, bad := range []string{"p012345678", "../p0123456", "p0123456789/..", "P0123456789"} {
+	// An older build's 10-digit ID still names its stored point.
+	if old, err := sk.Point("p0123456789"); err != nil || old.Config() != "sweeps/demo/p0123456789/config.json" {
+		t.Errorf("Point of a 10-digit ID = %q, %v; want its keys", old.Config(), err)
+	}
+	for _, bad := range []string{"p012345678", "../p0123456", "p0123456789/..", "P0123456789", "p0123456789abcdef0123456789abcde",
+		"p0123456789abcdef0123456789abcdef0", "p0123456789abcdef0123456789abcdeF", "p0123456789abcdef0123456789abcdef\x00", "%2e%2e"} {
 		if _, err := sk.Point(bad); !errors.Is(err, ErrInvalid) {
 			t.Errorf("Point(%q) error = %v; want ErrInvalid", bad, err)
 		}
@@ -132,7 +137,7 @@ func TestLastCommitted(t *testing.T) {
 	ctx := context.Background()
 	s := memStore(t)
 	sk, _ := SweepKeys("s")
-	pk, _ := sk.Point("p0000000000")
+	pk, _ := sk.Point("p00000000000000000000000000000000")
 	if r, c, err := s.LastCommitted(ctx, pk); r != -1 || c != nil || err != nil {
 		t.Fatalf("empty point: LastCommitted = %d, %v, %v; want -1, nil, nil", r, c, err)
 	}
@@ -165,18 +170,18 @@ func TestTablesRewriteAndCompact(t *testing.T) {
 	ctx := context.Background()
 	s := memStore(t)
 	sk, _ := SweepKeys("s")
-	pk, _ := sk.Point("p0000000000")
+	pk, _ := sk.Point("p00000000000000000000000000000000")
 	acc := func(v float64) *float64 { return &v }
 	roundOf := func(r RoundRow) int32 { return r.Round }
 	less := func(a, b RoundRow) int { return cmp.Compare(a.Round, b.Round) }
 	for r := int32(0); r < 4; r++ {
-		row := RoundRow{Sweep: "s", Point: "p0000000000", Round: r, Clients: 10, TestAcc: acc(float64(r) / 10), Evaluated: true}
+		row := RoundRow{Sweep: "s", Point: "p00000000000000000000000000000000", Round: r, Clients: 10, TestAcc: acc(float64(r) / 10), Evaluated: true}
 		if err := WriteRows(ctx, s, pk.Part(TableRounds, int(r)), []RoundRow{row}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// Rewriting round 2 replaces its row; it never duplicates it.
-	if err := WriteRows(ctx, s, pk.Part(TableRounds, 2), []RoundRow{{Sweep: "s", Point: "p0000000000", Round: 2, Clients: 7}}); err != nil {
+	if err := WriteRows(ctx, s, pk.Part(TableRounds, 2), []RoundRow{{Sweep: "s", Point: "p00000000000000000000000000000000", Round: 2, Clients: 7}}); err != nil {
 		t.Fatal(err)
 	}
 	check := func(stage string) {
@@ -203,7 +208,7 @@ func TestTablesRewriteAndCompact(t *testing.T) {
 	check("compacted")
 	// A crash after writing the compacted file but before deleting a part:
 	// the part's round replaces the compacted rows of that round, no duplicates.
-	if err := WriteRows(ctx, s, pk.Part(TableRounds, 3), []RoundRow{{Sweep: "s", Point: "p0000000000", Round: 3, Clients: 10, TestAcc: acc(0.3), Evaluated: true}}); err != nil {
+	if err := WriteRows(ctx, s, pk.Part(TableRounds, 3), []RoundRow{{Sweep: "s", Point: "p00000000000000000000000000000000", Round: 3, Clients: 10, TestAcc: acc(0.3), Evaluated: true}}); err != nil {
 		t.Fatal(err)
 	}
 	check("crash window")

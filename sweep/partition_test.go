@@ -27,7 +27,9 @@ func TestDemoPointIDsPinned(t *testing.T) {
 	for _, p := range sw.Points {
 		got = append(got, p.ID)
 	}
-	want := []string{"p42a6ceb5ad", "pbcd69c218c", "p1678dd66b5", "pf97e6a1acc"}
+	// 128-bit IDs; their first 10 digits are the 40-bit IDs of older builds
+	// (p42a6ceb5ad, ...): the canonical configuration is unchanged.
+	want := []string{"p42a6ceb5ade79808f552733864698870", "pbcd69c218c740aaf7d1d8d7034e6e033", "p1678dd66b50756dc7032322e9493a75a", "pf97e6a1accc2682981311e7472919724"}
 	if !slices.Equal(got, want) {
 		t.Errorf("demo point IDs = %v; want %v (a config change altered existing points' identity)", got, want)
 	}

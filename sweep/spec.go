@@ -48,7 +48,7 @@ type Axis struct {
 // Point is one experiment of the sweep.
 type Point struct {
 	Index  int    `json:"index"`
-	ID     string `json:"id"`    // "p" + 10 hex digits of SHA-256(Config.Canonical())
+	ID     string `json:"id"`    // "p" + 32 hex digits of SHA-256(Config.Canonical()): PointID
 	Label  string `json:"label"` // the grid values and seed that make this point, e.g. "partition.alpha=0.1 seed=1"
 	Config Config `json:"config"`
 }
@@ -111,14 +111,57 @@ func ValidName(s string) error {
 	return nil
 }
 
-var pointIDRE = regexp.MustCompile(`^p[0-9a-f]{10}$`)
+// PointIDHex is the number of hex digits of a point ID: 128 bits of
+// SHA-256, so that two different configurations sharing an ID is not a
+// practical concern (and is still detected: expand and engine.PlanSweep
+// compare full configurations).
+const PointIDHex = 32
 
-// ValidPointID reports whether s has the form of a point ID.
+// LegacyPointIDHex is the number of hex digits of the point IDs of builds
+// before 128-bit IDs (40 bits). Sweeps stored by those builds are still read
+// (results, query, report), never planned or run again by this build.
+const LegacyPointIDHex = 10
+
+// idHex is PointIDHex; tests shorten it to force ID collisions.
+var idHex = PointIDHex
+
+// ShortenPointIDsForTest makes PointID use digits hex digits (then zeros) until the
+// returned function restores PointIDHex, so that tests of other packages
+// can produce real ID collisions (engine's collision against a stored
+// point). Only tests call it; it is not safe for concurrent use.
+func ShortenPointIDsForTest(digits int) (restore func()) {
+	idHex = digits
+	return func() { idHex = PointIDHex }
+}
+
+var (
+	pointIDRE       = regexp.MustCompile(`^p[0-9a-f]{32}$`)
+	legacyPointIDRE = regexp.MustCompile(`^p[0-9a-f]{10}$`)
+)
+
+// ValidPointID reports whether s has the form of a point ID: this build's
+// (p + 32 hex digits) or an older build's (p + 10 hex digits), which stored
+// sweeps may hold.
 func ValidPointID(s string) error {
-	if !pointIDRE.MatchString(s) {
-		return fmt.Errorf("point id %q is not of the form p + 10 hex digits: %w", s, ErrInvalid)
+	if !pointIDRE.MatchString(s) && !legacyPointIDRE.MatchString(s) {
+		return fmt.Errorf("point id %q is not of the form p + 32 hex digits (or p + 10 hex digits, from builds before 128-bit IDs): %w", s, ErrInvalid)
 	}
 	return nil
+}
+
+// LegacyPointID reports whether s is a point ID of a build before 128-bit
+// IDs. Such a point's streams are keyed by its 10-digit ID, so this build
+// cannot continue it: it would compute other results.
+func LegacyPointID(s string) bool { return legacyPointIDRE.MatchString(s) }
+
+// ErrOlderBuild returns the error for a sweep or point planned by a build
+// before 128-bit point IDs: what happened and how to proceed. what names
+// it, e.g. `sweep "demo"`.
+func ErrOlderBuild(what, id string) error {
+	return fmt.Errorf("%s was planned by an older flsweep build (before 128-bit point IDs; its point IDs look like %s, this build's are p + 32 hex digits), "+
+		"and this build would compute different results for its points; its stored results can still be read (sweep results, query, report). "+
+		"To continue it, resume it with the build that planned it; to run it with this build, start the spec under a new name (or delete its sweeps/<name>/ prefix from the bucket to start over): %w",
+		what, id, ErrInvalid)
 }
 
 // top-level keys that are not point fields.
@@ -128,12 +171,18 @@ var sweepKeys = map[string]bool{"name": true, "description": true, "seeds": true
 // the structure (unknown fields, types, grid paths) and expands the points;
 // Validate checks the values.
 func Parse(file string, data []byte) (*Sweep, error) {
+	if err := checkSize(file, data); err != nil {
+		return nil, err
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %v: %w", file, err, ErrInvalid)
 	}
 	if len(doc.Content) == 0 {
 		return nil, fmt.Errorf("%s: the spec is empty; see examples/demo.yaml: %w", file, ErrInvalid)
+	}
+	if err := checkTree(file, &doc); err != nil {
+		return nil, err
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
@@ -204,6 +253,9 @@ func Parse(file string, data []byte) (*Sweep, error) {
 			s.Grid = append(s.Grid, Axis{Path: k.Value, Values: vals})
 		}
 	}
+	if err := checkPointCount(file, s.Grid, len(s.Seeds)); err != nil {
+		return nil, err
+	}
 	if err := s.expand(file, base); err != nil {
 		return nil, err
 	}
@@ -244,6 +296,11 @@ func (s *Sweep) expand(file string, base map[string]any) error {
 			}
 			id := PointID(cfg)
 			if j, dup := seen[id]; dup {
+				if !bytes.Equal(s.Points[j].Config.Canonical(), cfg.Canonical()) {
+					return fmt.Errorf("%s: points %q and %q have different configurations but the same ID %s (a hash collision); "+
+						"change either point (another seed or grid value) and report this spec: %w",
+						file, s.Points[j].Label, strings.Join(label, " "), id, ErrInvalid)
+				}
 				return fmt.Errorf("%s: points %q and %q are the same experiment; remove the duplicate grid value: %w",
 					file, s.Points[j].Label, strings.Join(label, " "), ErrInvalid)
 			}
@@ -254,10 +311,16 @@ func (s *Sweep) expand(file string, base map[string]any) error {
 	return nil
 }
 
-// PointID derives a point's ID from its configuration.
-func PointID(c Config) string {
+// PointID derives a point's ID from its configuration: "p" followed by the
+// first PointIDHex hex digits of SHA-256(c.Canonical()).
+func PointID(c Config) string { return pointID(c, idHex) }
+
+// pointID is PointID from the first digits hex digits of the hash, padded
+// with zeros to PointIDHex digits (so a shortened ID still has the form of
+// one): with digits < PointIDHex, only tests.
+func pointID(c Config, digits int) string {
 	sum := sha256.Sum256(c.Canonical())
-	return "p" + hex.EncodeToString(sum[:])[:10]
+	return "p" + hex.EncodeToString(sum[:])[:digits] + strings.Repeat("0", PointIDHex-digits)
 }
 
 // defaultsDoc returns Defaults() as a generic document, so that grid paths
@@ -324,12 +387,35 @@ func decodeConfig(doc map[string]any) (Config, error) {
 	if err := dec.Decode(&cfg); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return Config{}, fmt.Errorf("%s: got a %s, want a %s: %w", te.Field, te.Value, te.Type, ErrInvalid)
+			return Config{}, fmt.Errorf("%s: got a %s, want %s: %w", te.Field, te.Value, typeWords(te.Type), ErrInvalid)
 		}
 		return Config{}, fmt.Errorf("%v: %w", err, ErrInvalid)
 	}
 	cfg.finish()
 	return cfg, nil
+}
+
+// typeWords names a Go type the way a spec's author thinks of it.
+func typeWords(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		return "an integer (a whole number within ±2^63)"
+	case reflect.Uint64, reflect.Uint32, reflect.Uint:
+		return "a non-negative integer"
+	case reflect.Float64, reflect.Float32:
+		return "a finite number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice:
+		elem := typeWords(t.Elem())
+		elem = strings.TrimPrefix(strings.TrimPrefix(elem, "an "), "a ")
+		return "a list, each " + elem
+	case reflect.Struct, reflect.Map:
+		return "a map of fields"
+	}
+	return "a " + t.String()
 }
 
 // checkFields reports the first key under node that t (a struct type) does

@@ -33,6 +33,9 @@ func (s *Sweep) Validate(reg *methods.Registry) error {
 	if err := ValidName(s.Name); err != nil {
 		add(err)
 	}
+	if len(s.Description) > MaxDescription {
+		add(fmt.Errorf("description is %d bytes; keep it under %d (it becomes the workflow's details in the Temporal UI) and put longer notes in a YAML comment: %w", len(s.Description), MaxDescription, ErrInvalid))
+	}
 	if s.Run.Concurrency < 1 {
 		add(fmt.Errorf("run.concurrency = %d; run at least 1 point at a time: %w", s.Run.Concurrency, ErrInvalid))
 	}
@@ -66,6 +69,7 @@ func (c Config) Validate(reg *methods.Registry) error {
 	errs = append(errs, c.validateNorm()...)
 	errs = append(errs, c.validatePartition()...)
 	errs = append(errs, c.validateAttack()...)
+	errs = append(errs, c.validateLimits()...)
 	p := c.Partition
 	if err := c.TrainerSpec().Validate(); err != nil {
 		errs = append(errs, prefix("model", err))

@@ -45,6 +45,8 @@ const wantAcrossSweeps = "" +
 	"one    p0000000001  algorithm=fedavg seed=0   done    2            0.4        0.5       1\n" +
 	"two    p0000000001  algorithm=fedprox seed=0  done    2            0.7        0.7       2\n"
 
+// fixturePoint has the form of an older build's point ID (p + 10 hex digits): a
+// sweep stored by a build before 128-bit IDs stays readable (TestOlderBuildSweep).
 const fixturePoint = "p0000000001"
 
 func writeQuerySweep(t *testing.T, st *store.Store, name, label string, accs []float64) {

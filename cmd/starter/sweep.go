@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"slices"
@@ -71,6 +72,9 @@ func sweepCommand() *command {
 			flags: waitFlag,
 			run: func(ctx context.Context, g *globals, args []string) error {
 				if err := needArgs(args, 1, "NAME"); err != nil {
+					return err
+				}
+				if err := refuseOlderBuild(ctx, g, args[0]); err != nil {
 					return err
 				}
 				file, data, err := storedSpec(ctx, g, args[0])
@@ -194,7 +198,7 @@ func signalSweep(ctx context.Context, g *globals, name, point, signal string) er
 func loadSpec(file string, data []byte) (*sweep.Sweep, []byte, error) {
 	if data == nil {
 		var err error
-		if data, err = os.ReadFile(file); err != nil {
+		if data, err = readSpec(file); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -206,6 +210,17 @@ func loadSpec(file string, data []byte) (*sweep.Sweep, []byte, error) {
 		return nil, nil, fmt.Errorf("%s:\n%w", file, err)
 	}
 	return sw, data, nil
+}
+
+// readSpec reads a spec file, at most one byte past sweep.MaxSpecBytes
+// (enough for Parse to refuse it), whatever its size.
+func readSpec(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, sweep.MaxSpecBytes+1))
 }
 
 func dial(g *globals) (client.Client, error) {
@@ -427,6 +442,30 @@ func storedSpec(ctx context.Context, g *globals, name string) (string, []byte, e
 		return "", nil, fmt.Errorf("sweep %s: no workflow history and no stored spec (%w); start it with `starter sweep start -f SPEC.yaml`", name, err)
 	}
 	return ss.File, []byte(ss.YAML), nil
+}
+
+// refuseOlderBuild reports a sweep whose stored spec was planned by a build
+// before 128-bit point IDs: this build cannot continue it (engine.PlanSweep
+// refuses it too; this says so before anything starts). A bucket that cannot
+// be read is left to the workflow.
+func refuseOlderBuild(ctx context.Context, g *globals, name string) error {
+	sk, err := store.SweepKeys(name)
+	if err != nil {
+		return fmt.Errorf("%v: %w", err, errUsage)
+	}
+	st, err := store.Open(ctx, g.blob)
+	if err != nil {
+		return nil
+	}
+	defer st.Close()
+	var ss engine.StoredSweep
+	if st.GetJSON(ctx, sk.Spec(), &ss) != nil || ss.Sweep == nil || len(ss.Sweep.Points) == 0 {
+		return nil
+	}
+	if id := ss.Sweep.Points[0].ID; sweep.LegacyPointID(id) {
+		return sweep.ErrOlderBuild(fmt.Sprintf("sweep %q (%s)", name, sk.Spec()), id)
+	}
+	return nil
 }
 
 func uiLink(g *globals, workflowID string) string {
