@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store"
 	"github.com/flsweep/flsweep/sweep"
@@ -21,7 +23,18 @@ type StoredSweep struct {
 // PlanSweep parses and validates a spec, records it and each point's
 // configuration in the store, and lists the points. It is idempotent; a
 // sweep name already used for a different set of points is bad input.
+//
+// With in.PageSize > 0 it also writes the point list in pages of that many
+// points (store.Keys.PlanPage, then PlanIndex last) and returns a summary:
+// the points themselves only for a sweep of at most steps.MaxListed points;
+// ReadPlan reads the pages (docs/architecture.md, "Temporal"). A sweep
+// planned before (its spec.json holds the same hash) is not written again:
+// spec.json is written after every point's config.json, and the index after
+// every page.
 func (e *Engine) PlanSweep(ctx context.Context, in steps.PlanSweepInput) (steps.PlanSweepOutput, error) {
+	if in.PageSize < 0 || in.PageSize > steps.MaxPageSize {
+		return steps.PlanSweepOutput{}, fmt.Errorf("plan page size %d: want 1 to %d, or 0 for no pages: %w", in.PageSize, steps.MaxPageSize, store.ErrInvalid)
+	}
 	sw, err := sweep.Parse(in.File, in.Spec)
 	if err != nil {
 		return steps.PlanSweepOutput{}, err
@@ -35,46 +48,135 @@ func (e *Engine) PlanSweep(ctx context.Context, in steps.PlanSweepInput) (steps.
 	}
 	hash := sw.Hash()
 	var old StoredSweep
+	planned := false
 	switch err := e.Store.GetJSON(ctx, sk.Spec(), &old); {
 	case err == nil && old.Hash != hash:
 		return steps.PlanSweepOutput{}, fmt.Errorf("sweep %q already exists in the store with other points (%s); give this spec another name, or delete %s to start over: %w",
 			sw.Name, sk.Spec(), sk.Prefix(), store.ErrInvalid)
-	case err != nil && !errors.Is(err, store.ErrNotFound):
+	case err == nil:
+		planned = true
+	case !errors.Is(err, store.ErrNotFound):
 		return steps.PlanSweepOutput{}, err
 	}
-	for _, p := range sw.Points {
-		pk, err := sk.Point(p.ID)
-		if err != nil {
-			return steps.PlanSweepOutput{}, err
+	if !planned {
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(planWriters)
+		for _, p := range sw.Points {
+			pk, err := sk.Point(p.ID)
+			if err != nil {
+				return steps.PlanSweepOutput{}, err
+			}
+			m, err := buildMethods(e.Reg, p.Config)
+			if err != nil {
+				return steps.PlanSweepOutput{}, fmt.Errorf("point %s: %w", p.Label, err)
+			}
+			g.Go(func() error {
+				return e.Store.PutJSON(gctx, pk.Config(), StoredPoint{Sweep: sw.Name, Point: p, Resolved: m.resolved})
+			})
 		}
-		m, err := buildMethods(e.Reg, p.Config)
-		if err != nil {
-			return steps.PlanSweepOutput{}, fmt.Errorf("point %s: %w", p.Label, err)
-		}
-		if err := e.Store.PutJSON(ctx, pk.Config(), StoredPoint{Sweep: sw.Name, Point: p, Resolved: m.resolved}); err != nil {
+		if err := g.Wait(); err != nil {
 			return steps.PlanSweepOutput{}, err
 		}
 	}
-	if err := e.Store.PutJSON(ctx, sk.Spec(), StoredSweep{Hash: hash, File: in.File, YAML: string(in.Spec), Sweep: sw}); err != nil {
-		return steps.PlanSweepOutput{}, err
+	out := PlanOutput(sw)
+	if in.PageSize > 0 {
+		if err := e.writePlanPages(ctx, sk, in.PageSize, out.Points); err != nil {
+			return steps.PlanSweepOutput{}, err
+		}
 	}
-	return PlanOutput(sw), nil
+	if !planned {
+		if err := e.Store.PutJSON(ctx, sk.Spec(), StoredSweep{Hash: hash, File: in.File, YAML: string(in.Spec), Sweep: sw}); err != nil {
+			return steps.PlanSweepOutput{}, err
+		}
+	}
+	if in.PageSize > 0 {
+		out.PageSize = in.PageSize
+		if len(out.Points) > steps.MaxListed {
+			out.Points = nil
+		}
+	}
+	return out, nil
 }
 
-// PlanOutput summarises a parsed sweep.
+// planWriters bounds the concurrent writes of PlanSweep.
+const planWriters = 16
+
+// planIndex is a plan's index.json: written after every page.
+type planIndex struct {
+	Hash     string `json:"hash"`
+	Count    int    `json:"count"`
+	PageSize int    `json:"page_size"`
+	Pages    int    `json:"pages"`
+}
+
+// writePlanPages writes points in pages of size, then the index; nothing
+// when the index is there already.
+func (e *Engine) writePlanPages(ctx context.Context, sk store.Keys, size int, points []steps.PointInfo) error {
+	indexKey, err := sk.PlanIndex(size)
+	if err != nil {
+		return err
+	}
+	if ok, err := e.Store.Exists(ctx, indexKey); err != nil || ok {
+		return err
+	}
+	pages := (len(points) + size - 1) / size
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(planWriters)
+	for i := range pages {
+		key, err := sk.PlanPage(size, i)
+		if err != nil {
+			return err
+		}
+		page := points[i*size : min(len(points), (i+1)*size)]
+		g.Go(func() error { return e.Store.PutJSON(gctx, key, page) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return e.Store.PutJSON(ctx, indexKey, planIndex{Count: len(points), PageSize: size, Pages: pages})
+}
+
+// ReadPlan returns one page of a planned sweep's points (PlanSweep with a
+// page size wrote them). A page past the last is bad input.
+func (e *Engine) ReadPlan(ctx context.Context, in steps.PlanPageInput) ([]steps.PointInfo, error) {
+	sk, err := store.SweepKeys(in.Sweep)
+	if err != nil {
+		return nil, err
+	}
+	key, err := sk.PlanPage(in.PageSize, in.Page)
+	if err != nil {
+		return nil, err
+	}
+	var page []steps.PointInfo
+	if err := e.Store.GetJSON(ctx, key, &page); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("sweep %s has no plan page %d of %d points (%s); plan it first (PlanSweep with page_size %d): %w",
+				in.Sweep, in.Page, in.PageSize, key, in.PageSize, store.ErrInvalid)
+		}
+		return nil, err
+	}
+	return page, nil
+}
+
+// PlanOutput summarises a parsed sweep, listing every point.
 func PlanOutput(sw *sweep.Sweep) steps.PlanSweepOutput {
 	out := steps.PlanSweepOutput{
-		Name: sw.Name, Hash: sw.Hash(),
+		Name: sw.Name, Hash: sw.Hash(), Count: len(sw.Points),
 		Concurrency: sw.Run.Concurrency, ContinueAsNewEvery: sw.Run.ContinueAsNewEvery,
 		TrainQueue: sw.Run.TrainQueue, KeepUpdates: sw.Run.KeepUpdates, ClientsPerActivity: sw.Run.ClientsPerActivity,
 	}
 	for _, p := range sw.Points {
-		c := p.Config
-		out.Points = append(out.Points, steps.PointInfo{
-			Index: p.Index, ID: p.ID, Label: p.Label, Seed: c.Seed, Rounds: c.Rounds,
-			Dataset: c.Dataset.Name, Model: c.Model.Arch, Sampler: c.Sampler.Name, Aggregator: c.Aggregator.Name,
-			Algorithm: c.AlgorithmName(),
-		})
+		out.Points = append(out.Points, PointInfo(p))
 	}
 	return out
+}
+
+// PointInfo is a point's summary.
+func PointInfo(p sweep.Point) steps.PointInfo {
+	c := p.Config
+	return steps.PointInfo{
+		Index: p.Index, ID: p.ID, Label: p.Label, Seed: c.Seed, Rounds: c.Rounds,
+		Dataset: c.Dataset.Name, Model: c.Model.Arch, Sampler: c.Sampler.Name, Aggregator: c.Aggregator.Name,
+		Algorithm: c.AlgorithmName(),
+	}
 }
