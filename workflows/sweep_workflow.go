@@ -215,6 +215,34 @@ type running struct {
 func sweepPaged(ctx workflow.Context, in SweepInput) (SweepResult, error) {
 	logger := workflow.GetLogger(ctx)
 	st := in.State
+	var codes []byte
+	var window []*running // in start order
+	done := false
+	// The query answers from the start: with no points while the sweep plans.
+	if err := workflow.SetQueryHandler(ctx, StatusQuery, func(req StatusRequest) (SweepStatus, error) {
+		if codes == nil {
+			return SweepStatus{Counts: map[string]int{}, Points: []PointStatus{}}, nil
+		}
+		known := map[int]PointStatus{}
+		for _, p := range st.Failed {
+			known[p.Index] = p
+		}
+		for _, r := range window {
+			known[r.Index] = r.PointStatus
+		}
+		base := SweepStatus{Name: st.Plan.Name, Hash: st.Plan.Hash, Done: done, Paused: st.Paused, Stopping: st.Stopping, Run: st.Run}
+		return answer(base, string(codes), req, func(i int) PointStatus {
+			if st.Listed != nil {
+				return st.Listed[i]
+			}
+			if p, ok := known[i]; ok {
+				return p
+			}
+			return PointStatus{PointInfo: steps.PointInfo{Index: i}, Status: StatusOfCode(codes[i])}
+		}), nil
+	}); err != nil {
+		return SweepResult{}, err
+	}
 	if st == nil {
 		size := in.PageSize
 		if size == 0 {
@@ -241,8 +269,7 @@ func sweepPaged(ctx workflow.Context, in SweepInput) (SweepResult, error) {
 	if in.TrainQueue != "" {
 		queue = in.TrainQueue
 	}
-	codes := []byte(st.Codes)
-	var window []*running // in start order
+	codes = []byte(st.Codes)
 	// set records point i's status (and its line when the sweep lists every point).
 	set := func(i int, ps PointStatus) {
 		codes[i] = StatusCode(ps.Status)
@@ -253,28 +280,6 @@ func sweepPaged(ctx workflow.Context, in SweepInput) (SweepResult, error) {
 			ps.Error = firstBytes(ps.Error, 1000)
 			st.Failed = append(st.Failed, ps)
 		}
-	}
-	done := false
-	if err := workflow.SetQueryHandler(ctx, StatusQuery, func(req StatusRequest) (SweepStatus, error) {
-		known := map[int]PointStatus{}
-		for _, p := range st.Failed {
-			known[p.Index] = p
-		}
-		for _, r := range window {
-			known[r.Index] = r.PointStatus
-		}
-		base := SweepStatus{Name: plan.Name, Hash: plan.Hash, Done: done, Paused: st.Paused, Stopping: st.Stopping, Run: st.Run}
-		return answer(base, string(codes), req, func(i int) PointStatus {
-			if st.Listed != nil {
-				return st.Listed[i]
-			}
-			if p, ok := known[i]; ok {
-				return p
-			}
-			return PointStatus{PointInfo: steps.PointInfo{Index: i}, Status: StatusOfCode(codes[i])}
-		}), nil
-	}); err != nil {
-		return SweepResult{}, err
 	}
 
 	var page []steps.PointInfo
