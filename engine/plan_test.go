@@ -1,0 +1,56 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/flsweep/flsweep/steps"
+	"github.com/flsweep/flsweep/store"
+	"github.com/flsweep/flsweep/sweep"
+)
+
+// TestPlanPages: with a page size, PlanSweep writes the points in pages
+// that ReadPlan returns in spec order, lists them only for a small sweep,
+// and refuses a page past the end and a bad page size as bad input.
+func TestPlanPages(t *testing.T) {
+	ctx := context.Background()
+	e := newEngine(t)
+	out, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "s.yaml", Spec: scaleSpec("paged", 250), PageSize: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Count != 250 || out.PageSize != 100 || out.Points != nil {
+		t.Fatalf("summary: count %d, page size %d, %d points; want 250, 100 and none listed", out.Count, out.PageSize, len(out.Points))
+	}
+	sw, err := sweep.Parse("s.yaml", scaleSpec("paged", 250))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := PlanOutput(sw).Points
+	for page, want := range [][]steps.PointInfo{all[:100], all[100:200], all[200:]} {
+		got, err := e.ReadPlan(ctx, steps.PlanPageInput{Sweep: "paged", PageSize: 100, Page: page})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) || got[0] != want[0] || got[len(got)-1] != want[len(want)-1] {
+			t.Errorf("page %d: %d points from %+v; want %d from %+v", page, len(got), got[0], len(want), want[0])
+		}
+	}
+	if _, err := e.ReadPlan(ctx, steps.PlanPageInput{Sweep: "paged", PageSize: 100, Page: 3}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("page 3 of 3: %v; want ErrInvalid", err)
+	}
+	if _, err := e.ReadPlan(ctx, steps.PlanPageInput{Sweep: "../x", PageSize: 100, Page: 0}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("sweep ../x: %v; want ErrInvalid", err)
+	}
+	for _, size := range []int{-1, steps.MaxPageSize + 1} {
+		if _, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "s.yaml", Spec: scaleSpec("paged", 250), PageSize: size}); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("page size %d: %v; want ErrInvalid", size, err)
+		}
+	}
+	// A small sweep lists its points too.
+	small, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "s.yaml", Spec: scaleSpec("small", 3), PageSize: 100})
+	if err != nil || len(small.Points) != 3 {
+		t.Fatalf("small sweep: %d points listed, %v; want 3", len(small.Points), err)
+	}
+}
