@@ -212,3 +212,100 @@ func TestScaleSweep(t *testing.T) {
 	t.Logf("%d status queries: median %s, max %s", len(sorted), sorted[len(sorted)/2], sorted[len(sorted)-1])
 	fmt.Fprintf(os.Stderr, "scale: %d points, page %d: %s\n", points, pageSize, time.Since(t0).Round(time.Second))
 }
+
+// TestScaleStatus measures, through the dev server, planning a sweep and
+// its status query at the sizes in FLSWEEP_SCALE_STATUS (comma-separated
+// point counts; 1000 by default, "1000,10000,20000" for the README's
+// figures): each sweep is paused as it starts, so no point runs, queried
+// 20 times for its default view (counts, running and failed points) and 20
+// times for a page of 100 from the middle, then cancelled.
+func TestScaleStatus(t *testing.T) {
+	sizes := os.Getenv("FLSWEEP_SCALE_STATUS")
+	if sizes == "" {
+		sizes = "1000"
+	}
+	e := newEnv(t)
+	e.worker()
+	c, err := client.Dial(client.Options{HostPort: server.FrontendHostPort(), Logger: quiet{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	for s := range strings.SplitSeq(sizes, ",") {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("FLSWEEP_SCALE_STATUS=%q: want point counts", sizes)
+		}
+		name := fmt.Sprintf("status%d", n)
+		seeds := make([]string, n)
+		for i := range seeds {
+			seeds[i] = strconv.Itoa(i)
+		}
+		b, err := os.ReadFile("testdata/scale.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := filepath.Join(t.TempDir(), name+".yaml")
+		if err := os.WriteFile(spec, []byte(strings.NewReplacer("SWEEPNAME", name, "SEEDS", "["+strings.Join(seeds, ", ")+"]").Replace(string(b))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		if out, err := e.starter("sweep", "start", "-f", spec); err != nil {
+			t.Fatalf("sweep start: %v\n%s", err, out)
+		}
+		started := time.Since(t0)
+		if out, err := e.starter("sweep", "pause", name); err != nil {
+			t.Fatalf("sweep pause: %v\n%s", err, out)
+		}
+		id := workflows.SweepID(name)
+		query := func(req workflows.StatusRequest) (workflows.SweepStatus, time.Duration, error) {
+			var st workflows.SweepStatus
+			q0 := time.Now()
+			v, err := c.QueryWorkflow(ctx, id, "", workflows.StatusQuery, req)
+			if err != nil {
+				return st, 0, err
+			}
+			d := time.Since(q0)
+			return st, d, v.Get(&st)
+		}
+		for {
+			st, _, err := query(workflows.StatusRequest{})
+			if err == nil && st.Total == n {
+				break
+			}
+			if time.Since(t0) > 5*time.Minute {
+				t.Fatalf("%d points: not planned within 5 minutes (%v)", n, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		planned := time.Since(t0)
+		median := func(req workflows.StatusRequest, check func(workflows.SweepStatus) bool) time.Duration {
+			var ds []time.Duration
+			for range 20 {
+				st, d, err := query(req)
+				if err != nil || !check(st) {
+					t.Fatalf("%d points: status %+v: %v", n, req, err)
+				}
+				ds = append(ds, d)
+			}
+			slices.Sort(ds)
+			return ds[len(ds)/2]
+		}
+		def := median(workflows.StatusRequest{Status: []string{steps.StatusRunning, steps.StatusFailed}, Limit: workflows.MaxStatusLimit},
+			func(st workflows.SweepStatus) bool { return st.Total == n && st.Counts[steps.StatusPending] == n && len(st.Codes) == n })
+		page := median(workflows.StatusRequest{Offset: n / 2, Limit: 100},
+			func(st workflows.SweepStatus) bool { return len(st.Points) == min(100, n-n/2) && st.Points[0].Index == n/2 })
+		c0 := time.Now()
+		out, err := e.starter("sweep", "status", name)
+		if err != nil {
+			t.Fatalf("sweep status: %v\n%s", err, out)
+		}
+		cli := time.Since(c0)
+		t.Logf("%d points: start %s, planned %s after the start; status query (counts, running, failed) median %s, a page of 100 median %s; `starter sweep status` %s",
+			n, started.Round(time.Millisecond), planned.Round(time.Millisecond), def.Round(time.Microsecond), page.Round(time.Microsecond), cli.Round(time.Millisecond))
+		if out, err := e.starter("sweep", "cancel", name); err != nil {
+			t.Fatalf("sweep cancel: %v\n%s", err, out)
+		}
+	}
+}
