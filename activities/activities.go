@@ -59,7 +59,7 @@ func (a *Activities) PlanSweep(ctx context.Context, in steps.PlanSweepInput) (st
 }
 
 // ReadPlan reads one page of a planned sweep's points.
-func (a *Activities) ReadPlan(ctx context.Context, in steps.PlanPageInput) ([]steps.PointInfo, error) {
+func (a *Activities) ReadPlan(ctx context.Context, in steps.PlanPageInput) (steps.PlanPage, error) {
 	out, err := a.Engine.ReadPlan(ctx, in)
 	return out, toTemporal(err)
 }

@@ -137,23 +137,47 @@ func (e *Engine) writePlanPages(ctx context.Context, sk store.Keys, size int, po
 }
 
 // ReadPlan returns one page of a planned sweep's points (PlanSweep with a
-// page size wrote them). A page past the last is bad input.
-func (e *Engine) ReadPlan(ctx context.Context, in steps.PlanPageInput) ([]steps.PointInfo, error) {
+// page size wrote them), each with the final status in its DONE.json, if it
+// has one. A page past the last is bad input.
+func (e *Engine) ReadPlan(ctx context.Context, in steps.PlanPageInput) (steps.PlanPage, error) {
 	sk, err := store.SweepKeys(in.Sweep)
 	if err != nil {
-		return nil, err
+		return steps.PlanPage{}, err
 	}
 	key, err := sk.PlanPage(in.PageSize, in.Page)
 	if err != nil {
-		return nil, err
+		return steps.PlanPage{}, err
 	}
-	var page []steps.PointInfo
-	if err := e.Store.GetJSON(ctx, key, &page); err != nil {
+	var page steps.PlanPage
+	if err := e.Store.GetJSON(ctx, key, &page.Points); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("sweep %s has no plan page %d of %d points (%s); plan it first (PlanSweep with page_size %d): %w",
+			return steps.PlanPage{}, fmt.Errorf("sweep %s has no plan page %d of %d points (%s); plan it first (PlanSweep with page_size %d): %w",
 				in.Sweep, in.Page, in.PageSize, key, in.PageSize, store.ErrInvalid)
 		}
-		return nil, err
+		return steps.PlanPage{}, err
+	}
+	page.Ended = make([]string, len(page.Points))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(planWriters)
+	for i, p := range page.Points {
+		pk, err := sk.Point(p.ID)
+		if err != nil {
+			return steps.PlanPage{}, err
+		}
+		g.Go(func() error {
+			var done steps.PointResult
+			switch err := e.Store.GetJSON(gctx, pk.Done(), &done); {
+			case errors.Is(err, store.ErrNotFound):
+				return nil
+			case err != nil:
+				return err
+			}
+			page.Ended[i] = done.Status
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return steps.PlanPage{}, err
 	}
 	return page, nil
 }

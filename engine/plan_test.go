@@ -33,9 +33,18 @@ func TestPlanPages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got) != len(want) || got[0] != want[0] || got[len(got)-1] != want[len(want)-1] {
-			t.Errorf("page %d: %d points from %+v; want %d from %+v", page, len(got), got[0], len(want), want[0])
+		if len(got.Points) != len(want) || got.Points[0] != want[0] || got.Points[len(want)-1] != want[len(want)-1] || len(got.Ended) != len(want) || got.Ended[0] != "" {
+			t.Errorf("page %d: %d points from %+v, ended %v; want %d from %+v, none ended", page, len(got.Points), got.Points[0], got.Ended, len(want), want[0])
 		}
+	}
+	// A point with DONE.json shows as ended.
+	sk, _ := store.SweepKeys("paged")
+	pk, _ := sk.Point(all[101].ID)
+	if err := e.Store.PutJSON(ctx, pk.Done(), steps.PointResult{Point: all[101].ID, Status: steps.StatusDiverged}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.ReadPlan(ctx, steps.PlanPageInput{Sweep: "paged", PageSize: 100, Page: 1}); err != nil || got.Ended[1] != steps.StatusDiverged || got.Ended[0] != "" {
+		t.Errorf("page 1 with point 101 diverged: ended %v, %v", got.Ended[:3], err)
 	}
 	if _, err := e.ReadPlan(ctx, steps.PlanPageInput{Sweep: "paged", PageSize: 100, Page: 3}); !errors.Is(err, store.ErrInvalid) {
 		t.Errorf("page 3 of 3: %v; want ErrInvalid", err)

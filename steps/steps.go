@@ -27,7 +27,7 @@ var (
 	// PlanSweep writes one config.json per point (concurrently) and the
 	// plan's pages: 10 minutes holds 20,000 points on a slow bucket.
 	PlanSweep    = Step[PlanSweepInput, PlanSweepOutput]{Info{"PlanSweep", Worker, 10 * time.Minute, 5}}
-	ReadPlan     = Step[PlanPageInput, []PointInfo]{Info{"ReadPlan", Worker, 2 * time.Minute, 5}}
+	ReadPlan     = Step[PlanPageInput, PlanPage]{Info{"ReadPlan", Worker, 2 * time.Minute, 5}}
 	PreparePoint = Step[PointRef, PrepareOutput]{Info{"PreparePoint", Worker, 30 * time.Minute, 5}}
 	FinishPoint  = Step[FinishInput, PointResult]{Info{"FinishPoint", Worker, 30 * time.Minute, 5}}
 
@@ -95,6 +95,15 @@ type PointInfo struct {
 	Sampler    string `json:"sampler"`
 	Aggregator string `json:"aggregator"`
 	Algorithm  string `json:"algorithm"`
+}
+
+// PlanPage is one page of a planned sweep's points, and for each the
+// status it ended with for good (done or diverged: it has DONE.json), or
+// "" when it has not (yet): a resumed sweep starts no workflow for the
+// points that have ended.
+type PlanPage struct {
+	Points []PointInfo `json:"points"`
+	Ended  []string    `json:"ended"`
 }
 
 // PlanSweepOutput summarises a planned sweep: its name, hash, number of

@@ -282,7 +282,7 @@ func sweepPaged(ctx workflow.Context, in SweepInput) (SweepResult, error) {
 		}
 	}
 
-	var page []steps.PointInfo
+	var page steps.PlanPage
 	pageNo := -1
 	forward := func(ctx workflow.Context, r *running, signal string) {
 		workflow.Go(ctx, func(ctx workflow.Context) {
@@ -301,7 +301,7 @@ func sweepPaged(ctx workflow.Context, in SweepInput) (SweepResult, error) {
 				}
 			}
 			// A point of the loaded page before the cursor has ended.
-			if i := slices.IndexFunc(page, func(p steps.PointInfo) bool { return p.ID == c.Point }); i >= 0 && page[i].Index < st.Next {
+			if i := slices.IndexFunc(page.Points, func(p steps.PointInfo) bool { return p.ID == c.Point }); i >= 0 && page.Points[i].Index < st.Next {
 				return
 			}
 			if st.Held == nil {
@@ -346,6 +346,7 @@ func sweepPaged(ctx workflow.Context, in SweepInput) (SweepResult, error) {
 			break // continue as new once the window has drained
 		}
 		var p steps.PointInfo
+		ended := ""
 		if st.Listed != nil {
 			p = st.Listed[i].PointInfo
 		} else {
@@ -357,15 +358,20 @@ func sweepPaged(ctx workflow.Context, in SweepInput) (SweepResult, error) {
 				pageNo = n
 			}
 			j := i - pageNo*plan.PageSize
-			if j >= len(page) || page[j].Index != i {
+			if j >= len(page.Points) || page.Points[j].Index != i || len(page.Ended) != len(page.Points) {
 				return SweepResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("plan page %d of sweep %s holds %d points, not point %d; plan the sweep again",
-					pageNo, plan.Name, len(page), i), steps.ErrTypeInvalid, nil)
+					pageNo, plan.Name, len(page.Points), i), steps.ErrTypeInvalid, nil)
 			}
-			p = page[j]
+			p, ended = page.Points[j], page.Ended[j]
 		}
 		held := st.Held[p.ID]
 		delete(st.Held, p.ID)
 		st.Next++
+		if ended != "" {
+			// Over for good (DONE.json): no workflow to start.
+			set(i, PointStatus{PointInfo: p, Status: ended})
+			continue
+		}
 		if held == StopSignal {
 			set(i, PointStatus{PointInfo: p, Status: steps.StatusStopped})
 			continue

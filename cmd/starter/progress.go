@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -223,11 +224,25 @@ type sweepView struct {
 	work  work
 }
 
-// sweepLines queries a sweep's status (by pages) and its running points.
-// infos, when not nil, are the sweep's points in spec order (from its spec):
-// they name the points the workflow answers by index only, and give the
-// rounds of every point for the ETA.
-func sweepLines(ctx context.Context, c client.Client, id string, view statusView, infos []steps.PointInfo) (sweepView, error) {
+// pointInfos are a sweep's points in spec order, loaded on first use (the
+// spec of a large sweep takes seconds to parse): they name the points the
+// workflow answers by index only, and give every point's rounds for the ETA.
+type pointInfos struct {
+	load   func() []steps.PointInfo
+	loaded bool
+	v      []steps.PointInfo
+}
+
+func (p *pointInfos) get() []steps.PointInfo {
+	if !p.loaded && p.load != nil {
+		p.v, p.loaded = p.load(), true
+	}
+	return p.v
+}
+
+// sweepLines queries a sweep's status (by pages) and its running points;
+// with eta, the sweep's rounds done and left too (from its spec).
+func sweepLines(ctx context.Context, c client.Client, id string, view statusView, pi *pointInfos, eta bool) (sweepView, error) {
 	var v sweepView
 	req := workflows.StatusRequest{Limit: workflows.MaxStatusLimit, Status: view.status}
 	if view.page > 0 {
@@ -270,6 +285,10 @@ func sweepLines(ctx context.Context, c client.Client, id string, view statusView
 		v.note = fmt.Sprintf("(the first %d of %d points listed; `--page N` shows the others)", len(pts), st.Matched)
 	}
 	v.st = st
+	var infos []steps.PointInfo
+	if eta || slices.ContainsFunc(pts, func(p workflows.PointStatus) bool { return p.ID == "" }) {
+		infos = pi.get()
+	}
 	listed := map[int]bool{}
 	for _, p := range pts {
 		if p.ID == "" && p.Index >= 0 && p.Index < len(infos) {
@@ -359,13 +378,13 @@ func specInfos(ctx context.Context, g *globals, name string) []steps.PointInfo {
 
 // watch redraws a sweep's progress, with an ETA, until its workflow
 // closes. A cancelled ctx (Ctrl-C) stops the watching, not the sweep.
-func watch(ctx context.Context, g *globals, c client.Client, id string, view statusView, infos []steps.PointInfo) error {
+func watch(ctx context.Context, g *globals, c client.Client, id string, view statusView, pi *pointInfos) error {
 	r := newRenderer(g.out)
 	var eta etaClock
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
-		v, qerr := sweepLines(ctx, c, id, view, infos)
+		v, qerr := sweepLines(ctx, c, id, view, pi, true)
 		desc, err := c.DescribeWorkflowExecution(ctx, id, "")
 		if err != nil {
 			return fmt.Errorf("describe %s: %w", id, err)
@@ -397,11 +416,11 @@ func showStatus(ctx context.Context, g *globals, name string, asJSON, watching b
 	if err == nil {
 		defer c.Close()
 		id := workflows.SweepID(name)
-		infos := specInfos(ctx, g, name)
+		pi := &pointInfos{load: func() []steps.PointInfo { return specInfos(ctx, g, name) }}
 		desc, derr := c.DescribeWorkflowExecution(ctx, id, "")
 		if derr == nil && watching {
 			fmt.Fprintf(g.out, "workflow %s\n  %s\n", id, uiLink(g, id))
-			if err := watch(ctx, g, c, id, view, infos); err != nil {
+			if err := watch(ctx, g, c, id, view, pi); err != nil {
 				if errors.Is(err, context.Canceled) {
 					return nil
 				}
@@ -413,7 +432,7 @@ func showStatus(ctx context.Context, g *globals, name string, asJSON, watching b
 			}
 			return nil
 		}
-		v, qerr := sweepLines(ctx, c, id, view, infos)
+		v, qerr := sweepLines(ctx, c, id, view, pi, false)
 		if derr == nil && qerr == nil {
 			if asJSON {
 				v.st.Points = nil

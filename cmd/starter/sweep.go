@@ -343,7 +343,7 @@ func runSweep(ctx context.Context, g *globals, file string, data []byte, trainQu
 		return nil
 	}
 	infos := engine.PlanOutput(sw).Points
-	if err := watch(ctx, g, c, id, statusView{}, infos); err != nil {
+	if err := watch(ctx, g, c, id, statusView{}, &pointInfos{v: infos, loaded: true}); err != nil {
 		return err
 	}
 	var res workflows.SweepResult
