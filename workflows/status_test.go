@@ -12,7 +12,9 @@ import (
 // pages from the offset, whatever the page size asked.
 func TestAnswer(t *testing.T) {
 	codes := strings.Repeat("d", 50) + strings.Repeat("r", 3) + "f" + strings.Repeat(".", 46) // 100 points
-	line := func(i int) PointStatus { return PointStatus{PointInfo: steps.PointInfo{Index: i}, Status: StatusOfCode(codes[i])} }
+	line := func(i int) PointStatus {
+		return PointStatus{PointInfo: steps.PointInfo{Index: i}, Status: StatusOfCode(codes[i])}
+	}
 	st := answer(SweepStatus{Name: "s"}, codes, StatusRequest{}, line)
 	want := map[string]int{"done": 50, "running": 3, "failed": 1, "pending": 46, "diverged": 0, "stopped": 0}
 	if fmt.Sprint(st.Counts) != fmt.Sprint(want) || st.Total != 100 || st.Matched != 100 || len(st.Points) != DefaultStatusLimit {
