@@ -245,6 +245,9 @@ func (p *pointInfos) get() []steps.PointInfo {
 func sweepLines(ctx context.Context, c client.Client, id string, view statusView, pi *pointInfos, eta bool) (sweepView, error) {
 	var v sweepView
 	req := workflows.StatusRequest{Limit: workflows.MaxStatusLimit, Status: view.status}
+	if !view.all && len(view.status) == 0 {
+		req.Limit = steps.MaxListed // every point of a small sweep; for a larger one, a second query
+	}
 	if view.page > 0 {
 		req.Offset, req.Limit = (view.page-1)*pageLines, pageLines
 	}
@@ -258,6 +261,7 @@ func sweepLines(ctx context.Context, c client.Client, id string, view statusView
 	case view.page > 0:
 		v.note = fmt.Sprintf("page %d of %d (%d points a page; %d points match)", view.page, max(1, (st.Matched+pageLines-1)/pageLines), pageLines, st.Matched)
 	case listAll:
+		req.Limit = workflows.MaxStatusLimit
 		for len(pts) < st.Matched {
 			req.Offset = len(pts)
 			next, err := querySweep(ctx, c, id, req)
@@ -272,7 +276,7 @@ func sweepLines(ctx context.Context, c client.Client, id string, view statusView
 		}
 	case len(view.status) == 0:
 		// The running and failed points only.
-		req.Status = []string{steps.StatusRunning, steps.StatusFailed}
+		req.Status, req.Limit = []string{steps.StatusRunning, steps.StatusFailed}, workflows.MaxStatusLimit
 		if st, err = querySweep(ctx, c, id, req); err != nil {
 			return v, err
 		}
