@@ -293,9 +293,13 @@ func TestScaleStatus(t *testing.T) {
 			return ds[len(ds)/2]
 		}
 		def := median(workflows.StatusRequest{Status: []string{steps.StatusRunning, steps.StatusFailed}, Limit: workflows.MaxStatusLimit},
-			func(st workflows.SweepStatus) bool { return st.Total == n && st.Counts[steps.StatusPending] == n && len(st.Codes) == n })
+			func(st workflows.SweepStatus) bool {
+				return st.Total == n && st.Counts[steps.StatusPending] == n && len(st.Codes) == n
+			})
 		page := median(workflows.StatusRequest{Offset: n / 2, Limit: 100},
-			func(st workflows.SweepStatus) bool { return len(st.Points) == min(100, n-n/2) && st.Points[0].Index == n/2 })
+			func(st workflows.SweepStatus) bool {
+				return len(st.Points) == min(100, n-n/2) && st.Points[0].Index == n/2
+			})
 		c0 := time.Now()
 		out, err := e.starter("sweep", "status", name)
 		if err != nil {
