@@ -10,8 +10,11 @@ import (
 // unchecked.
 //
 //	sweeps/<sweep>/spec.json
-//	sweeps/<sweep>/plan/<500>/<000003>.json                 points 1500..1999 of the plan, in pages of 500
-//	sweeps/<sweep>/plan/<500>/index.json                     written last: every page is there
+//	sweeps/<sweep>/plan-<500>-<000003>.json                 points 1500..1999 of the plan, in pages of 500
+//	sweeps/<sweep>/plan-<500>-index.json                     written last: every page is there
+//
+// (The plan's pages are files beside spec.json: every directory of a sweep
+// is a point.)
 //	sweeps/<sweep>/<point>/config.json
 //	sweeps/<sweep>/<point>/rounds/<000042>/global.bin        model after round 42
 //	sweeps/<sweep>/<point>/rounds/<000042>/state.bin         server state after round 42
@@ -56,7 +59,7 @@ func (k Keys) PlanIndex(size int) (string, error) {
 	if size < 1 || size > MaxPageSize {
 		return "", fmt.Errorf("store: plan page size %d is not between 1 and %d: %w", size, MaxPageSize, ErrInvalid)
 	}
-	return fmt.Sprintf("%splan/%d/index.json", k.Prefix(), size), nil
+	return fmt.Sprintf("%splan-%d-index.json", k.Prefix(), size), nil
 }
 
 // PlanPage is the key of page i of the plan in pages of size points.
@@ -67,7 +70,7 @@ func (k Keys) PlanPage(size, i int) (string, error) {
 	if i < 0 || i > 999_999 {
 		return "", fmt.Errorf("store: plan page %d is not between 0 and 999999: %w", i, ErrInvalid)
 	}
-	return fmt.Sprintf("%splan/%d/%06d.json", k.Prefix(), size, i), nil
+	return fmt.Sprintf("%splan-%d-%06d.json", k.Prefix(), size, i), nil
 }
 
 // Point returns the keys of one point.
