@@ -31,7 +31,8 @@ test: bin/temporal bin/minio data vet workflowcheck chromium-maybe
 ## bench: benchmarks (figures only; nothing is asserted): training speed per model against the machine's
 ## SGEMM rate (starter bench; pure Go, then OpenBLAS if installed), aggregation, round time in-process vs Temporal,
 ## and per method (FedAvg, SCAFFOLD, pow-d; blob bytes per round), one RLU attack (MLP, 1,000 auxiliary samples),
-## and `starter query` over a 100-point sweep of 200 rounds (open the views; summary, curve, two-sweep comparison, clients)
+## and `starter query` over a 100-point sweep of 200 rounds (open the views; summary, curve, two-sweep comparison, clients);
+## scale: a round at 100, 1,000 and 10,000 clients (10 a round), planning 1,000 to 20,000 points, the status query's handler
 bench: build bin/temporal data
 	bin/starter bench
 	@if $(HAVE_OPENBLAS); then $(MAKE) --no-print-directory build-openblas && bin/starter-openblas bench; \
@@ -40,6 +41,9 @@ bench: build bin/temporal data
 	$(GO) test -run '^$$' -bench Select -benchtime 3x ./methods/
 	$(GO) test -run '^$$' -bench RLU -benchtime 10x ./attack/
 	$(GO) test -run '^$$' -bench Query -benchtime 3x ./results/
+	$(GO) test -run '^$$' -bench 'RoundClients' -benchtime 10x -benchmem ./engine/
+	$(GO) test -run '^$$' -bench 'PlanSweep' -benchtime 1x ./engine/
+	$(GO) test -run '^$$' -bench 'StatusAnswer' ./workflows/
 	infra/bench/rounds.sh examples/demo.yaml
 	infra/bench/methods.sh
 

@@ -39,6 +39,7 @@ func register[In, Out any](r Registrar, s steps.Step[In, Out], f func(context.Co
 // Register registers every step of steps.All as an activity.
 func (a *Activities) Register(r Registrar) {
 	register(r, steps.PlanSweep, a.PlanSweep)
+	register(r, steps.ReadPlan, a.ReadPlan)
 	register(r, steps.PreparePoint, a.PreparePoint)
 	register(r, steps.FinishPoint, a.FinishPoint)
 	register(r, steps.SelectClients, a.SelectClients)
@@ -55,6 +56,12 @@ func (a *Activities) Register(r Registrar) {
 // PlanSweep records a sweep's spec and points.
 func (a *Activities) PlanSweep(ctx context.Context, in steps.PlanSweepInput) (steps.PlanSweepOutput, error) {
 	return heartbeating(ctx, a.every(), func() (steps.PlanSweepOutput, error) { return a.Engine.PlanSweep(ctx, in) })
+}
+
+// ReadPlan reads one page of a planned sweep's points.
+func (a *Activities) ReadPlan(ctx context.Context, in steps.PlanPageInput) (steps.PlanPage, error) {
+	out, err := a.Engine.ReadPlan(ctx, in)
+	return out, toTemporal(err)
 }
 
 // PreparePoint readies a point and reports where it resumes.

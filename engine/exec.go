@@ -36,6 +36,7 @@ func bind[In, Out any](_ steps.Step[In, Out], f func(context.Context, In) (Out, 
 func (e *Engine) handlers() map[string]handler {
 	return map[string]handler{
 		steps.PlanSweep.Name:     bind(steps.PlanSweep, e.PlanSweep),
+		steps.ReadPlan.Name:      bind(steps.ReadPlan, e.ReadPlan),
 		steps.PreparePoint.Name:  bind(steps.PreparePoint, e.PreparePoint),
 		steps.FinishPoint.Name:   bind(steps.FinishPoint, e.FinishPoint),
 		steps.SelectClients.Name: bind(steps.SelectClients, e.SelectClients),

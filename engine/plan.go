@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store"
 	"github.com/flsweep/flsweep/sweep"
@@ -22,7 +24,18 @@ type StoredSweep struct {
 // PlanSweep parses and validates a spec, records it and each point's
 // configuration in the store, and lists the points. It is idempotent; a
 // sweep name already used for a different set of points is bad input.
+//
+// With in.PageSize > 0 it also writes the point list in pages of that many
+// points (store.Keys.PlanPage, then PlanIndex last) and returns a summary:
+// the points themselves only for a sweep of at most steps.MaxListed points;
+// ReadPlan reads the pages (docs/architecture.md, "Temporal"). A sweep
+// planned before (its spec.json holds the same hash) is not written again:
+// spec.json is written after every point's config.json, and the index after
+// every page.
 func (e *Engine) PlanSweep(ctx context.Context, in steps.PlanSweepInput) (steps.PlanSweepOutput, error) {
+	if in.PageSize < 0 || in.PageSize > steps.MaxPageSize {
+		return steps.PlanSweepOutput{}, fmt.Errorf("plan page size %d: want 1 to %d, or 0 for no pages: %w", in.PageSize, steps.MaxPageSize, store.ErrInvalid)
+	}
 	sw, err := sweep.Parse(in.File, in.Spec)
 	if err != nil {
 		return steps.PlanSweepOutput{}, err
@@ -36,6 +49,7 @@ func (e *Engine) PlanSweep(ctx context.Context, in steps.PlanSweepInput) (steps.
 	}
 	hash := sw.Hash()
 	var old StoredSweep
+	planned := false
 	switch err := e.Store.GetJSON(ctx, sk.Spec(), &old); {
 	case err == nil && old.Hash != hash:
 		if old.Sweep != nil && len(old.Sweep.Points) > 0 && sweep.LegacyPointID(old.Sweep.Points[0].ID) {
@@ -43,20 +57,25 @@ func (e *Engine) PlanSweep(ctx context.Context, in steps.PlanSweepInput) (steps.
 		}
 		return steps.PlanSweepOutput{}, fmt.Errorf("sweep %q already exists in the store with other points (%s); give this spec another name, or delete %s to start over: %w",
 			sw.Name, sk.Spec(), sk.Prefix(), store.ErrInvalid)
-	case err != nil && !errors.Is(err, store.ErrNotFound):
+	case err == nil:
+		planned = true
+	case !errors.Is(err, store.ErrNotFound):
 		return steps.PlanSweepOutput{}, err
 	}
-	// Check every point before writing anything: bad input leaves the
-	// bucket as it was.
+	// Check every point before writing anything, on re-planning too (a
+	// colliding ID must be caught whenever it appears): bad input leaves the
+	// bucket as it was. The checks read each stored config.json, so they run
+	// planWriters at a time, as the writes do.
 	stored := make([]StoredPoint, len(sw.Points))
+	keys := make([]store.PointKeys, len(sw.Points))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(planWriters)
 	for i, p := range sw.Points {
 		pk, err := sk.Point(p.ID)
 		if err != nil {
 			return steps.PlanSweepOutput{}, err
 		}
-		if err := checkStoredPoint(ctx, e.Store, pk, p); err != nil {
-			return steps.PlanSweepOutput{}, err
-		}
+		keys[i] = pk
 		if _, err := e.dataRoot(p.Config); err != nil {
 			return steps.PlanSweepOutput{}, fmt.Errorf("point %s: %w", p.Label, err)
 		}
@@ -65,17 +84,39 @@ func (e *Engine) PlanSweep(ctx context.Context, in steps.PlanSweepInput) (steps.
 			return steps.PlanSweepOutput{}, fmt.Errorf("point %s: %w", p.Label, err)
 		}
 		stored[i] = StoredPoint{Sweep: sw.Name, Point: p, Resolved: m.resolved}
+		g.Go(func() error { return checkStoredPoint(gctx, e.Store, pk, p) })
 	}
-	for i, p := range sw.Points {
-		pk, _ := sk.Point(p.ID)
-		if err := e.Store.PutJSON(ctx, pk.Config(), stored[i]); err != nil {
+	if err := g.Wait(); err != nil {
+		return steps.PlanSweepOutput{}, err
+	}
+	if !planned {
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(planWriters)
+		for i := range sw.Points {
+			g.Go(func() error { return e.Store.PutJSON(gctx, keys[i].Config(), stored[i]) })
+		}
+		if err := g.Wait(); err != nil {
 			return steps.PlanSweepOutput{}, err
 		}
 	}
-	if err := e.Store.PutJSON(ctx, sk.Spec(), StoredSweep{Hash: hash, File: in.File, YAML: string(in.Spec), Sweep: sw}); err != nil {
-		return steps.PlanSweepOutput{}, err
+	out := PlanOutput(sw)
+	if in.PageSize > 0 {
+		if err := e.writePlanPages(ctx, sk, in.PageSize, out.Points); err != nil {
+			return steps.PlanSweepOutput{}, err
+		}
 	}
-	return PlanOutput(sw), nil
+	if !planned {
+		if err := e.Store.PutJSON(ctx, sk.Spec(), StoredSweep{Hash: hash, File: in.File, YAML: string(in.Spec), Sweep: sw}); err != nil {
+			return steps.PlanSweepOutput{}, err
+		}
+	}
+	if in.PageSize > 0 {
+		out.PageSize = in.PageSize
+		if len(out.Points) > steps.MaxListed {
+			out.Points = nil
+		}
+	}
+	return out, nil
 }
 
 // checkStoredPoint compares p with the point configuration stored under its
@@ -97,20 +138,109 @@ func checkStoredPoint(ctx context.Context, st *store.Store, pk store.PointKeys, 
 	return nil
 }
 
-// PlanOutput summarises a parsed sweep.
+// planWriters bounds the concurrent writes of PlanSweep.
+const planWriters = 16
+
+// planIndex is a plan's index.json: written after every page.
+type planIndex struct {
+	Hash     string `json:"hash"`
+	Count    int    `json:"count"`
+	PageSize int    `json:"page_size"`
+	Pages    int    `json:"pages"`
+}
+
+// writePlanPages writes points in pages of size, then the index; nothing
+// when the index is there already.
+func (e *Engine) writePlanPages(ctx context.Context, sk store.Keys, size int, points []steps.PointInfo) error {
+	indexKey, err := sk.PlanIndex(size)
+	if err != nil {
+		return err
+	}
+	if ok, err := e.Store.Exists(ctx, indexKey); err != nil || ok {
+		return err
+	}
+	pages := (len(points) + size - 1) / size
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(planWriters)
+	for i := range pages {
+		key, err := sk.PlanPage(size, i)
+		if err != nil {
+			return err
+		}
+		page := points[i*size : min(len(points), (i+1)*size)]
+		g.Go(func() error { return e.Store.PutJSON(gctx, key, page) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return e.Store.PutJSON(ctx, indexKey, planIndex{Count: len(points), PageSize: size, Pages: pages})
+}
+
+// ReadPlan returns one page of a planned sweep's points (PlanSweep with a
+// page size wrote them), each with the final status in its DONE.json, if it
+// has one. A page past the last is bad input.
+func (e *Engine) ReadPlan(ctx context.Context, in steps.PlanPageInput) (steps.PlanPage, error) {
+	sk, err := store.SweepKeys(in.Sweep)
+	if err != nil {
+		return steps.PlanPage{}, err
+	}
+	key, err := sk.PlanPage(in.PageSize, in.Page)
+	if err != nil {
+		return steps.PlanPage{}, err
+	}
+	var page steps.PlanPage
+	if err := e.Store.GetJSON(ctx, key, &page.Points); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return steps.PlanPage{}, fmt.Errorf("sweep %s has no plan page %d of %d points (%s); plan it first (PlanSweep with page_size %d): %w",
+				in.Sweep, in.Page, in.PageSize, key, in.PageSize, store.ErrInvalid)
+		}
+		return steps.PlanPage{}, err
+	}
+	page.Ended = make([]string, len(page.Points))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(planWriters)
+	for i, p := range page.Points {
+		pk, err := sk.Point(p.ID)
+		if err != nil {
+			return steps.PlanPage{}, err
+		}
+		g.Go(func() error {
+			var done steps.PointResult
+			switch err := e.Store.GetJSON(gctx, pk.Done(), &done); {
+			case errors.Is(err, store.ErrNotFound):
+				return nil
+			case err != nil:
+				return err
+			}
+			page.Ended[i] = done.Status
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return steps.PlanPage{}, err
+	}
+	return page, nil
+}
+
+// PlanOutput summarises a parsed sweep, listing every point.
 func PlanOutput(sw *sweep.Sweep) steps.PlanSweepOutput {
 	out := steps.PlanSweepOutput{
-		Name: sw.Name, Hash: sw.Hash(),
+		Name: sw.Name, Hash: sw.Hash(), Count: len(sw.Points),
 		Concurrency: sw.Run.Concurrency, ContinueAsNewEvery: sw.Run.ContinueAsNewEvery,
 		TrainQueue: sw.Run.TrainQueue, KeepUpdates: sw.Run.KeepUpdates, ClientsPerActivity: sw.Run.ClientsPerActivity,
 	}
 	for _, p := range sw.Points {
-		c := p.Config
-		out.Points = append(out.Points, steps.PointInfo{
-			Index: p.Index, ID: p.ID, Label: p.Label, Seed: c.Seed, Rounds: c.Rounds,
-			Dataset: c.Dataset.Name, Model: c.Model.Arch, Sampler: c.Sampler.Name, Aggregator: c.Aggregator.Name,
-			Algorithm: c.AlgorithmName(),
-		})
+		out.Points = append(out.Points, PointInfo(p))
 	}
 	return out
+}
+
+// PointInfo is a point's summary.
+func PointInfo(p sweep.Point) steps.PointInfo {
+	c := p.Config
+	return steps.PointInfo{
+		Index: p.Index, ID: p.ID, Label: p.Label, Seed: c.Seed, Rounds: c.Rounds,
+		Dataset: c.Dataset.Name, Model: c.Model.Arch, Sampler: c.Sampler.Name, Aggregator: c.Aggregator.Name,
+		Algorithm: c.AlgorithmName(),
+	}
 }

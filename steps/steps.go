@@ -24,7 +24,10 @@ import (
 // The steps, with their payload types. Timeouts bound one attempt; the
 // attempts bound the retries of anything but bad input and divergence.
 var (
-	PlanSweep    = Step[PlanSweepInput, PlanSweepOutput]{Info{"PlanSweep", Worker, 2 * time.Minute, 5}}
+	// PlanSweep writes one config.json per point (concurrently) and the
+	// plan's pages: 10 minutes holds 20,000 points on a slow bucket.
+	PlanSweep    = Step[PlanSweepInput, PlanSweepOutput]{Info{"PlanSweep", Worker, 10 * time.Minute, 5}}
+	ReadPlan     = Step[PlanPageInput, PlanPage]{Info{"ReadPlan", Worker, 2 * time.Minute, 5}}
 	PreparePoint = Step[PointRef, PrepareOutput]{Info{"PreparePoint", Worker, 30 * time.Minute, 5}}
 	FinishPoint  = Step[FinishInput, PointResult]{Info{"FinishPoint", Worker, 30 * time.Minute, 5}}
 
@@ -46,7 +49,7 @@ var (
 // All lists every step; the worker registers each as an activity and the
 // engine implements each (tests check both).
 var All = []Info{
-	PlanSweep.Info, PreparePoint.Info, FinishPoint.Info,
+	PlanSweep.Info, ReadPlan.Info, PreparePoint.Info, FinishPoint.Info,
 	SelectClients.Info, QueryClients.Info, Broadcast.Info, TrainClients.Info,
 	InspectUpdates.Info, RefineUpdates.Info, Aggregate.Info, Evaluate.Info, CommitRound.Info,
 }
@@ -56,6 +59,28 @@ var All = []Info{
 type PlanSweepInput struct {
 	File string `json:"file"`
 	Spec []byte `json:"spec"`
+	// PageSize, when > 0, makes PlanSweep write the point list to the blob
+	// store in pages of PageSize points (ReadPlan reads them) and return
+	// only a summary (with Points only for a sweep of at most MaxListed
+	// points). 0 returns every point in Points (the in-process runner, and
+	// the sweep workflows recorded before the plan was paged).
+	PageSize int `json:"page_size,omitempty"`
+}
+
+// Plan pages: the default and largest page sizes, and the largest sweep
+// whose points PlanSweepOutput.Points lists with a page size set.
+const (
+	DefaultPageSize = 500
+	MaxPageSize     = 2000
+	MaxListed       = 100
+)
+
+// PlanPageInput names one page of a planned sweep's points: points
+// [Page·PageSize, (Page+1)·PageSize) in spec order.
+type PlanPageInput struct {
+	Sweep    string `json:"sweep"`
+	PageSize int    `json:"page_size"`
+	Page     int    `json:"page"`
 }
 
 // PointInfo describes one point of a planned sweep.
@@ -72,10 +97,24 @@ type PointInfo struct {
 	Algorithm  string `json:"algorithm"`
 }
 
-// PlanSweepOutput lists the points in spec order.
+// PlanPage is one page of a planned sweep's points, and for each the
+// status it ended with for good (done or diverged: it has DONE.json), or
+// "" when it has not (yet): a resumed sweep starts no workflow for the
+// points that have ended.
+type PlanPage struct {
+	Points []PointInfo `json:"points"`
+	Ended  []string    `json:"ended"`
+}
+
+// PlanSweepOutput summarises a planned sweep: its name, hash, number of
+// points and run settings, and its points in spec order (every point when
+// the input's PageSize is 0; else only for a sweep of at most MaxListed
+// points, the others being read page by page with ReadPlan).
 type PlanSweepOutput struct {
 	Name               string      `json:"name"`
 	Hash               string      `json:"hash"`
+	Count              int         `json:"count,omitempty"`
+	PageSize           int         `json:"page_size,omitempty"`
 	Points             []PointInfo `json:"points"`
 	Concurrency        int         `json:"concurrency"`
 	ContinueAsNewEvery int         `json:"continue_as_new_every"`

@@ -10,6 +10,11 @@ import (
 // unchecked.
 //
 //	sweeps/<sweep>/spec.json
+//	sweeps/<sweep>/plan-<500>-<000003>.json                 points 1500..1999 of the plan, in pages of 500
+//	sweeps/<sweep>/plan-<500>-index.json                     written last: every page is there
+//
+// (The plan's pages are files beside spec.json: every directory of a sweep
+// is a point.)
 //	sweeps/<sweep>/<point>/config.json
 //	sweeps/<sweep>/<point>/rounds/<000042>/global.bin        model after round 42
 //	sweeps/<sweep>/<point>/rounds/<000042>/state.bin         server state after round 42
@@ -46,6 +51,29 @@ func (k Keys) Prefix() string { return "sweeps/" + k.sweep + "/" }
 
 // Spec is the key of the sweep's spec.
 func (k Keys) Spec() string { return k.Prefix() + "spec.json" }
+
+// MaxPageSize bounds a plan's page size (a key's digits, and the page's size).
+const MaxPageSize = 1_000_000
+
+// PlanIndex is the key of the summary written after every page of the
+// plan in pages of size points.
+func (k Keys) PlanIndex(size int) (string, error) {
+	if size < 1 || size > MaxPageSize {
+		return "", fmt.Errorf("store: plan page size %d is not between 1 and %d: %w", size, MaxPageSize, ErrInvalid)
+	}
+	return fmt.Sprintf("%splan-%d-index.json", k.Prefix(), size), nil
+}
+
+// PlanPage is the key of page i of the plan in pages of size points.
+func (k Keys) PlanPage(size, i int) (string, error) {
+	if size < 1 || size > MaxPageSize {
+		return "", fmt.Errorf("store: plan page size %d is not between 1 and %d: %w", size, MaxPageSize, ErrInvalid)
+	}
+	if i < 0 || i > 999_999 {
+		return "", fmt.Errorf("store: plan page %d is not between 0 and 999999: %w", i, ErrInvalid)
+	}
+	return fmt.Sprintf("%splan-%d-%06d.json", k.Prefix(), size, i), nil
+}
 
 // Point returns the keys of one point.
 func (k Keys) Point(point string) (PointKeys, error) {

@@ -121,33 +121,136 @@ type SweepInput struct {
 	Spec []byte `json:"spec"`
 	// TrainQueue overrides the spec's run.train_queue when set.
 	TrainQueue string `json:"train_queue,omitempty"`
+	// PageSize is the number of points in a page of the plan, and so the
+	// most points one run of the workflow starts before it continues as
+	// new (0: steps.DefaultPageSize).
+	PageSize int `json:"page_size,omitempty"`
+	// State is the sweep's progress carried across Continue-As-New; nil
+	// on the first run, which plans the sweep.
+	State *SweepState `json:"state,omitempty"`
 }
 
-// SweepStatus is the answer to the status query.
+// SweepState is what a SweepWorkflow carries across Continue-As-New: a
+// cursor into the plan, one status letter per point, the pause and stop
+// state and the signals held for points not started yet. Its size grows by
+// one byte per point (20 KB for 20,000 points), whatever the points.
+type SweepState struct {
+	Plan steps.PlanSweepOutput `json:"plan"` // the summary (Points only for a small sweep)
+	// Next is the index of the next point to start: every point before it
+	// has ended (the workflow drains its window before continuing).
+	Next int `json:"next"`
+	// Codes holds one status letter per point (see StatusCode).
+	Codes string `json:"codes"`
+	// Failed holds the failed points (at most MaxFailedKept, with their
+	// errors); Listed every point's status and result when the sweep has at
+	// most steps.MaxListed points.
+	Failed   []PointStatus     `json:"failed,omitempty"`
+	Listed   []PointStatus     `json:"listed,omitempty"`
+	Paused   bool              `json:"paused,omitempty"`
+	Stopping bool              `json:"stopping,omitempty"`
+	Held     map[string]string `json:"held,omitempty"` // point ID → the last signal sent for it alone before it started
+	Run      int               `json:"run"`            // 1 for the first run, +1 at each Continue-As-New
+}
+
+// MaxFailedKept bounds the failed points (with errors) a sweep keeps.
+const MaxFailedKept = 100
+
+// StatusCode is a status's letter in SweepState.Codes and SweepStatus.Codes;
+// StatusOfCode the reverse.
+func StatusCode(status string) byte {
+	switch status {
+	case steps.StatusPending:
+		return '.'
+	case steps.StatusDone:
+		return 'd'
+	case steps.StatusDiverged:
+		return 'v'
+	case steps.StatusStopped:
+		return 's'
+	case steps.StatusFailed:
+		return 'f'
+	}
+	return 'r' // running, paused, stopping: running, as the sweep sees it
+}
+
+// StatusOfCode returns the status of a letter of SweepStatus.Codes.
+func StatusOfCode(c byte) string {
+	switch c {
+	case 'r':
+		return steps.StatusRunning
+	case 'd':
+		return steps.StatusDone
+	case 'v':
+		return steps.StatusDiverged
+	case 's':
+		return steps.StatusStopped
+	case 'f':
+		return steps.StatusFailed
+	}
+	return steps.StatusPending
+}
+
+// StatusRequest is the argument of the status query: a page of the points
+// that match Status (every point when empty), from Offset, at most Limit
+// (0: DefaultStatusLimit; at most MaxStatusLimit). The zero request (and a
+// query without argument) answers the first DefaultStatusLimit points.
+type StatusRequest struct {
+	Offset int      `json:"offset,omitempty"`
+	Limit  int      `json:"limit,omitempty"`
+	Status []string `json:"status,omitempty"`
+}
+
+// Status query page sizes.
+const (
+	DefaultStatusLimit = 100
+	MaxStatusLimit     = 1000
+)
+
+// SweepStatus is the answer to the status query: the whole sweep's counts
+// and state, and one page of its points.
 type SweepStatus struct {
-	Name   string        `json:"name"`
-	Hash   string        `json:"hash"`
-	Points []PointStatus `json:"points"`
-	Done   bool          `json:"done"`
+	Name  string `json:"name"`
+	Hash  string `json:"hash"`
+	Total int    `json:"total"`
+	// Counts holds the number of points by status (pending, running, done,
+	// diverged, stopped, failed), over the whole sweep.
+	Counts map[string]int `json:"counts"`
+	// Codes holds one status letter per point, in spec order (StatusOfCode).
+	Codes string `json:"codes,omitempty"`
+	// Points is the page asked for: the points matching the request's
+	// statuses, from Offset; Matched counts them all. A point's PointInfo
+	// is filled for the running and failed points, and for every point of
+	// a sweep of at most steps.MaxListed points; otherwise it has only its
+	// Index (the plan in blob storage, or the spec, holds the rest).
+	Offset  int           `json:"offset"`
+	Matched int           `json:"matched"`
+	Points  []PointStatus `json:"points"`
+	Done    bool          `json:"done"`
 	// Paused: the sweep was paused (its running points pause after their
 	// round; no new point starts). Stopping: it was stopped.
 	Paused   bool `json:"paused,omitempty"`
 	Stopping bool `json:"stopping,omitempty"`
+	Run      int  `json:"run,omitempty"` // the workflow's run (1, then +1 at each Continue-As-New)
 }
 
 // PointStatus is one point's line in SweepStatus.
 type PointStatus struct {
 	steps.PointInfo
-	WorkflowID string             `json:"workflow_id"`
+	WorkflowID string             `json:"workflow_id,omitempty"`
 	Status     string             `json:"status"`
 	Result     *steps.PointResult `json:"result,omitempty"`
 	Error      string             `json:"error,omitempty"`
 }
 
-// SweepResult is a finished sweep.
+// SweepResult is a finished sweep: the counts by status, the failed points
+// (at most MaxFailedKept), and every point for a sweep of at most
+// steps.MaxListed points (or for one run before the plan was paged).
 type SweepResult struct {
-	Name   string        `json:"name"`
-	Points []PointStatus `json:"points"`
+	Name   string         `json:"name"`
+	Total  int            `json:"total,omitempty"`
+	Counts map[string]int `json:"counts,omitempty"`
+	Failed []PointStatus  `json:"failed,omitempty"`
+	Points []PointStatus  `json:"points"`
 }
 
 // PointInput runs one point; it is also the state carried across

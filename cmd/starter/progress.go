@@ -6,14 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/flsweep/flsweep/engine"
 	"github.com/flsweep/flsweep/steps"
+	"github.com/flsweep/flsweep/sweep"
 	"github.com/flsweep/flsweep/workflows"
 )
 
@@ -61,16 +65,25 @@ func newRenderer(w io.Writer) *renderer {
 // draw renders a sweep's points: a header with the counts by status and, if
 // given, the ETA, then one line per point.
 func (r *renderer) draw(title string, pts []pointLine, eta string, final bool) {
-	var b strings.Builder
 	counts := map[string]int{}
-	ended := 0
 	for _, p := range pts {
 		counts[p.Status]++
-		if ends(p.Status) {
-			ended++
+	}
+	r.drawCounts(title, counts, len(pts), pts, "", eta, final)
+}
+
+// drawCounts renders a header with the counts by status of total points
+// and, if given, the ETA, then one line per point of pts (some of them),
+// then note.
+func (r *renderer) drawCounts(title string, counts map[string]int, total int, pts []pointLine, note, eta string, final bool) {
+	var b strings.Builder
+	ended := 0
+	for st, n := range counts {
+		if ends(st) {
+			ended += n
 		}
 	}
-	fmt.Fprintf(&b, "%s %s %d/%d points\n", title, bar(ended, len(pts), 20), ended, len(pts))
+	fmt.Fprintf(&b, "%s %s %d/%d points\n", title, bar(ended, total, 20), ended, total)
 	fmt.Fprintf(&b, "  %d done, %d running, %d paused, %d stopped, %d failed", counts[steps.StatusDone],
 		counts[steps.StatusRunning]+counts[workflows.StatusStopping], counts[steps.StatusPaused], counts[steps.StatusStopped], counts[steps.StatusFailed])
 	for _, st := range []string{steps.StatusDiverged, steps.StatusPending} {
@@ -96,6 +109,9 @@ func (r *renderer) draw(title string, pts []pointLine, eta string, final bool) {
 			fmt.Fprintf(&b, ": %s", firstLine(p.Error))
 		}
 		b.WriteByte('\n')
+	}
+	if note != "" {
+		fmt.Fprintf(&b, "  %s\n", note)
 	}
 	s := b.String()
 	if r.tty {
@@ -134,30 +150,46 @@ type etaClock struct {
 	rounds int       // rounds done then
 }
 
-func (e *etaClock) update(now time.Time, pts []pointLine, paused bool) string {
-	done, left, active := 0, 0, 0
+// work is a sweep's rounds: done (by its points that ended done or
+// diverged, and by the running ones), left (by the points that have not
+// ended), and its number of running points.
+type work struct {
+	done, left, active int
+}
+
+// linesWork sums the work of the points' lines.
+func linesWork(pts []pointLine) work {
+	var w work
 	for _, p := range pts {
-		done += p.Round
-		if !ends(p.Status) {
-			left += max(0, p.Rounds-p.Round)
-		}
-		if p.Status == steps.StatusRunning || p.Status == workflows.StatusStopping {
-			active++
-		}
+		w.add(p)
 	}
-	if paused || active == 0 && left > 0 {
+	return w
+}
+
+func (w *work) add(p pointLine) {
+	w.done += p.Round
+	if !ends(p.Status) {
+		w.left += max(0, p.Rounds-p.Round)
+	}
+	if p.Status == steps.StatusRunning || p.Status == workflows.StatusStopping {
+		w.active++
+	}
+}
+
+func (e *etaClock) update(now time.Time, w work, paused bool) string {
+	if paused || w.active == 0 && w.left > 0 {
 		e.since = time.Time{}
 		return "ETA — (paused)"
 	}
 	if e.since.IsZero() {
-		e.since, e.rounds = now, done
+		e.since, e.rounds = now, w.done
 	}
 	elapsed := now.Sub(e.since)
-	if done <= e.rounds || elapsed <= 0 {
+	if w.done <= e.rounds || elapsed <= 0 {
 		return "ETA —"
 	}
-	perRound := elapsed / time.Duration(done-e.rounds)
-	return fmt.Sprintf("ETA %s (%.1f rounds/min)", (perRound * time.Duration(left)).Round(time.Second), float64(time.Minute)/float64(perRound))
+	perRound := elapsed / time.Duration(w.done-e.rounds)
+	return fmt.Sprintf("ETA %s (%.1f rounds/min)", (perRound * time.Duration(w.left)).Round(time.Second), float64(time.Minute)/float64(perRound))
 }
 
 func firstLine(s string) string {
@@ -170,14 +202,102 @@ func firstLine(s string) string {
 	return s
 }
 
-// sweepLines queries a sweep and its running points.
-func sweepLines(ctx context.Context, c client.Client, id string) (workflows.SweepStatus, []pointLine, error) {
-	st, err := querySweep(ctx, c, id)
-	if err != nil {
-		return st, nil, err
+// statusView says which points `sweep status` lists: by default every
+// point of a sweep of at most steps.MaxListed points, and only the running
+// and failed points of a larger one; all lists every point, page one page
+// of pageLines points (from 1), status only the points with these statuses.
+type statusView struct {
+	all    bool
+	page   int
+	status []string
+}
+
+// pageLines is the number of points of a `sweep status --page`.
+const pageLines = 100
+
+// sweepView is what `sweep status` shows of a sweep: its status (counts for
+// every point), the lines of the points listed, and a note on the others.
+type sweepView struct {
+	st    workflows.SweepStatus
+	lines []pointLine
+	note  string
+	work  work
+}
+
+// pointInfos are a sweep's points in spec order, loaded on first use (the
+// spec of a large sweep takes seconds to parse): they name the points the
+// workflow answers by index only, and give every point's rounds for the ETA.
+type pointInfos struct {
+	load   func() []steps.PointInfo
+	loaded bool
+	v      []steps.PointInfo
+}
+
+func (p *pointInfos) get() []steps.PointInfo {
+	if !p.loaded && p.load != nil {
+		p.v, p.loaded = p.load(), true
 	}
-	lines := make([]pointLine, len(st.Points))
-	for i, p := range st.Points {
+	return p.v
+}
+
+// sweepLines queries a sweep's status (by pages) and its running points;
+// with eta, the sweep's rounds done and left too (from its spec).
+func sweepLines(ctx context.Context, c client.Client, id string, view statusView, pi *pointInfos, eta bool) (sweepView, error) {
+	var v sweepView
+	req := workflows.StatusRequest{Limit: workflows.MaxStatusLimit, Status: view.status}
+	if !view.all && len(view.status) == 0 {
+		req.Limit = steps.MaxListed // every point of a small sweep; for a larger one, a second query
+	}
+	if view.page > 0 {
+		req.Offset, req.Limit = (view.page-1)*pageLines, pageLines
+	}
+	st, err := querySweep(ctx, c, id, req)
+	if err != nil {
+		return v, err
+	}
+	pts := st.Points
+	listAll := view.all || (view.page == 0 && len(view.status) == 0 && st.Total <= steps.MaxListed)
+	switch {
+	case view.page > 0:
+		v.note = fmt.Sprintf("page %d of %d (%d points a page; %d points match)", view.page, max(1, (st.Matched+pageLines-1)/pageLines), pageLines, st.Matched)
+	case listAll:
+		req.Limit = workflows.MaxStatusLimit
+		for len(pts) < st.Matched {
+			req.Offset = len(pts)
+			next, err := querySweep(ctx, c, id, req)
+			if err != nil {
+				return v, err
+			}
+			if len(next.Points) == 0 {
+				break
+			}
+			pts = append(pts, next.Points...)
+			st = next
+		}
+	case len(view.status) == 0:
+		// The running and failed points only.
+		req.Status, req.Limit = []string{steps.StatusRunning, steps.StatusFailed}, workflows.MaxStatusLimit
+		if st, err = querySweep(ctx, c, id, req); err != nil {
+			return v, err
+		}
+		pts = st.Points
+		if n := st.Total - len(pts); n > 0 {
+			v.note = fmt.Sprintf("(%d points not listed: `--all` lists every point, `--page N` %d at a time, `--status S` those with status S)", n, pageLines)
+		}
+	}
+	if !listAll && view.page == 0 && st.Matched > len(pts) {
+		v.note = fmt.Sprintf("(the first %d of %d points listed; `--page N` shows the others)", len(pts), st.Matched)
+	}
+	v.st = st
+	var infos []steps.PointInfo
+	if eta || slices.ContainsFunc(pts, func(p workflows.PointStatus) bool { return p.ID == "" }) {
+		infos = pi.get()
+	}
+	listed := map[int]bool{}
+	for _, p := range pts {
+		if p.ID == "" && p.Index >= 0 && p.Index < len(infos) {
+			p.PointInfo = infos[p.Index]
+		}
 		l := pointLine{Label: p.Label, ID: p.ID, Status: p.Status, Rounds: p.Rounds, Error: p.Error}
 		switch {
 		case p.Result != nil:
@@ -185,16 +305,38 @@ func sweepLines(ctx context.Context, c client.Client, id string) (workflows.Swee
 		case p.Status == steps.StatusRunning:
 			// The point knows whether it is paused or stopping (a signal
 			// may have gone to it directly).
-			if pr, err := queryPoint(ctx, c, p.WorkflowID); err == nil {
+			wid := p.WorkflowID
+			if wid == "" && p.ID != "" {
+				wid = workflows.PointID(st.Name, p.ID)
+			}
+			if pr, err := queryPoint(ctx, c, wid); err == nil {
 				l.Round, l.Rounds, l.TestAcc, l.HasAcc = pr.Round, pr.Rounds, pr.TestAcc, true
 				if !ends(pr.Status) {
 					l.Status = pr.Status
 				}
 			}
 		}
-		lines[i] = l
+		if p.Status == steps.StatusRunning || len(infos) != len(st.Codes) {
+			v.work.add(l)
+			listed[p.Index] = true
+		}
+		v.lines = append(v.lines, l)
 	}
-	return st, lines, nil
+	// The other points' rounds, from the spec.
+	if len(infos) == len(st.Codes) {
+		for i := range len(st.Codes) {
+			if listed[i] {
+				continue
+			}
+			switch workflows.StatusOfCode(st.Codes[i]) {
+			case steps.StatusDone, steps.StatusDiverged:
+				v.work.done += infos[i].Rounds
+			case steps.StatusPending:
+				v.work.left += infos[i].Rounds
+			}
+		}
+	}
+	return v, nil
 }
 
 // sweepTitle is the header of a sweep's progress.
@@ -208,15 +350,45 @@ func sweepTitle(st workflows.SweepStatus) string {
 	return "sweep " + st.Name
 }
 
+// counts are the sweep's counts by status, with its running points split
+// by their own state (running, paused, stopping) as their lines show it.
+func (v sweepView) counts() map[string]int {
+	c := maps.Clone(v.st.Counts)
+	if c == nil {
+		c = map[string]int{}
+	}
+	for _, l := range v.lines {
+		if v.st.Total > 0 && l.Status != steps.StatusRunning && !ends(l.Status) && l.Status != steps.StatusPending {
+			c[steps.StatusRunning]--
+			c[l.Status]++
+		}
+	}
+	return c
+}
+
+// specInfos returns a sweep's points from its spec (workflow history or
+// blob storage), or nil when it cannot be found.
+func specInfos(ctx context.Context, g *globals, name string) []steps.PointInfo {
+	file, data, err := storedSpec(ctx, g, name)
+	if err != nil {
+		return nil
+	}
+	sw, err := sweep.Parse(file, data)
+	if err != nil {
+		return nil
+	}
+	return engine.PlanOutput(sw).Points
+}
+
 // watch redraws a sweep's progress, with an ETA, until its workflow
 // closes. A cancelled ctx (Ctrl-C) stops the watching, not the sweep.
-func watch(ctx context.Context, g *globals, c client.Client, id string) error {
+func watch(ctx context.Context, g *globals, c client.Client, id string, view statusView, pi *pointInfos) error {
 	r := newRenderer(g.out)
 	var eta etaClock
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
-		st, lines, qerr := sweepLines(ctx, c, id)
+		v, qerr := sweepLines(ctx, c, id, view, pi, true)
 		desc, err := c.DescribeWorkflowExecution(ctx, id, "")
 		if err != nil {
 			return fmt.Errorf("describe %s: %w", id, err)
@@ -225,9 +397,9 @@ func watch(ctx context.Context, g *globals, c client.Client, id string) error {
 		if qerr == nil {
 			e := ""
 			if !closed {
-				e = eta.update(time.Now(), lines, st.Paused)
+				e = eta.update(time.Now(), v.work, v.st.Paused)
 			}
-			r.draw(sweepTitle(st), lines, e, closed)
+			r.drawCounts(sweepTitle(v.st), v.counts(), v.st.Total, v.lines, v.note, e, closed)
 		}
 		if closed {
 			return nil
@@ -243,15 +415,16 @@ func watch(ctx context.Context, g *globals, c client.Client, id string) error {
 
 // showStatus prints a sweep's status once, from Temporal when it answers,
 // else from blob storage; with watch, it redraws it until the sweep ends.
-func showStatus(ctx context.Context, g *globals, name string, asJSON, watching bool) error {
+func showStatus(ctx context.Context, g *globals, name string, asJSON, watching bool, view statusView) error {
 	c, err := dial(g)
 	if err == nil {
 		defer c.Close()
 		id := workflows.SweepID(name)
+		pi := &pointInfos{load: func() []steps.PointInfo { return specInfos(ctx, g, name) }}
 		desc, derr := c.DescribeWorkflowExecution(ctx, id, "")
 		if derr == nil && watching {
 			fmt.Fprintf(g.out, "workflow %s\n  %s\n", id, uiLink(g, id))
-			if err := watch(ctx, g, c, id); err != nil {
+			if err := watch(ctx, g, c, id, view, pi); err != nil {
 				if errors.Is(err, context.Canceled) {
 					return nil
 				}
@@ -263,18 +436,19 @@ func showStatus(ctx context.Context, g *globals, name string, asJSON, watching b
 			}
 			return nil
 		}
-		st, lines, qerr := sweepLines(ctx, c, id)
+		v, qerr := sweepLines(ctx, c, id, view, pi, false)
 		if derr == nil && qerr == nil {
 			if asJSON {
+				v.st.Points = nil
 				return json.NewEncoder(g.out).Encode(struct {
 					Workflow string                `json:"workflow_status"`
 					Sweep    workflows.SweepStatus `json:"sweep"`
 					Points   []pointLine           `json:"points"`
-				}{desc.GetWorkflowExecutionInfo().GetStatus().String(), st, lines})
+				}{desc.GetWorkflowExecutionInfo().GetStatus().String(), v.st, v.lines})
 			}
 			fmt.Fprintf(g.out, "workflow %s: %s\n  %s\n", id, desc.GetWorkflowExecutionInfo().GetStatus(), uiLink(g, id))
 			r := &renderer{w: g.out}
-			r.draw(sweepTitle(st), lines, "", true)
+			r.drawCounts(sweepTitle(v.st), v.counts(), v.st.Total, v.lines, v.note, "", true)
 			return nil
 		}
 	}

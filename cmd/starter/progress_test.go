@@ -35,7 +35,7 @@ func TestETA(t *testing.T) {
 		{time.Hour + 10*time.Second, pts(5, 0, steps.StatusStopped), false, "ETA 50s (6.0 rounds/min)"},
 	}
 	for _, tt := range tests {
-		if got := e.update(t0.Add(tt.at), tt.pts, tt.paused); got != tt.want {
+		if got := e.update(t0.Add(tt.at), linesWork(tt.pts), tt.paused); got != tt.want {
 			t.Errorf("update(+%s) = %q; want %q", tt.at, got, tt.want)
 		}
 	}

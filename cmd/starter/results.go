@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/flsweep/flsweep/conf"
 	"github.com/flsweep/flsweep/engine"
 	"github.com/flsweep/flsweep/steps"
@@ -59,38 +61,48 @@ func printResults(ctx context.Context, g *globals, name string, asJSON bool, liv
 		}
 		return fmt.Errorf("sweep %s has no results in %s: %w", name, g.blob, err)
 	}
-	var rows []pointResult
-	for _, p := range ss.Sweep.Points {
+	// One point's reads at a time would take minutes for a large sweep on
+	// a remote bucket: 16 at a time.
+	rows := make([]pointResult, len(ss.Sweep.Points))
+	eg, ectx := errgroup.WithContext(ctx)
+	eg.SetLimit(16)
+	for i, p := range ss.Sweep.Points {
 		pk, err := sk.Point(p.ID)
 		if err != nil {
 			return err
 		}
-		row := pointResult{Index: p.Index, ID: p.ID, Label: p.Label, Of: p.Config.Rounds, Status: steps.StatusPending}
-		var done steps.PointResult
-		switch err := st.GetJSON(ctx, pk.Done(), &done); {
-		case err == nil:
-			row.Status, row.Rounds, row.TestAcc, row.Model = done.Status, done.RoundsDone, done.TestAcc, done.ModelSHA256
-		case errors.Is(err, store.ErrNotFound):
-			last, c, err := st.LastCommitted(ctx, pk)
-			if err != nil {
+		eg.Go(func() error {
+			row := pointResult{Index: p.Index, ID: p.ID, Label: p.Label, Of: p.Config.Rounds, Status: steps.StatusPending}
+			var done steps.PointResult
+			switch err := st.GetJSON(ectx, pk.Done(), &done); {
+			case err == nil:
+				row.Status, row.Rounds, row.TestAcc, row.Model = done.Status, done.RoundsDone, done.TestAcc, done.ModelSHA256
+			case errors.Is(err, store.ErrNotFound):
+				last, c, err := st.LastCommitted(ectx, pk)
+				if err != nil {
+					return err
+				}
+				if c != nil {
+					row.Status, row.Rounds, row.TestAcc, row.Model = "incomplete", last, c.TestAcc, c.GlobalSHA256
+					// A stopped point has no DONE.json (a later run continues
+					// it); its points row says it was stopped.
+					if pr, err := store.ReadRows[store.PointRow](ectx, st, pk.Compacted(store.TablePoints)); err == nil &&
+						len(pr) == 1 && pr[0].Status == steps.StatusStopped && int(pr[0].RoundsDone) == last {
+						row.Status = steps.StatusStopped
+					}
+				}
+			default:
 				return err
 			}
-			if c != nil {
-				row.Status, row.Rounds, row.TestAcc, row.Model = "incomplete", last, c.TestAcc, c.GlobalSHA256
-				// A stopped point has no DONE.json (a later run continues
-				// it); its points row says it was stopped.
-				if pr, err := store.ReadRows[store.PointRow](ctx, st, pk.Compacted(store.TablePoints)); err == nil &&
-					len(pr) == 1 && pr[0].Status == steps.StatusStopped && int(pr[0].RoundsDone) == last {
-					row.Status = steps.StatusStopped
-				}
+			if l, ok := live[p.ID]; ok && l.Status == steps.StatusFailed {
+				row.Status, row.Error = steps.StatusFailed, l.Error
 			}
-		default:
-			return err
-		}
-		if l, ok := live[p.ID]; ok && l.Status == steps.StatusFailed {
-			row.Status, row.Error = steps.StatusFailed, l.Error
-		}
-		rows = append(rows, row)
+			rows[i] = row
+			return nil
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return err
 	}
 	if asJSON {
 		return json.NewEncoder(g.out).Encode(rows)

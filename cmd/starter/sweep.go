@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -27,9 +28,13 @@ import (
 
 func sweepCommand() *command {
 	var file, trainQueue string
+	var pageSize int
 	var wait, asJSON, watching bool
+	var view statusView
+	var statuses string
 	waitFlag := func(fs *flag.FlagSet) {
 		fs.BoolVar(&wait, "wait", false, "show progress until the sweep ends, then print the results")
+		fs.IntVar(&pageSize, "plan-page", 0, fmt.Sprintf("points in a page of the plan in blob storage, and the most the sweep's workflow starts before it continues as new (default %d, at most %d)", steps.DefaultPageSize, steps.MaxPageSize))
 	}
 	return &command{name: "sweep", summary: "start, watch, pause, stop, resume and cancel sweeps on Temporal", subs: []*command{
 		{
@@ -43,14 +48,17 @@ func sweepCommand() *command {
 				if file == "" || len(args) > 0 {
 					return fmt.Errorf("sweep start needs -f SPEC.yaml and no arguments: %w", errUsage)
 				}
-				return startSweep(ctx, g, file, nil, trainQueue, wait)
+				return startSweep(ctx, g, file, nil, trainQueue, wait, pageSize)
 			},
 		},
 		{
-			name: "status", args: "NAME", summary: "show a sweep's points and their progress (--watch: until it ends, with an ETA)",
+			name: "status", args: "NAME", summary: "show a sweep's counts by status and its running and failed points (every point of a small sweep; --watch: until it ends, with an ETA)",
 			flags: func(fs *flag.FlagSet) {
 				fs.BoolVar(&asJSON, "json", false, "print JSON")
 				fs.BoolVar(&watching, "watch", false, "redraw every second until the sweep ends (Ctrl-C stops watching, not the sweep)")
+				fs.BoolVar(&view.all, "all", false, "list every point")
+				fs.IntVar(&view.page, "page", 0, fmt.Sprintf("list page N (from 1) of the points, %d a page", pageLines))
+				fs.StringVar(&statuses, "status", "", "list only the points with these statuses (comma-separated: pending, running, done, diverged, stopped, failed)")
 			},
 			run: func(ctx context.Context, g *globals, args []string) error {
 				if err := needArgs(args, 1, "NAME"); err != nil {
@@ -59,7 +67,18 @@ func sweepCommand() *command {
 				if asJSON && watching {
 					return fmt.Errorf("--json and --watch do not go together: %w", errUsage)
 				}
-				return showStatus(ctx, g, args[0], asJSON, watching)
+				if view.page < 0 || view.all && view.page > 0 {
+					return fmt.Errorf("--page wants a page number from 1, and does not go with --all: %w", errUsage)
+				}
+				if statuses != "" {
+					for s := range strings.SplitSeq(statuses, ",") {
+						if workflows.StatusOfCode(workflows.StatusCode(s)) != s {
+							return fmt.Errorf("--status %q: %q is not a point status (pending, running, done, diverged, stopped, failed): %w", statuses, s, errUsage)
+						}
+						view.status = append(view.status, s)
+					}
+				}
+				return showStatus(ctx, g, args[0], asJSON, watching, view)
 			},
 		},
 		signalCommand(workflows.PauseSignal, "pause a running sweep or one point: running points finish the round in flight, then start no other; "+
@@ -81,7 +100,7 @@ func sweepCommand() *command {
 				if err != nil {
 					return err
 				}
-				return resumeSweep(ctx, g, file, data, wait)
+				return resumeSweep(ctx, g, file, data, wait, pageSize)
 			},
 		},
 		{
@@ -156,23 +175,30 @@ func signalSweep(ctx context.Context, g *globals, name, point, signal string) er
 	}
 	what, target, payload := "sweep "+name, id, any(nil)
 	if point != "" {
-		st, err := querySweep(ctx, c, id)
+		infos := specInfos(ctx, g, name)
+		if infos == nil {
+			return fmt.Errorf("sweep %s: its spec is neither in its workflow's history nor in %s, so point %q cannot be found; signal the whole sweep instead", name, g.blob, point)
+		}
+		i := slices.IndexFunc(infos, func(p steps.PointInfo) bool { return p.ID == point })
+		if i < 0 {
+			return fmt.Errorf("sweep %s has no point %q (`starter sweep status %s --all` lists them): %w", name, point, name, errUsage)
+		}
+		st, err := querySweep(ctx, c, id, workflows.StatusRequest{Offset: i, Limit: 1})
 		if err != nil {
 			return fmt.Errorf("sweep %s: status: %w", name, err)
 		}
-		i := slices.IndexFunc(st.Points, func(p workflows.PointStatus) bool { return p.ID == point })
-		if i < 0 {
-			return fmt.Errorf("sweep %s has no point %q (`starter sweep status %s` lists them): %w", name, point, name, errUsage)
+		if len(st.Codes) != len(infos) {
+			return fmt.Errorf("sweep %s runs %d points, its spec lists %d; is it running another spec?", name, len(st.Codes), len(infos))
 		}
-		p := st.Points[i]
+		p := infos[i]
 		what = fmt.Sprintf("point %s (%s)", p.ID, p.Label)
-		switch p.Status {
+		switch status := workflows.StatusOfCode(st.Codes[i]); status {
 		case steps.StatusPending:
 			payload = workflows.Control{Point: p.ID}
 		case steps.StatusRunning:
-			target = p.WorkflowID
+			target = workflows.PointID(name, p.ID)
 		default:
-			return fmt.Errorf("%s is %s already; nothing to %s", what, p.Status, signal)
+			return fmt.Errorf("%s is %s already; nothing to %s", what, status, signal)
 		}
 	}
 	if err := c.SignalWorkflow(ctx, target, "", signal, payload); err != nil {
@@ -235,51 +261,57 @@ func dial(g *globals) (client.Client, error) {
 // nil) and starts its sweep workflow, or attaches to the running one. The
 // workflow ID is derived from the sweep name, so starting twice never
 // duplicates a sweep.
-func startSweep(ctx context.Context, g *globals, file string, data []byte, trainQueue string, wait bool) error {
-	return runSweep(ctx, g, file, data, trainQueue, wait, enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY)
+func startSweep(ctx context.Context, g *globals, file string, data []byte, trainQueue string, wait bool, pageSize int) error {
+	return runSweep(ctx, g, file, data, trainQueue, wait, pageSize, enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY)
 }
 
 // resumeSweep starts a sweep again from its committed rounds: after a
 // failure or a cancellation, and also after it completed with stopped points
 // (a completed sweep with nothing left to run prints its results).
-func resumeSweep(ctx context.Context, g *globals, file string, data []byte, wait bool) error {
+func resumeSweep(ctx context.Context, g *globals, file string, data []byte, wait bool, pageSize int) error {
 	reuse := enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY
-	if sw, _, err := loadSpec(file, data); err == nil && len(unfinished(ctx, g, sw.Name)) > 0 {
+	if sw, _, err := loadSpec(file, data); err == nil && unfinished(ctx, g, sw.Name) > 0 {
 		reuse = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
 	}
-	return runSweep(ctx, g, file, data, "", wait, reuse)
+	return runSweep(ctx, g, file, data, "", wait, pageSize, reuse)
 }
 
-// unfinished lists the points of a sweep whose last workflow run completed
-// without finishing them (stopped, or never started because the sweep was
-// stopped); nil if the sweep did not complete.
-func unfinished(ctx context.Context, g *globals, name string) []string {
+// unfinished returns the number of points of a sweep whose last workflow
+// run completed without finishing them (stopped, or never started because
+// the sweep was stopped); 0 if the sweep did not complete.
+func unfinished(ctx context.Context, g *globals, name string) int {
 	c, err := dial(g)
 	if err != nil {
-		return nil
+		return 0
 	}
 	defer c.Close()
 	id := workflows.SweepID(name)
 	desc, err := c.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil || desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
-		return nil
+		return 0
 	}
 	var res workflows.SweepResult
 	if err := c.GetWorkflow(ctx, id, "").Get(ctx, &res); err != nil {
-		return nil
+		return 0
 	}
-	var ids []string
+	if res.Counts != nil {
+		return res.Counts[steps.StatusStopped] + res.Counts[steps.StatusPending]
+	}
+	n := 0
 	for _, p := range res.Points {
 		if p.Status == steps.StatusStopped || p.Status == steps.StatusPending {
-			ids = append(ids, p.ID)
+			n++
 		}
 	}
-	return ids
+	return n
 }
 
 // runSweep starts (or attaches to) a sweep's workflow with the given reuse
 // policy for a closed one.
-func runSweep(ctx context.Context, g *globals, file string, data []byte, trainQueue string, wait bool, reuse enumspb.WorkflowIdReusePolicy) error {
+func runSweep(ctx context.Context, g *globals, file string, data []byte, trainQueue string, wait bool, pageSize int, reuse enumspb.WorkflowIdReusePolicy) error {
+	if pageSize < 0 || pageSize > steps.MaxPageSize {
+		return fmt.Errorf("--plan-page %d: want 1 to %d (0: the default, %d): %w", pageSize, steps.MaxPageSize, steps.DefaultPageSize, errUsage)
+	}
 	sw, data, err := loadSpec(file, data)
 	if err != nil {
 		return err
@@ -300,7 +332,7 @@ func runSweep(ctx context.Context, g *globals, file string, data []byte, trainQu
 		WorkflowIDReusePolicy:    reuse,
 		StaticSummary:            fmt.Sprintf("sweep %s: %d points", sw.Name, len(sw.Points)),
 		StaticDetails:            sw.Description,
-	}, workflows.SweepWorkflowName, workflows.SweepInput{File: file, Spec: data, TrainQueue: trainQueue})
+	}, workflows.SweepWorkflowName, workflows.SweepInput{File: file, Spec: data, TrainQueue: trainQueue, PageSize: pageSize})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		fmt.Fprintf(g.out, "sweep %s already completed; its results:\n\n", sw.Name)
@@ -308,15 +340,15 @@ func runSweep(ctx context.Context, g *globals, file string, data []byte, trainQu
 			return err
 		}
 		fmt.Fprintf(g.out, "Temporal UI: %s\n", uiLink(g, id))
-		if ids := unfinished(ctx, g, sw.Name); len(ids) > 0 {
-			fmt.Fprintf(g.out, "%d points were stopped (%v); `starter sweep resume %s` continues them\n", len(ids), ids, sw.Name)
+		if n := unfinished(ctx, g, sw.Name); n > 0 {
+			fmt.Fprintf(g.out, "%d points were stopped; `starter sweep resume %s` continues them\n", n, sw.Name)
 		}
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("start sweep %s: %w", sw.Name, err)
 	}
-	st, qerr := querySweep(ctx, c, id)
+	st, qerr := querySweep(ctx, c, id, workflows.StatusRequest{Limit: 1})
 	if qerr == nil && st.Hash != "" && st.Hash != sw.Hash() {
 		return fmt.Errorf("sweep %s is already running with other points; wait for it, cancel it (`starter sweep cancel %s`), or rename this spec: %w", sw.Name, sw.Name, errUsage)
 	}
@@ -325,20 +357,31 @@ func runSweep(ctx context.Context, g *globals, file string, data []byte, trainQu
 		fmt.Fprintf(g.out, "watch it with `starter sweep status %s`\n", sw.Name)
 		return nil
 	}
-	if err := watch(ctx, g, c, id); err != nil {
+	infos := engine.PlanOutput(sw).Points
+	if err := watch(ctx, g, c, id, statusView{}, &pointInfos{v: infos, loaded: true}); err != nil {
 		return err
 	}
 	var res workflows.SweepResult
 	werr := c.GetWorkflow(ctx, id, "").Get(ctx, &res)
 	live := map[string]workflows.PointStatus{}
-	if st, err := querySweep(ctx, c, id); err == nil {
+	if st, err := querySweep(ctx, c, id, workflows.StatusRequest{Status: []string{steps.StatusFailed}, Limit: workflows.MaxStatusLimit}); err == nil {
 		for _, p := range st.Points {
+			if p.ID == "" && p.Index < len(infos) {
+				p.PointInfo = infos[p.Index]
+			}
 			live[p.ID] = p
 		}
 	}
 	fmt.Fprintln(g.out)
-	if perr := printResults(ctx, g, sw.Name, false, live); perr != nil {
-		return perr
+	if len(sw.Points) <= steps.MaxListed {
+		if perr := printResults(ctx, g, sw.Name, false, live); perr != nil {
+			return perr
+		}
+	} else {
+		for _, p := range live {
+			fmt.Fprintf(g.out, "point %s (%s) failed: %s\n", p.ID, p.Label, p.Error)
+		}
+		fmt.Fprintf(g.out, "%d points: `starter sweep results %s` lists each point's result, `starter sweep query %s` queries them\n", len(sw.Points), sw.Name, sw.Name)
 	}
 	fmt.Fprintf(g.out, "Temporal UI: %s\n", uiLink(g, id))
 	if werr != nil {
@@ -388,8 +431,10 @@ func keys[V any](m map[string]V) []string {
 	return ks
 }
 
-func querySweep(ctx context.Context, c client.Client, id string) (workflows.SweepStatus, error) {
-	return query[workflows.SweepStatus](ctx, c, id, workflows.StatusQuery, 10*time.Second)
+// querySweep asks a sweep's workflow for its status: its counts and the
+// page req asks for.
+func querySweep(ctx context.Context, c client.Client, id string, req workflows.StatusRequest) (workflows.SweepStatus, error) {
+	return query[workflows.SweepStatus](ctx, c, id, workflows.StatusQuery, 10*time.Second, req)
 }
 
 func queryPoint(ctx context.Context, c client.Client, id string) (workflows.PointProgress, error) {
@@ -397,11 +442,11 @@ func queryPoint(ctx context.Context, c client.Client, id string) (workflows.Poin
 }
 
 // query asks a workflow's latest run a query, within timeout.
-func query[T any](ctx context.Context, c client.Client, id, name string, timeout time.Duration) (T, error) {
+func query[T any](ctx context.Context, c client.Client, id, name string, timeout time.Duration, args ...any) (T, error) {
 	qctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var out T
-	v, err := c.QueryWorkflow(qctx, id, "", name)
+	v, err := c.QueryWorkflow(qctx, id, "", name, args...)
 	if err != nil {
 		return out, err
 	}
