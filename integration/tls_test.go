@@ -18,11 +18,12 @@ import (
 
 	"github.com/flsweep/flsweep/conf"
 	"github.com/flsweep/flsweep/conf/tlscert"
+	"github.com/flsweep/flsweep/temporalclient"
 )
 
 // TestServerTLS runs the Temporal server built from go.temporal.io/server
 // (the production stack's, STACK_TLS) with TLS on its frontend, on loopback,
-// and dials it as the starter and the worker do (conf.Client):
+// and dials it as the starter and the worker do (temporalclient.Config):
 //   - mTLS: the right client certificate and CA connect, and the worker and
 //     starter binaries connect from the environment alone;
 //   - no client certificate, a wrong CA, a wrong server name, a client
@@ -36,7 +37,7 @@ func TestServerTLS(t *testing.T) {
 	s := newProdStack(t, "STACK_TLS=mtls", "STACK_WORKERS=0")
 	s.mustSh("up")
 	tlsDir := filepath.Join(s.dir, "tls")
-	good := conf.Client{Address: s.address(), Namespace: "default",
+	good := temporalclient.Config{Address: s.address(), Namespace: "default",
 		ClientCertPath: filepath.Join(tlsDir, "client.pem"), ClientKeyPath: filepath.Join(tlsDir, "client-key.pem"),
 		ServerCACertPath: filepath.Join(tlsDir, "ca.pem"), ServerName: "localhost"}
 	other, err := tlscert.Generate(t.TempDir(), []string{"localhost"}, time.Hour)
@@ -44,7 +45,7 @@ func TestServerTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	dial := func(c conf.Client) error {
+	dial := func(c temporalclient.Config) error {
 		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
 		cl, err := c.Dial(cctx, quiet{})
@@ -63,15 +64,15 @@ func TestServerTLS(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		edit func(c *conf.Client)
+		edit func(c *temporalclient.Config)
 		want string // the setting the error must name
 	}{
-		{"no client certificate", func(c *conf.Client) { c.ClientCertPath, c.ClientKeyPath = "", "" }, "TEMPORAL_TLS_CLIENT_CERT_PATH"},
-		{"client certificate of another CA", func(c *conf.Client) { c.ClientCertPath, c.ClientKeyPath = other.Client, other.ClientKey }, "TEMPORAL_TLS_CLIENT_CERT_PATH"},
-		{"wrong CA", func(c *conf.Client) { c.ServerCACertPath = other.CA }, "TEMPORAL_TLS_SERVER_CA_CERT_PATH"},
-		{"no CA (system roots)", func(c *conf.Client) { c.ServerCACertPath = "" }, "TEMPORAL_TLS_SERVER_CA_CERT_PATH"},
-		{"wrong server name", func(c *conf.Client) { c.ServerName = "temporal.example.org" }, "TEMPORAL_TLS_SERVER_NAME"},
-		{"no TLS", func(c *conf.Client) { *c = conf.Client{Address: c.Address, Namespace: c.Namespace} }, "TEMPORAL_TLS"},
+		{"no client certificate", func(c *temporalclient.Config) { c.ClientCertPath, c.ClientKeyPath = "", "" }, "TEMPORAL_TLS_CLIENT_CERT_PATH"},
+		{"client certificate of another CA", func(c *temporalclient.Config) { c.ClientCertPath, c.ClientKeyPath = other.Client, other.ClientKey }, "TEMPORAL_TLS_CLIENT_CERT_PATH"},
+		{"wrong CA", func(c *temporalclient.Config) { c.ServerCACertPath = other.CA }, "TEMPORAL_TLS_SERVER_CA_CERT_PATH"},
+		{"no CA (system roots)", func(c *temporalclient.Config) { c.ServerCACertPath = "" }, "TEMPORAL_TLS_SERVER_CA_CERT_PATH"},
+		{"wrong server name", func(c *temporalclient.Config) { c.ServerName = "temporal.example.org" }, "TEMPORAL_TLS_SERVER_NAME"},
+		{"no TLS", func(c *temporalclient.Config) { *c = temporalclient.Config{Address: c.Address, Namespace: c.Namespace} }, "TEMPORAL_TLS"},
 	} {
 		c := good
 		tc.edit(&c)
@@ -146,7 +147,7 @@ func TestServerTLS(t *testing.T) {
 		// The stack's own CLI calls (namespace, search attributes) need a key now.
 		"TEMPORAL_API_KEY="+admin)
 	s.mustSh("restart-server")
-	keyed := conf.Client{Address: s.address(), Namespace: "default", ServerCACertPath: good.ServerCACertPath,
+	keyed := temporalclient.Config{Address: s.address(), Namespace: "default", ServerCACertPath: good.ServerCACertPath,
 		ServerName: "localhost", APIKey: admin}
 	if err := dial(keyed); err != nil {
 		t.Fatalf("TLS with a valid API key: %v", err)

@@ -26,13 +26,14 @@ import (
 	"github.com/flsweep/flsweep/conf"
 	"github.com/flsweep/flsweep/engine"
 	"github.com/flsweep/flsweep/store"
+	"github.com/flsweep/flsweep/temporalclient"
 	"github.com/flsweep/flsweep/trainer"
 	"github.com/flsweep/flsweep/workflows"
 )
 
 func main() {
 	fs := flag.NewFlagSet("worker", flag.ExitOnError)
-	tc := conf.ClientFromEnv()
+	tc := temporalclient.FromEnv()
 	tc.Flags(fs)
 	queue := fs.String("queue", conf.Queue(), "task queue for workflows and activities (env "+conf.EnvQueue+")")
 	trainQueue := fs.String("train-queue", "", "an extra activity-only task queue to serve, e.g. fl-train for a training fleet")

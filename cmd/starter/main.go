@@ -37,6 +37,7 @@ import (
 	"syscall"
 
 	"github.com/flsweep/flsweep/conf"
+	"github.com/flsweep/flsweep/temporalclient"
 )
 
 // command is a node of the command tree: a group with subcommands or a leaf
@@ -52,13 +53,13 @@ type command struct {
 
 // globals are the flags every leaf command accepts.
 type globals struct {
-	temporal                 conf.Client // address, namespace, TLS, API key
+	temporal                 temporalclient.Config // address, namespace, TLS, API key
 	queue, blob, dataDir, ui string
 	out                      io.Writer
 }
 
 func (g *globals) register(fs *flag.FlagSet) {
-	g.temporal = conf.ClientFromEnv()
+	g.temporal = temporalclient.FromEnv()
 	g.temporal.Flags(fs)
 	fs.StringVar(&g.queue, "queue", conf.Queue(), "task queue of the sweep workflows (env "+conf.EnvQueue+")")
 	fs.StringVar(&g.blob, "blob", conf.BlobURL(), "blob bucket URL (env "+conf.EnvBlob+")")

@@ -112,6 +112,8 @@ pg_up() {
     as_pg "$PG_BIN/initdb" -D "$pgdata" -U temporal --pwfile="$pw" -A scram-sha-256 -E UTF8 --no-locale >"$DIR/pg-initdb.log"
     rm -f "$pw"
   fi
+  touch "$DIR/postgres.log"
+  chown postgres: "$DIR/postgres.log" 2>/dev/null || true
   if as_pg "$PG_BIN/pg_ctl" -D "$pgdata" status >/dev/null 2>&1; then
     echo "stack: PostgreSQL already running on 127.0.0.1:$PG_PORT"
   else

@@ -1,4 +1,4 @@
-package conf
+package temporalclient
 
 import (
 	"flag"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flsweep/flsweep/conf"
 	"github.com/flsweep/flsweep/conf/tlscert"
 )
 
@@ -22,26 +23,26 @@ func TestClientTLSSettings(t *testing.T) {
 	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	base := Client{Address: "localhost:7233", Namespace: "default"}
+	base := Config{Address: "localhost:7233", Namespace: "default"}
 	for _, tc := range []struct {
 		name    string
-		edit    func(c *Client)
+		edit    func(c *Config)
 		tls     bool
 		wantErr []string // substrings of the error; nil: no error
 	}{
-		{"plain", func(c *Client) {}, false, nil},
-		{"tls flag", func(c *Client) { c.TLS = "true" }, true, nil},
-		{"api key turns TLS on", func(c *Client) { c.APIKey = "k" }, true, nil},
-		{"api key without TLS", func(c *Client) { c.APIKey = "k"; c.TLS = "false" }, false, nil},
-		{"CA turns TLS on", func(c *Client) { c.ServerCACertPath = certs.CA }, true, nil},
-		{"mTLS", func(c *Client) { c.ClientCertPath, c.ClientKeyPath = certs.Client, certs.ClientKey }, true, nil},
-		{"bad TLS value", func(c *Client) { c.TLS = "yes please" }, false, []string{"TEMPORAL_TLS", "--tls"}},
-		{"cert without key", func(c *Client) { c.ClientCertPath = certs.Client }, true, []string{"TEMPORAL_TLS_CLIENT_KEY_PATH", "--tls-client-key-path"}},
-		{"key without cert", func(c *Client) { c.ClientKeyPath = certs.ClientKey }, true, []string{"TEMPORAL_TLS_CLIENT_CERT_PATH", "--tls-client-cert-path"}},
-		{"missing cert file", func(c *Client) { c.ClientCertPath, c.ClientKeyPath = "/nonexistent.pem", certs.ClientKey }, true, []string{"TEMPORAL_TLS_CLIENT_CERT_PATH", "no such file"}},
-		{"key of another cert", func(c *Client) { c.ClientCertPath, c.ClientKeyPath = certs.Client, certs.ServerKey }, true, []string{"TEMPORAL_TLS_CLIENT_CERT_PATH", "private key does not match"}},
-		{"missing CA file", func(c *Client) { c.ServerCACertPath = "/nonexistent-ca.pem" }, true, []string{"TEMPORAL_TLS_SERVER_CA_CERT_PATH", "--tls-server-ca-cert-path", "no such file"}},
-		{"CA not PEM", func(c *Client) { c.ServerCACertPath = notPEM }, true, []string{"TEMPORAL_TLS_SERVER_CA_CERT_PATH", "no PEM certificate"}},
+		{"plain", func(c *Config) {}, false, nil},
+		{"tls flag", func(c *Config) { c.TLS = "true" }, true, nil},
+		{"api key turns TLS on", func(c *Config) { c.APIKey = "k" }, true, nil},
+		{"api key without TLS", func(c *Config) { c.APIKey = "k"; c.TLS = "false" }, false, nil},
+		{"CA turns TLS on", func(c *Config) { c.ServerCACertPath = certs.CA }, true, nil},
+		{"mTLS", func(c *Config) { c.ClientCertPath, c.ClientKeyPath = certs.Client, certs.ClientKey }, true, nil},
+		{"bad TLS value", func(c *Config) { c.TLS = "yes please" }, false, []string{"TEMPORAL_TLS", "--tls"}},
+		{"cert without key", func(c *Config) { c.ClientCertPath = certs.Client }, true, []string{"TEMPORAL_TLS_CLIENT_KEY_PATH", "--tls-client-key-path"}},
+		{"key without cert", func(c *Config) { c.ClientKeyPath = certs.ClientKey }, true, []string{"TEMPORAL_TLS_CLIENT_CERT_PATH", "--tls-client-cert-path"}},
+		{"missing cert file", func(c *Config) { c.ClientCertPath, c.ClientKeyPath = "/nonexistent.pem", certs.ClientKey }, true, []string{"TEMPORAL_TLS_CLIENT_CERT_PATH", "no such file"}},
+		{"key of another cert", func(c *Config) { c.ClientCertPath, c.ClientKeyPath = certs.Client, certs.ServerKey }, true, []string{"TEMPORAL_TLS_CLIENT_CERT_PATH", "private key does not match"}},
+		{"missing CA file", func(c *Config) { c.ServerCACertPath = "/nonexistent-ca.pem" }, true, []string{"TEMPORAL_TLS_SERVER_CA_CERT_PATH", "--tls-server-ca-cert-path", "no such file"}},
+		{"CA not PEM", func(c *Config) { c.ServerCACertPath = notPEM }, true, []string{"TEMPORAL_TLS_SERVER_CA_CERT_PATH", "no PEM certificate"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := base
@@ -74,10 +75,10 @@ func TestClientTLSSettings(t *testing.T) {
 	}
 }
 
-// TestClientFromEnv reads Temporal's envconfig names, and flags override them.
-func TestClientFromEnv(t *testing.T) {
-	t.Setenv(EnvAddress, "h:1")
-	t.Setenv(EnvNamespace, "ns")
+// TestFromEnv reads Temporal's envconfig names, and flags override them.
+func TestFromEnv(t *testing.T) {
+	t.Setenv(conf.EnvAddress, "h:1")
+	t.Setenv(conf.EnvNamespace, "ns")
 	t.Setenv(EnvTLS, "true")
 	t.Setenv(EnvTLSClientCertPath, "c.pem")
 	t.Setenv(EnvTLSClientKeyPath, "k.pem")
@@ -85,11 +86,11 @@ func TestClientFromEnv(t *testing.T) {
 	t.Setenv(EnvTLSServerName, "srv")
 	t.Setenv(EnvTLSDisableHostVerification, "true")
 	t.Setenv(EnvAPIKey, "key")
-	c := ClientFromEnv()
-	want := Client{Address: "h:1", Namespace: "ns", TLS: "true", ClientCertPath: "c.pem", ClientKeyPath: "k.pem",
+	c := FromEnv()
+	want := Config{Address: "h:1", Namespace: "ns", TLS: "true", ClientCertPath: "c.pem", ClientKeyPath: "k.pem",
 		ServerCACertPath: "ca.pem", ServerName: "srv", DisableHostVerification: true, APIKey: "key"}
 	if c != want {
-		t.Fatalf("ClientFromEnv = %+v, want %+v", c, want)
+		t.Fatalf("FromEnv = %+v, want %+v", c, want)
 	}
 	fs := flagSet()
 	c.Flags(fs)
@@ -104,7 +105,7 @@ func TestClientFromEnv(t *testing.T) {
 func flagSet() *flag.FlagSet { return flag.NewFlagSet("test", flag.ContinueOnError) }
 
 func TestTLSFlagAlone(t *testing.T) {
-	var c Client
+	var c Config
 	fs := flagSet()
 	c.Flags(fs)
 	if err := fs.Parse([]string{"--tls"}); err != nil {

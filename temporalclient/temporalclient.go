@@ -1,4 +1,9 @@
-package conf
+// Package temporalclient is the one way the starter and the worker reach
+// Temporal: address, namespace, TLS, mTLS and API key from the environment
+// (Temporal's envconfig names) or flags, and a Dial whose errors name the
+// setting to fix. It is the only package besides the Temporal adapters
+// (workflows, activities, the main packages) that imports the SDK.
+package temporalclient
 
 import (
 	"context"
@@ -17,6 +22,8 @@ import (
 	"go.temporal.io/sdk/log"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/flsweep/flsweep/conf"
 )
 
 // Environment variables of the Temporal client's TLS and API key: the names
@@ -32,14 +39,14 @@ const (
 	EnvAPIKey                     = "TEMPORAL_API_KEY"
 )
 
-// Client holds how to reach the Temporal frontend: address, namespace, TLS
-// and API key. ClientFromEnv fills it from the environment; Flags lets flags
+// Config holds how to reach the Temporal frontend: address, namespace, TLS
+// and API key. FromEnv fills it from the environment; Flags lets flags
 // override that; Dial connects. The starter and the worker share it.
 //
 // As in Temporal's envconfig, TLS is on when TLS is "true", when any TLS
 // file or the server name is set, or when an API key is set (Temporal Cloud),
 // unless TLS is "false".
-type Client struct {
+type Config struct {
 	Address   string
 	Namespace string
 
@@ -52,13 +59,13 @@ type Client struct {
 	APIKey                  string // sent as "Authorization: Bearer <key>"
 }
 
-// ClientFromEnv returns the client settings from the environment, with the
+// FromEnv returns the client settings from the environment, with the
 // embedded defaults for address and namespace.
-func ClientFromEnv() Client {
+func FromEnv() Config {
 	skip, _ := strconv.ParseBool(os.Getenv(EnvTLSDisableHostVerification))
-	return Client{
-		Address:                 Address(),
-		Namespace:               Namespace(),
+	return Config{
+		Address:                 conf.Address(),
+		Namespace:               conf.Namespace(),
 		TLS:                     strings.ToLower(strings.TrimSpace(os.Getenv(EnvTLS))),
 		ClientCertPath:          os.Getenv(EnvTLSClientCertPath),
 		ClientKeyPath:           os.Getenv(EnvTLSClientKeyPath),
@@ -73,11 +80,11 @@ func ClientFromEnv() Client {
 // --namespace, --tls, --tls-client-cert-path, --tls-client-key-path,
 // --tls-server-ca-cert-path, --tls-server-name,
 // --tls-disable-host-verification and --api-key (the environment names,
-// lower case, without TEMPORAL_). Call it on a Client from ClientFromEnv, so
+// lower case, without TEMPORAL_). Call it on a Config from FromEnv, so
 // that the environment gives the defaults.
-func (c *Client) Flags(fs *flag.FlagSet) {
-	fs.StringVar(&c.Address, "address", c.Address, "Temporal frontend host:port (env "+EnvAddress+")")
-	fs.StringVar(&c.Namespace, "namespace", c.Namespace, "Temporal namespace (env "+EnvNamespace+")")
+func (c *Config) Flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Address, "address", c.Address, "Temporal frontend host:port (env "+conf.EnvAddress+")")
+	fs.StringVar(&c.Namespace, "namespace", c.Namespace, "Temporal namespace (env "+conf.EnvNamespace+")")
 	fs.Var(tlsFlag{&c.TLS}, "tls", "connect with TLS; --tls=false forbids it (default: on when a TLS setting or an API key is given; env "+EnvTLS+")")
 	fs.StringVar(&c.ClientCertPath, "tls-client-cert-path", c.ClientCertPath, "PEM client certificate for mTLS (env "+EnvTLSClientCertPath+")")
 	fs.StringVar(&c.ClientKeyPath, "tls-client-key-path", c.ClientKeyPath, "PEM private key of the client certificate (env "+EnvTLSClientKeyPath+")")
@@ -110,7 +117,7 @@ func (f tlsFlag) Set(v string) error {
 func (tlsFlag) IsBoolFlag() bool { return true }
 
 // TLSEnabled reports whether the client connects with TLS.
-func (c Client) TLSEnabled() (bool, error) {
+func (c Config) TLSEnabled() (bool, error) {
 	switch c.TLS {
 	case "true", "1":
 		return true, nil
@@ -125,7 +132,7 @@ func (c Client) TLSEnabled() (bool, error) {
 
 // TLSConfig returns the client's TLS configuration, nil without TLS. Every
 // error names the setting to fix.
-func (c Client) TLSConfig() (*tls.Config, error) {
+func (c Config) TLSConfig() (*tls.Config, error) {
 	on, err := c.TLSEnabled()
 	if err != nil || !on {
 		return nil, err
@@ -167,9 +174,9 @@ func (c Client) TLSConfig() (*tls.Config, error) {
 }
 
 // Options returns the SDK's client options.
-func (c Client) Options(logger log.Logger) (client.Options, error) {
+func (c Config) Options(logger log.Logger) (client.Options, error) {
 	if c.Address == "" {
-		return client.Options{}, fmt.Errorf("the Temporal address is empty: set %s or --address to host:port", EnvAddress)
+		return client.Options{}, fmt.Errorf("the Temporal address is empty: set %s or --address to host:port", conf.EnvAddress)
 	}
 	tlsCfg, err := c.TLSConfig()
 	if err != nil {
@@ -191,7 +198,7 @@ func (c Client) Options(logger log.Logger) (client.Options, error) {
 // a failure into an error that names the setting to fix where the cause is
 // recognisable: a TLS mismatch, the server's CA or name, the client
 // certificate, the API key. logger may be nil (the SDK's default).
-func (c Client) Dial(ctx context.Context, logger log.Logger) (client.Client, error) {
+func (c Config) Dial(ctx context.Context, logger log.Logger) (client.Client, error) {
 	o, err := c.Options(logger)
 	if err != nil {
 		return nil, err
@@ -207,7 +214,7 @@ func (c Client) Dial(ctx context.Context, logger log.Logger) (client.Client, err
 		var nf *serviceerror.NamespaceNotFound
 		if errors.As(err, &nf) {
 			return nil, &DialError{Address: c.Address, Namespace: c.Namespace, Err: err,
-				Hint: fmt.Sprintf("namespace %s does not exist on this server: create it (infra/server/init.sh does) or set %s (--namespace)", c.Namespace, EnvNamespace)}
+				Hint: fmt.Sprintf("namespace %s does not exist on this server: create it (infra/server/init.sh does) or set %s (--namespace)", c.Namespace, conf.EnvNamespace)}
 		}
 		return nil, c.explain(err)
 	}
@@ -232,7 +239,7 @@ func (e *DialError) Error() string {
 
 func (e *DialError) Unwrap() error { return e.Err }
 
-func (c Client) explain(err error) error {
+func (c Config) explain(err error) error {
 	s := err.Error()
 	tlsOn, _ := c.TLSEnabled()
 	has := func(subs ...string) bool {
@@ -271,12 +278,12 @@ func (c Client) explain(err error) error {
 			hint = fmt.Sprintf("the server refused the API key in %s (--api-key): check the key and its access to namespace %s", EnvAPIKey, c.Namespace)
 		}
 	case has("connection refused", "DeadlineExceeded", "context deadline exceeded"):
-		hint = fmt.Sprintf("is the server running at %s? `make up` starts a local dev server, `make prod-up` the production stack; %s (--address) names another", c.Address, EnvAddress)
+		hint = fmt.Sprintf("is the server running at %s? `make up` starts a local dev server, `make prod-up` the production stack; %s (--address) names another", c.Address, conf.EnvAddress)
 	}
 	return &DialError{Address: c.Address, Namespace: c.Namespace, Hint: hint, Err: err}
 }
 
-func (c Client) serverName() string {
+func (c Config) serverName() string {
 	if c.ServerName != "" {
 		return c.ServerName
 	}
