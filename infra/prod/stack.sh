@@ -177,7 +177,11 @@ server_up() {
     { echo "stack: schema setup failed; see $DIR/schema.log" >&2; tail -5 "$DIR/schema.log" >&2; exit 1; }
   (
     server_env
-    exec nohup "$SERVER_BIN" --config-file "$ROOT/infra/server/config.yaml" --allow-no-auth start >>"$DIR/server.log" 2>&1
+    # All services in one process, the internal frontend included (the
+    # server's default list leaves it out).
+    exec nohup "$SERVER_BIN" --config-file "$ROOT/infra/server/config.yaml" --allow-no-auth start \
+      --service frontend --service internal-frontend --service history --service matching --service worker \
+      >>"$DIR/server.log" 2>&1
   ) &
   echo $! >"$(pidfile server)"
   wait_for "the Temporal server" 120 server_healthy || { tail -20 "$DIR/server.log" >&2; exit 1; }
