@@ -90,7 +90,9 @@ func freeOffset(t *testing.T) int {
 	t.Helper()
 	base := []int{5432, 6933, 6934, 6935, 6936, 6939, 7233, 7234, 7235, 7236, 7239, 7243, 7246, 9000, 9001}
 	for range 200 {
-		off := 20000 + rand.IntN(30000)
+		// Membership ports (6933..6939 + offset) must stay below 32768:
+		// the server stores them in a PostgreSQL smallint.
+		off := 11000 + rand.IntN(14000)
 		ok := true
 		for _, p := range base {
 			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+off))

@@ -14,7 +14,8 @@
 #
 # Settings (environment):
 #   STACK_DIR          .data/prod     data, logs and pid files
-#   STACK_PORT_OFFSET  10000          added to every default port: frontend
+#   STACK_PORT_OFFSET  10000          added to every default port (0..25828: the server keeps
+#                                     membership ports, 6933+offset, in a smallint): frontend
 #                                     7233+offset (17233), PostgreSQL 5432+offset,
 #                                     MinIO 9000+offset (console 9001+offset)
 #   STACK_WORKERS      2              worker processes
@@ -48,6 +49,11 @@ WORKER=$(abs "${WORKER_BIN:-bin/worker}")
 STARTER=$(abs "${STARTER_BIN:-bin/starter}")
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 
+# The server stores membership ports in a PostgreSQL smallint: they must stay below 32768.
+if [ "$OFF" -gt 25828 ] || [ "$OFF" -lt 0 ]; then
+  echo "stack: STACK_PORT_OFFSET=$OFF: want 0..25828 (the membership ports, 6933..6939 + offset, must stay below 32768)" >&2
+  exit 2
+fi
 PG_PORT=$((5432 + OFF))
 FRONTEND=127.0.0.1:$((7233 + OFF))
 MINIO_ADDR=127.0.0.1:$((9000 + OFF))
@@ -74,8 +80,8 @@ stop() {
 }
 # wait_for WHAT TIMEOUT_S COMMAND...
 wait_for() {
-  local what=$1 n=$(($2 * 4)); shift 2
-  for _ in $(seq 1 "$n"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.25; done
+  local what=$1 deadline=$((SECONDS + $2)); shift 2
+  while [ "$SECONDS" -lt "$deadline" ]; do "$@" >/dev/null && return 0; sleep 0.25; done
   echo "stack: $what did not come up in time; logs in $DIR" >&2
   return 1
 }
@@ -159,11 +165,23 @@ cli_env() {
   done < <(client_env)
 }
 
-server_healthy() { (cli_env; "$CLI" operator cluster health --address "$FRONTEND") | grep -q SERVING; }
+server_healthy() { (cli_env; "$CLI" operator cluster health --address "$FRONTEND" 2>/dev/null) | grep -q SERVING; }
+# healthy, or fail at once when the server process has exited.
+server_up_or_dead() {
+  alive server || { echo "stack: the Temporal server exited; see $DIR/server.log" >&2; grep -m3 '"fatal"' "$DIR/server.log" >&2 || tail -5 "$DIR/server.log" >&2; exit 1; }
+  server_healthy
+}
+
+# The namespace and the search attributes (idempotent).
+server_init() {
+  (cli_env; TEMPORAL_CLI=$CLI infra/server/init.sh "$FRONTEND" "$NS") >>"$DIR/init.log" 2>&1 ||
+    { echo "stack: namespace/search attributes failed; see $DIR/init.log" >&2; tail -3 "$DIR/init.log" >&2; exit 1; }
+}
 
 server_up() {
   if alive server && server_healthy; then
     echo "stack: Temporal server already running on $FRONTEND"
+    server_init
     return
   fi
   need "$SERVER_BIN" "make bin/temporal-server builds it"
@@ -184,13 +202,12 @@ server_up() {
       >>"$DIR/server.log" 2>&1
   ) &
   echo $! >"$(pidfile server)"
-  wait_for "the Temporal server" 120 server_healthy || { tail -20 "$DIR/server.log" >&2; exit 1; }
-  (cli_env; TEMPORAL_CLI=$CLI infra/server/init.sh "$FRONTEND" "$NS") >>"$DIR/init.log" 2>&1 ||
-    { echo "stack: namespace/search attributes failed; see $DIR/init.log" >&2; exit 1; }
+  wait_for "the Temporal server" 120 server_up_or_dead || { tail -20 "$DIR/server.log" >&2; exit 1; }
+  server_init
   echo "stack: Temporal server up on $FRONTEND (TLS: $TLS), namespace $NS; log $DIR/server.log"
 }
 
-minio_healthy() { curl -sf "http://$MINIO_ADDR/minio/health/live"; }
+minio_healthy() { curl -sf "http://$MINIO_ADDR/minio/health/live" 2>/dev/null; }
 minio_up() {
   if alive minio && minio_healthy; then
     echo "stack: MinIO already running on $MINIO_ADDR"

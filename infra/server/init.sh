@@ -20,6 +20,6 @@ have=$("$CLI" operator search-attribute list --address "$ADDR" --namespace "$NS"
 for a in $ATTRS; do
   name=${a%%=*} type=${a#*=}
   grep -qw "$name" <<<"$have" && continue
-  "$CLI" operator search-attribute create --address "$ADDR" --namespace "$NS" --name "$name" --type "$type" --yes >/dev/null
+  "$CLI" operator search-attribute create --address "$ADDR" --namespace "$NS" --name "$name" --type "$type" >/dev/null
 done
 echo "init: namespace $NS with the flsweep search attributes on $ADDR"
