@@ -16,10 +16,19 @@ if ! "$CLI" operator namespace describe --address "$ADDR" --namespace "$NS" >/de
 fi
 # Keep this list equal to workflows.SearchAttributes (a test checks it).
 ATTRS="FLSweep=Keyword FLPoint=Keyword FLDataset=Keyword FLAlgorithm=Keyword FLSampler=Keyword FLLabel=Keyword FLStatus=Keyword FLSeed=Int FLRound=Int FLAccuracy=Double"
-have=$("$CLI" operator search-attribute list --address "$ADDR" --namespace "$NS" 2>/dev/null || true)
-for a in $ATTRS; do
-  name=${a%%=*} type=${a#*=}
-  grep -qw "$name" <<<"$have" && continue
-  "$CLI" operator search-attribute create --address "$ADDR" --namespace "$NS" --name "$name" --type "$type" >/dev/null
+# A namespace just created reaches the server's namespace cache some seconds
+# later; until then the search-attribute calls answer "not found": retry.
+for attempt in $(seq 1 60); do
+  if have=$("$CLI" operator search-attribute list --address "$ADDR" --namespace "$NS" 2>&1); then
+    ok=1
+    for a in $ATTRS; do
+      name=${a%%=*} type=${a#*=}
+      grep -qw "$name" <<<"$have" && continue
+      "$CLI" operator search-attribute create --address "$ADDR" --namespace "$NS" --name "$name" --type "$type" >/dev/null 2>&1 || ok=0
+    done
+    [ "$ok" = 1 ] && break
+  fi
+  [ "$attempt" = 60 ] && { echo "init: search attributes on $ADDR/$NS: $have" >&2; exit 1; }
+  sleep 1
 done
 echo "init: namespace $NS with the flsweep search attributes on $ADDR"
