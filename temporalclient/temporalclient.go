@@ -269,6 +269,12 @@ func (c Config) explain(err error) error {
 		hint = fmt.Sprintf("the server refused the client certificate in %s (--tls-client-cert-path) = %s: give one signed by the CA the server trusts for clients", EnvTLSClientCertPath, c.ClientCertPath)
 	case has("first record does not look like a TLS handshake"):
 		hint = fmt.Sprintf("the server does not speak TLS: set %s=false (--tls=false), or remove the TLS settings and the API key", EnvTLS)
+	case tlsOn && c.ClientCertPath == "" && has("broken pipe", "connection reset by peer", "EOF"):
+		// TLS 1.3: the server checks the client certificate after the
+		// handshake; the client sees its alert, or only the closed socket.
+		hint = fmt.Sprintf("the server closed the connection after the TLS handshake: it may require a client certificate (mTLS): set %s and %s (--tls-client-cert-path, --tls-client-key-path)", EnvTLSClientCertPath, EnvTLSClientKeyPath)
+	case tlsOn && has("broken pipe", "connection reset by peer", "EOF"):
+		hint = fmt.Sprintf("the server closed the connection after the TLS handshake: it may not trust the client certificate in %s (--tls-client-cert-path) = %s: give one signed by the CA the server trusts for clients", EnvTLSClientCertPath, c.ClientCertPath)
 	case !tlsOn && has("server preface", "connection reset by peer", "EOF"):
 		hint = fmt.Sprintf("the server may require TLS: set %s=true (--tls) and %s (--tls-server-ca-cert-path) if its CA is private", EnvTLS, EnvTLSServerCACertPath)
 	case errors.As(err, &denied) || status.Code(err) == codes.Unauthenticated || has("Unauthenticated", "PermissionDenied", "Request unauthorized"):
