@@ -10,8 +10,11 @@ MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 export FLSWEEP_DATA_DIR ?= $(CURDIR)/.data/datasets
 export TEMPORAL_CLI ?= $(CURDIR)/bin/temporal
 export MINIO_BIN ?= $(CURDIR)/bin/minio
+export TEMPORAL_SERVER_BIN ?= $(CURDIR)/bin/temporal-server
+export TEMPORAL_SQL_TOOL ?= $(CURDIR)/bin/temporal-sql-tool
 
-.PHONY: demo test bench build openblas build-openblas chromium chromium-maybe data up down worker stop clean vet workflowcheck
+.PHONY: demo test bench build openblas build-openblas chromium chromium-maybe data up down worker stop clean vet workflowcheck \
+	postgres prod-up prod-down prod-status
 
 ## demo: start a local Temporal dev server and a worker, then run examples/demo.yaml and show its progress
 demo: build bin/temporal data up
@@ -19,9 +22,9 @@ demo: build bin/temporal data up
 	bin/starter sweep start -f examples/demo.yaml --wait
 
 ## test: every test, including integration tests against a real dev server
-test: bin/temporal bin/minio data vet workflowcheck chromium-maybe
+test: bin/temporal bin/minio bin/temporal-server postgres data vet workflowcheck chromium-maybe
 	@# Without Chromium (chromium-maybe could not install it) the browser test skips instead of failing.
-	env $$([ -x /usr/bin/chromium ] || echo FLSWEEP_NO_BROWSER=1) FLSWEEP_INTEGRATION=1 $(GO) test -count=1 -timeout 75m ./...
+	env $$([ -x /usr/bin/chromium ] || echo FLSWEEP_NO_BROWSER=1) FLSWEEP_INTEGRATION=1 FLSWEEP_PROD=1 $(GO) test -count=1 -timeout 75m ./...
 	@echo "AVX-512 kernels against the portable loops (GOEXPERIMENT=simd; skipped on CPUs without AVX-512):"
 	GOEXPERIMENT=simd $(GO) test -count=1 -run 'Vec' ./trainer/
 	@if $(HAVE_OPENBLAS); then echo "OpenBLAS build:"; \
@@ -95,6 +98,33 @@ bin/minio:
 	@echo "building MinIO (a few minutes, once)"
 	GOBIN=$(CURDIR)/bin $(GO) install github.com/minio/minio@$(MINIO_VERSION)
 
+# The Temporal server itself (go.temporal.io/server) and its SQL schema tool,
+# at the version of infra/versions.env, built once through the Go module proxy
+# (outside this module: its dependencies do not join ours).
+TEMPORAL_SERVER_VERSION := $(shell . infra/versions.env && echo $$TEMPORAL_SERVER_VERSION)
+bin/temporal-server bin/temporal-sql-tool &:
+	@echo "building the Temporal server v$(TEMPORAL_SERVER_VERSION) and temporal-sql-tool (several minutes, once)"
+	rm -rf bin/.server && mkdir -p bin/.server
+	GOBIN=$(CURDIR)/bin/.server $(GO) install go.temporal.io/server/cmd/server@v$(TEMPORAL_SERVER_VERSION) go.temporal.io/server/cmd/tools/sql@v$(TEMPORAL_SERVER_VERSION)
+	mv bin/.server/server bin/temporal-server && mv bin/.server/sql bin/temporal-sql-tool && rm -rf bin/.server
+
+## postgres: install Debian's postgresql (needs root or sudo); a no-op when its initdb exists
+postgres:
+	@if [ ! -x /usr/lib/postgresql/$(POSTGRES_MAJOR)/bin/initdb ]; then $(SUDO) apt-get update && $(SUDO) apt-get install -y postgresql-$(POSTGRES_MAJOR); fi
+POSTGRES_MAJOR := $(shell . infra/versions.env && echo $$POSTGRES_MAJOR)
+
+## prod-up: the production stack on loopback (infra/prod/stack.sh): PostgreSQL, the Temporal server on it,
+## MinIO with the bucket, two workers; `eval "$$(infra/prod/stack.sh env)"` points a starter at it
+prod-up: build bin/temporal bin/temporal-server bin/minio postgres data
+	infra/prod/stack.sh up
+
+## prod-down: stop the production stack (its data stays in .data/prod)
+prod-down:
+	infra/prod/stack.sh down
+
+prod-status:
+	infra/prod/stack.sh status
+
 data: build
 	bin/starter data fetch fmnist --dir $(FLSWEEP_DATA_DIR)/fmnist
 
@@ -126,5 +156,5 @@ test: validate-infra
 workflowcheck:
 	$(GO) run go.temporal.io/sdk/contrib/tools/workflowcheck@$(WORKFLOWCHECK_VERSION) ./workflows/...
 
-clean: down
+clean: down prod-down
 	rm -rf bin .data

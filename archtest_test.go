@@ -35,7 +35,7 @@ func list(t *testing.T, field string) map[string][]string {
 // package of the module but fl, qp and trainer (no engine, no storage).
 func TestArchitecture(t *testing.T) {
 	attackOK := map[string]bool{module + "/fl": true, module + "/qp": true, module + "/trainer": true}
-	temporalOK := map[string]bool{"workflows": true, "activities": true, "worker": true, "cmd/starter": true, "integration": true}
+	temporalOK := map[string]bool{"workflows": true, "activities": true, "worker": true, "cmd/starter": true, "integration": true, "temporalclient": true}
 	direct := list(t, "Imports")
 	for pkg, ds := range list(t, "Deps") {
 		rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")

@@ -4,6 +4,11 @@
 //
 //	worker [--address host:port] [--namespace ns] [--queue fl] [--train-queue q]
 //	       [--blob URL] [--data-dir DIR] [--slots N] [--workflows=false]
+//	       [--tls] [--tls-client-cert-path F --tls-client-key-path F]
+//	       [--tls-server-ca-cert-path F] [--tls-server-name N] [--api-key K]
+//
+// The Temporal client's settings come from the environment too, under the
+// names of Temporal's envconfig (TEMPORAL_ADDRESS, TEMPORAL_TLS, TEMPORAL_API_KEY, ...).
 package main
 
 import (
@@ -15,21 +20,21 @@ import (
 	"runtime"
 	"time"
 
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/flsweep/flsweep/activities"
 	"github.com/flsweep/flsweep/conf"
 	"github.com/flsweep/flsweep/engine"
 	"github.com/flsweep/flsweep/store"
+	"github.com/flsweep/flsweep/temporalclient"
 	"github.com/flsweep/flsweep/trainer"
 	"github.com/flsweep/flsweep/workflows"
 )
 
 func main() {
 	fs := flag.NewFlagSet("worker", flag.ExitOnError)
-	address := fs.String("address", conf.Address(), "Temporal frontend host:port (env "+conf.EnvAddress+")")
-	namespace := fs.String("namespace", conf.Namespace(), "Temporal namespace (env "+conf.EnvNamespace+")")
+	tc := temporalclient.FromEnv()
+	tc.Flags(fs)
 	queue := fs.String("queue", conf.Queue(), "task queue for workflows and activities (env "+conf.EnvQueue+")")
 	trainQueue := fs.String("train-queue", "", "an extra activity-only task queue to serve, e.g. fl-train for a training fleet")
 	blobURL := fs.String("blob", conf.BlobURL(), "blob bucket URL: file:///dir, s3://bucket?region=..&endpoint=.. (env "+conf.EnvBlob+")")
@@ -53,9 +58,9 @@ func main() {
 	}
 	defer st.Close()
 	// Client and workers are heavyweight: one per process.
-	c, err := client.Dial(client.Options{HostPort: *address, Namespace: *namespace})
+	c, err := tc.Dial(ctx, nil)
 	if err != nil {
-		log.Fatalf("worker: connect to Temporal at %s: %v (is the server running? `make up` starts a local one)", *address, err)
+		log.Fatalln("worker:", err)
 	}
 	defer c.Close()
 
@@ -88,7 +93,7 @@ func main() {
 		}
 	}
 	log.Printf("worker %s: serving queue %q (workflows: %v) and %q on %s/%s with %d slots; blob %s; data %s; BLAS %s (%s kernels), elementwise %s",
-		conf.Version, *queue, *serveWorkflows, *trainQueue, *address, *namespace, *slots, *blobURL, *dataDir,
+		conf.Version, *queue, *serveWorkflows, *trainQueue, tc.Address, tc.Namespace, *slots, *blobURL, *dataDir,
 		trainer.BLAS, trainer.Core(), trainer.Kernels())
 	<-worker.InterruptCh()
 	for _, w := range ws {

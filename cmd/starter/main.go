@@ -14,10 +14,15 @@
 //	starter validate -f SPEC.yaml
 //	starter data fetch fmnist|mnist [--dir D]
 //	starter sampling stats --scheme S --n N --m M --p equal|ratio|FILE [--json]
+//	starter tls-certs --dir DIR [--hosts localhost,127.0.0.1]
 //	starter attack bench --dataset D --model M --steps m --optimizer O ... [--json]
 //
 // Every command takes --help, and the global flags --address, --namespace,
-// --queue, --blob and --data-dir (or their environment variables).
+// --queue, --blob and --data-dir, and the Temporal client's TLS and API-key
+// flags --tls, --tls-client-cert-path, --tls-client-key-path,
+// --tls-server-ca-cert-path, --tls-server-name,
+// --tls-disable-host-verification, --api-key (or their environment
+// variables, the names of Temporal's envconfig: TEMPORAL_TLS, ...).
 package main
 
 import (
@@ -32,6 +37,7 @@ import (
 	"syscall"
 
 	"github.com/flsweep/flsweep/conf"
+	"github.com/flsweep/flsweep/temporalclient"
 )
 
 // command is a node of the command tree: a group with subcommands or a leaf
@@ -47,13 +53,14 @@ type command struct {
 
 // globals are the flags every leaf command accepts.
 type globals struct {
-	address, namespace, queue, blob, dataDir, ui string
-	out                                          io.Writer
+	temporal                 temporalclient.Config // address, namespace, TLS, API key
+	queue, blob, dataDir, ui string
+	out                      io.Writer
 }
 
 func (g *globals) register(fs *flag.FlagSet) {
-	fs.StringVar(&g.address, "address", conf.Address(), "Temporal frontend host:port (env "+conf.EnvAddress+")")
-	fs.StringVar(&g.namespace, "namespace", conf.Namespace(), "Temporal namespace (env "+conf.EnvNamespace+")")
+	g.temporal = temporalclient.FromEnv()
+	g.temporal.Flags(fs)
 	fs.StringVar(&g.queue, "queue", conf.Queue(), "task queue of the sweep workflows (env "+conf.EnvQueue+")")
 	fs.StringVar(&g.blob, "blob", conf.BlobURL(), "blob bucket URL (env "+conf.EnvBlob+")")
 	fs.StringVar(&g.dataDir, "data-dir", conf.DataDir(), "dataset directory (env "+conf.EnvDataDir+")")
@@ -91,6 +98,7 @@ func root() *command {
 		samplingCommand(),
 		attackCommand(),
 		reportCommand(),
+		tlsCertsCommand(),
 	}}
 }
 

@@ -57,7 +57,7 @@ func printResults(ctx context.Context, g *globals, name string, asJSON bool, liv
 			return fmt.Errorf("sweep %s ran on the Temporal server at %s (queue %q), but %s holds none of its results: "+
 				"the workers serving that queue write to another bucket (is another checkout's dev server and worker answering on %s?) or this bucket was emptied; "+
 				"pass that bucket with --blob, or stop the other workers (`make down` in their checkout) and start the sweep under a new name: %w",
-				name, g.address, g.queue, g.blob, g.address, err)
+				name, g.temporal.Address, g.queue, g.blob, g.temporal.Address, err)
 		}
 		return fmt.Errorf("sweep %s has no results in %s: %w", name, g.blob, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flsweep/flsweep/temporalclient"
 	"github.com/flsweep/flsweep/workflows"
 )
 
@@ -12,7 +13,7 @@ import (
 // bucket holds none of its results (its workers wrote to another bucket):
 // it names the bucket, the server and the ways out.
 func TestResultsMissingAfterRun(t *testing.T) {
-	g := &globals{address: "localhost:7233", queue: "fl", blob: "file://" + t.TempDir() + "?create_dir=1", out: &bytes.Buffer{}}
+	g := &globals{temporal: temporalclient.Config{Address: "localhost:7233"}, queue: "fl", blob: "file://" + t.TempDir() + "?create_dir=1", out: &bytes.Buffer{}}
 	err := printResults(t.Context(), g, "demo", false, map[string]workflows.PointStatus{})
 	if err == nil {
 		t.Fatal("no error for a sweep without results")

@@ -250,11 +250,7 @@ func readSpec(file string) ([]byte, error) {
 }
 
 func dial(g *globals) (client.Client, error) {
-	c, err := client.Dial(client.Options{HostPort: g.address, Namespace: g.namespace, Logger: quietLogger{}})
-	if err != nil {
-		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w; is the server running? `make up` starts a local one", g.address, g.namespace, err)
-	}
-	return c, nil
+	return g.temporal.Dial(context.Background(), quietLogger{})
 }
 
 // startSweep validates a spec (data, or the file's contents when data is
@@ -321,7 +317,7 @@ func runSweep(ctx context.Context, g *globals, file string, data []byte, trainQu
 		return err
 	}
 	defer c.Close()
-	if err := ensureSearchAttributes(ctx, c, g.namespace); err != nil {
+	if err := ensureSearchAttributes(ctx, c, g.temporal.Namespace); err != nil {
 		return err
 	}
 	id := workflows.SweepID(sw.Name)
@@ -514,5 +510,5 @@ func refuseOlderBuild(ctx context.Context, g *globals, name string) error {
 }
 
 func uiLink(g *globals, workflowID string) string {
-	return fmt.Sprintf("%s/namespaces/%s/workflows/%s", g.ui, url.PathEscape(g.namespace), url.PathEscape(workflowID))
+	return fmt.Sprintf("%s/namespaces/%s/workflows/%s", g.ui, url.PathEscape(g.temporal.Namespace), url.PathEscape(workflowID))
 }
