@@ -12,9 +12,6 @@ import (
 //	sweeps/<sweep>/spec.json
 //	sweeps/<sweep>/plan-<500>-<000003>.json                 points 1500..1999 of the plan, in pages of 500
 //	sweeps/<sweep>/plan-<500>-index.json                     written last: every page is there
-//
-// (The plan's pages are files beside spec.json: every directory of a sweep
-// is a point.)
 //	sweeps/<sweep>/<point>/config.json
 //	sweeps/<sweep>/<point>/rounds/<000042>/global.bin        model after round 42
 //	sweeps/<sweep>/<point>/rounds/<000042>/state.bin         server state after round 42
@@ -27,6 +24,9 @@ import (
 //	sweeps/<sweep>/<point>/metrics/<table>/r000042.parquet   per-round part file
 //	sweeps/<sweep>/<point>/metrics/<table>/all.parquet       compacted when the point ends
 //	sweeps/<sweep>/<point>/DONE.json                         written last: the point is done
+//
+// (The plan's pages are files beside spec.json: every directory of a sweep
+// is a point.)
 type Keys struct {
 	sweep string
 }
