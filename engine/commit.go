@@ -81,6 +81,9 @@ func (e *Engine) commit(ctx context.Context, env *pointEnv, in steps.CommitInput
 	if in.Eval != nil {
 		c.Evaluated, c.TestAcc, c.TestLoss = true, in.Eval.TestAcc, in.Eval.TestLoss
 	}
+	if err := e.checkRecomputed(ctx, env, r, c.GlobalSHA256); err != nil {
+		return steps.RoundSummary{}, err
+	}
 	if err := e.Store.PutJSON(ctx, env.keys.Committed(r), c); err != nil {
 		return steps.RoundSummary{}, err
 	}

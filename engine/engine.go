@@ -48,6 +48,8 @@ type Engine struct {
 	slots        chan struct{}
 	handlersOnce sync.Once
 	steps        map[string]handler
+	idMu         sync.Mutex
+	bucketID     string // the bucket's identity marker, once read (BucketID)
 }
 
 // Options configure New.

@@ -334,42 +334,6 @@ func TestRetention(t *testing.T) {
 	}
 }
 
-func TestCorruptCheckpoint(t *testing.T) {
-	e := newEngine(t)
-	ctx := context.Background()
-	plan, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := steps.PointRef{Sweep: plan.Name, Point: plan.Points[0].ID}
-	runSteps(t, e, ref, 3, steps.TrainClients.Name) // rounds 0..2 committed
-	sk, _ := store.SweepKeys(plan.Name)
-	pk, _ := sk.Point(ref.Point)
-	b, err := e.Store.Get(ctx, pk.Global(2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[len(b)/2] ^= 1
-	if err := e.Store.Put(ctx, pk.Global(2), b); err != nil {
-		t.Fatal(err)
-	}
-	before, _ := e.Store.List(ctx, pk.Prefix())
-	_, err = e.PreparePoint(ctx, ref)
-	if !errors.Is(err, store.ErrCorrupt) || !IsBadInput(err) {
-		t.Fatalf("PreparePoint on a corrupt checkpoint: error = %v; want ErrCorrupt, bad input", err)
-	}
-	if !strings.Contains(err.Error(), pk.Global(2)) {
-		t.Errorf("error %q does not name the corrupt file %s", err, pk.Global(2))
-	}
-	after, _ := e.Store.List(ctx, pk.Prefix())
-	if !reflect.DeepEqual(before, after) {
-		t.Errorf("PreparePoint changed the store:\nbefore %v\nafter  %v", before, after)
-	}
-	if _, err := e.RunRound(ctx, steps.RoundInput{RoundRef: steps.RoundRef{PointRef: ref, Round: 3}}); !errors.Is(err, store.ErrCorrupt) {
-		t.Errorf("RunRound from a corrupt model: error = %v; want ErrCorrupt", err)
-	}
-}
-
 func TestBadInput(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {

@@ -138,7 +138,7 @@ func (e *Engine) env(ctx context.Context, ref steps.PointRef) (*pointEnv, error)
 		err = e.Store.GetJSON(ctx, pk.Config(), &sp)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, fmt.Errorf("point %s/%s is not in this worker's blob store (%s missing); every worker of a task queue must use the same --blob: %w",
-				ref.Sweep, ref.Point, pk.Config(), errMissing)
+				ref.Sweep, ref.Point, pk.Config(), fl.ErrInvalid)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("point %s/%s: %w", ref.Sweep, ref.Point, err)

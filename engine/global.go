@@ -38,15 +38,20 @@ func (e *Engine) parallel(n int, f func(i int) error) error {
 // errMissing, with hint saying why it should be there.
 func (e *Engine) readFile(ctx context.Context, env *pointEnv, key, kind string, r, client int, what, hint string) (*store.File, error) {
 	f, err := e.Store.GetFile(ctx, key)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("%s (%s) is missing; %s: %w", what, key, hint, errMissing)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		err = fmt.Errorf("%s (%s) is missing; %s: %w", what, key, hint, errMissing)
+	case err != nil && !errors.Is(err, store.ErrCorrupt):
+		return nil, err // the store may be unreachable: retried
+	case err == nil && (f.Kind != kind || f.Arch != env.net.Key() || f.Round != r || f.Client != client):
+		err = fmt.Errorf("%s: header says %s for %s round %d client %d; want the %s for %s round %d client %d: %w",
+			key, f.Kind, f.Arch, f.Round, f.Client, what, env.net.Key(), r, client, store.ErrCorrupt)
 	}
 	if err != nil {
+		// Never used; recorded so that the point's next start recovers
+		// (engine/recover.go).
+		e.recordDamage(ctx, env, key, err)
 		return nil, err
-	}
-	if f.Kind != kind || f.Arch != env.net.Key() || f.Round != r || f.Client != client {
-		return nil, fmt.Errorf("%s: header says %s for %s round %d client %d; want the %s for %s round %d client %d: %w",
-			key, f.Kind, f.Arch, f.Round, f.Client, what, env.net.Key(), r, client, store.ErrCorrupt)
 	}
 	return f, nil
 }

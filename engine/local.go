@@ -43,6 +43,10 @@ func (e *Engine) RunSweep(ctx context.Context, in steps.PlanSweepInput, progress
 	return results, nil
 }
 
+// maxRecoveries bounds the restarts of a point after a round found a
+// damaged file (workflows.MaxRecoveries in the orchestrated path).
+const maxRecoveries = 3
+
 // RunPoint runs one point to its end in this process.
 func (e *Engine) RunPoint(ctx context.Context, ref steps.PointRef, keepUpdates bool, progress func(Progress)) (steps.PointResult, error) {
 	prep, err := e.PreparePoint(ctx, ref)
@@ -61,6 +65,7 @@ func (e *Engine) RunPoint(ctx context.Context, ref steps.PointRef, keepUpdates b
 	acc := prep.TestAcc
 	report(prep.LastCommitted, acc, false, steps.StatusRunning)
 	status := steps.StatusDone
+	recoveries := 0
 	for r := prep.LastCommitted + 1; r <= prep.Rounds; r++ {
 		sum, err := e.RunRound(ctx, steps.RoundInput{
 			RoundRef: steps.RoundRef{PointRef: ref, Round: r, DataDigest: prep.DataDigest},
@@ -72,6 +77,16 @@ func (e *Engine) RunPoint(ctx context.Context, ref steps.PointRef, keepUpdates b
 		if IsDiverged(err) {
 			status = steps.StatusDiverged
 			break
+		}
+		if IsDamaged(err) && recoveries < maxRecoveries {
+			// As the point workflow does: start again from the last good
+			// checkpoint (engine/recover.go).
+			recoveries++
+			if prep, err = e.PreparePoint(ctx, ref); err != nil {
+				return steps.PointResult{}, err
+			}
+			r = prep.LastCommitted
+			continue
 		}
 		if err != nil {
 			return steps.PointResult{}, err

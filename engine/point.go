@@ -39,8 +39,20 @@ func (e *Engine) PreparePoint(ctx context.Context, ref steps.PointRef) (steps.Pr
 		return out, err
 	}
 	last, c, err := e.Store.LastCommitted(ctx, env.keys)
-	if err != nil {
+	if err != nil && !errors.Is(err, store.ErrCorrupt) {
 		return out, err
+	}
+	if err == nil && last >= 0 {
+		if err := e.checkBuild(ref, last, c); err != nil {
+			return out, err
+		}
+	}
+	if err != nil || last >= 0 {
+		// A damaged checkpoint is never loaded: the point resumes from
+		// the latest one that verifies (resumePoint).
+		if last, c, out.Recovered, err = e.resumePoint(ctx, env, last, c); err != nil {
+			return out, fmt.Errorf("resume point %s: %w", ref.Point, err)
+		}
 	}
 	if last < 0 {
 		if c, err = e.initPoint(ctx, env); err != nil {
@@ -48,20 +60,12 @@ func (e *Engine) PreparePoint(ctx context.Context, ref steps.PointRef) (steps.Pr
 		}
 		last = 0
 	} else {
+		if err := e.checkBuild(ref, last, c); err != nil {
+			return out, err
+		}
 		if c.DataDigest != env.data.Digest {
 			return out, fmt.Errorf("point %s started on %s data with digest %.12s, but this worker's data has digest %.12s; point --data-dir at the same files: %w",
 				ref.Point, env.data.Name, c.DataDigest, env.data.Digest, fl.ErrInvalid)
-		}
-		w, err := e.loadGlobal(ctx, env, last)
-		if err != nil {
-			return out, fmt.Errorf("resume point %s from round %d: %w", ref.Point, last, err)
-		}
-		if sum := store.Checksum(w); sum != c.GlobalSHA256 {
-			return out, fmt.Errorf("resume point %s: the model of round %d (%s) has checksum %.12s but its manifest says %.12s: %w",
-				ref.Point, last, env.keys.Global(last), sum, c.GlobalSHA256, store.ErrCorrupt)
-		}
-		if _, err := e.loadState(ctx, env, last); err != nil {
-			return out, fmt.Errorf("resume point %s from round %d: %w", ref.Point, last, err)
 		}
 	}
 	out.LastCommitted, out.TestAcc = last, c.TestAcc

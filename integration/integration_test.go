@@ -101,6 +101,7 @@ type env struct {
 	blob    string // directory of the bucket, when it is a local one
 	blobURL string
 	environ []string // extra environment of the processes
+	address string   // Temporal's frontend, when not the shared dev server
 }
 
 // envs numbers the environments: each gets its own task queue, so that a
@@ -114,7 +115,7 @@ func newEnv(t *testing.T) *env {
 }
 
 func (e *env) flags() []string {
-	return []string{"--address", server.FrontendHostPort(), "--namespace", "default", "--queue", e.queue,
+	return []string{"--address", cmp.Or(e.address, server.FrontendHostPort()), "--namespace", "default", "--queue", e.queue,
 		"--blob", e.blobURL, "--data-dir", dataDir}
 }
 

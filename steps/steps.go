@@ -121,6 +121,20 @@ type PlanSweepOutput struct {
 	TrainQueue         string      `json:"train_queue,omitempty"`
 	KeepUpdates        bool        `json:"keep_updates,omitempty"`
 	ClientsPerActivity int         `json:"clients_per_activity,omitempty"`
+	// Identity is the bucket and build the sweep runs on ("<build>@<bucket
+	// id>"): its points run on queues routed by it (Routed), which only
+	// workers of that bucket and build poll. Empty in sweeps planned before
+	// identities existed.
+	Identity string `json:"identity,omitempty"`
+}
+
+// Routed returns the task queue of queue's workers with the given identity:
+// "<queue>@<identity>", or queue itself for an empty identity.
+func Routed(queue, identity string) string {
+	if identity == "" || queue == "" {
+		return queue
+	}
+	return queue + "@" + identity
 }
 
 // PointRef names a point.
@@ -151,6 +165,10 @@ type PrepareOutput struct {
 	NumParams     int     `json:"num_params"`
 	DataDigest    string  `json:"data_digest"`
 	Phases        Phases  `json:"phases"`
+	// Recovered says which committed rounds were withdrawn, and why, when
+	// the point resumes from an earlier checkpoint than its last because a
+	// stored file was damaged (empty otherwise).
+	Recovered string `json:"recovered,omitempty"`
 }
 
 // RoundRef names one round of a point. DataDigest is the digest of the data
@@ -386,4 +404,11 @@ const (
 const (
 	ErrTypeInvalid  = "InvalidArgument" // bad input: never retried
 	ErrTypeDiverged = "Diverged"        // NaN/Inf: the point's outcome, never retried
+	// ErrTypeRefused: a worker of another bucket or build refused the task;
+	// retried after a delay, for a worker of the sweep's identity.
+	ErrTypeRefused = "Refused"
+	// ErrTypeCorrupt: a stored file failed its checks (or is missing
+	// although the protocol guarantees it); never retried as is: the point
+	// restarts from its last good checkpoint.
+	ErrTypeCorrupt = "Corrupt"
 )

@@ -18,6 +18,7 @@ import (
 	"log"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/worker"
@@ -25,6 +26,7 @@ import (
 	"github.com/flsweep/flsweep/activities"
 	"github.com/flsweep/flsweep/conf"
 	"github.com/flsweep/flsweep/engine"
+	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store"
 	"github.com/flsweep/flsweep/temporalclient"
 	"github.com/flsweep/flsweep/trainer"
@@ -73,28 +75,42 @@ func main() {
 		DisableWorkflowWorker:                   !*serveWorkflows,
 		LocalActivityWorkerOnly:                 false,
 	}
-	var ws []worker.Worker
-	w := worker.New(c, *queue, opts)
-	if *serveWorkflows {
-		workflows.Register(w)
+	// A sweep's points run on queues routed by its bucket and build
+	// (steps.Routed): this worker serves its queues and their routed twins.
+	id, err := acts.Engine.Identity(ctx)
+	if err != nil {
+		log.Fatalln("worker: bucket identity:", err)
 	}
-	acts.Register(w)
-	ws = append(ws, w)
+	var ws []worker.Worker
+	serve := func(q string, workflowsToo bool) {
+		o := opts
+		o.DisableWorkflowWorker = !workflowsToo
+		w := worker.New(c, q, o)
+		if workflowsToo {
+			workflows.Register(w)
+		}
+		acts.Register(w)
+		ws = append(ws, w)
+	}
+	for _, q := range []string{*queue, *trainQueue} {
+		if strings.Contains(q, "@") {
+			log.Fatalf("worker: queue %q: names with '@' are reserved for routed queues; choose another --queue or --train-queue", q)
+		}
+	}
+	serve(*queue, *serveWorkflows)
+	serve(steps.Routed(*queue, id.String()), *serveWorkflows)
 	if *trainQueue != "" && *trainQueue != *queue {
-		topts := opts
-		topts.DisableWorkflowWorker = true
-		tw := worker.New(c, *trainQueue, topts)
-		acts.Register(tw)
-		ws = append(ws, tw)
+		serve(*trainQueue, false)
+		serve(steps.Routed(*trainQueue, id.String()), false)
 	}
 	for _, w := range ws {
 		if err := w.Start(); err != nil {
 			log.Fatalln("worker: start:", err)
 		}
 	}
-	log.Printf("worker %s: serving queue %q (workflows: %v) and %q on %s/%s with %d slots; blob %s; data %s; BLAS %s (%s kernels), elementwise %s",
-		conf.Version, *queue, *serveWorkflows, *trainQueue, tc.Address, tc.Namespace, *slots, *blobURL, *dataDir,
-		trainer.BLAS, trainer.Core(), trainer.Kernels())
+	log.Printf("worker %s: serving queue %q (workflows: %v) and %q on %s/%s with %d slots; blob %s (bucket %s); data %s; BLAS %s (%s kernels), elementwise %s; sweeps of identity %s only",
+		conf.Version, *queue, *serveWorkflows, *trainQueue, tc.Address, tc.Namespace, *slots, *blobURL, id.Bucket, *dataDir,
+		trainer.BLAS, trainer.Core(), trainer.Kernels(), id)
 	<-worker.InterruptCh()
 	for _, w := range ws {
 		w.Stop()

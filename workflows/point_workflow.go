@@ -81,6 +81,9 @@ func PointWorkflow(ctx workflow.Context, in PointInput) (steps.PointResult, erro
 		return steps.PointResult{}, err
 	}
 	progress.Round, progress.Rounds, progress.TestAcc = prep.LastCommitted, prep.Rounds, prep.TestAcc
+	if prep.Recovered != "" {
+		logger.Warn("recovered from damage", "recovered", prep.Recovered)
+	}
 	if prep.Done {
 		return finish(prep.Status)
 	}
@@ -129,6 +132,14 @@ func PointWorkflow(ctx workflow.Context, in PointInput) (steps.PointResult, erro
 			logger.Warn("point diverged", "round", r, "error", err)
 			status = steps.StatusDiverged
 			break
+		}
+		// A damaged checkpoint: the next start (PreparePoint) resumes
+		// from the last one that verifies and recomputes the rest.
+		if isType(err, steps.ErrTypeCorrupt) && in.Recoveries < MaxRecoveries &&
+			workflow.GetVersion(ctx, "recover-damage", workflow.DefaultVersion, 1) == 1 {
+			logger.Warn("damaged checkpoint: restarting from the last good one", "round", r, "error", err)
+			in.Paused, in.Recoveries = paused, in.Recoveries+1
+			return steps.PointResult{}, workflow.NewContinueAsNewError(ctx, PointWorkflowName, in)
 		}
 		if err != nil {
 			return steps.PointResult{}, err

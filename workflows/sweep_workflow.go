@@ -55,6 +55,11 @@ func sweepUnpaged(ctx workflow.Context, in SweepInput) (SweepResult, error) {
 	if in.TrainQueue != "" {
 		queue = in.TrainQueue
 	}
+	// A sweep's points run only on workers of its bucket and build
+	// (plan.Identity): their workflows, local activities and activities go
+	// to queues routed by it, which only such workers poll.
+	pointQueue := steps.Routed(workflow.GetInfo(ctx).TaskQueueName, plan.Identity)
+	queue = steps.Routed(queue, plan.Identity)
 	status := SweepStatus{Name: plan.Name, Hash: plan.Hash}
 	for _, p := range plan.Points {
 		status.Points = append(status.Points, PointStatus{PointInfo: p, WorkflowID: PointID(plan.Name, p.ID), Status: steps.StatusPending})
@@ -135,6 +140,7 @@ func sweepUnpaged(ctx workflow.Context, in SweepInput) (SweepResult, error) {
 		}
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 			WorkflowID:            p.WorkflowID,
+			TaskQueue:             pointQueue,
 			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 			StaticSummary:         fmt.Sprintf("%s: %s", plan.Name, p.Label),
 			TypedSearchAttributes: temporal.NewSearchAttributes(

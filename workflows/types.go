@@ -265,7 +265,15 @@ type PointInput struct {
 	// Paused carries a pause across Continue-As-New (and starts a point
 	// paused that was paused before it started).
 	Paused bool `json:"paused,omitempty"`
+	// Recoveries counts the starts after a round found a damaged file
+	// (MaxRecoveries bounds them), carried across Continue-As-New.
+	Recoveries int `json:"recoveries,omitempty"`
 }
+
+// MaxRecoveries bounds how often a point restarts from its last good
+// checkpoint after a round found a damaged file; damage that recurs beyond
+// it fails the point with the round's error.
+const MaxRecoveries = 3
 
 // PointProgress is the answer to the progress query. Status is running,
 // paused (no new round starts; the one in flight, if any, finishes),

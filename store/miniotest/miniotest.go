@@ -30,6 +30,9 @@ type Server struct {
 	// BlobURL is the bucket's gocloud URL; the credentials come from the
 	// environment (Environ).
 	BlobURL string
+
+	bin, dir, port, consolePort string
+	cmd                         *exec.Cmd
 }
 
 // Environ is the environment a process needs to reach the bucket.
@@ -49,25 +52,10 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skip("MINIO_BIN unset")
 	}
-	port := FreePort(t)
-	cmd := exec.Command(bin, "server", t.TempDir(), "--address", "127.0.0.1:"+port, "--console-address", "127.0.0.1:"+FreePort(t), "--quiet")
-	cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+User, "MINIO_ROOT_PASSWORD="+Secret)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	endpoint := "http://127.0.0.1:" + port
-	for deadline := time.Now().Add(time.Minute); ; {
-		resp, err := http.Get(endpoint + "/minio/health/live")
-		if err == nil && resp.StatusCode == http.StatusOK {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("MinIO did not come up: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	s := &Server{bin: bin, dir: t.TempDir(), port: FreePort(t), consolePort: FreePort(t)}
+	s.start(t)
+	t.Cleanup(s.Stop)
+	endpoint := "http://127.0.0.1:" + s.port
 	client := s3.New(s3.Options{
 		Region: "us-east-1", BaseEndpoint: aws.String(endpoint), UsePathStyle: true,
 		Credentials: credentials.NewStaticCredentialsProvider(User, Secret, ""),
@@ -75,7 +63,54 @@ func Start(t testing.TB) *Server {
 	if _, err := client.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(Bucket)}); err != nil {
 		t.Fatalf("create bucket: %v", err)
 	}
-	return &Server{BlobURL: fmt.Sprintf("s3://%s?endpoint=%s&region=us-east-1&use_path_style=true&disable_https=true", Bucket, endpoint)}
+	s.BlobURL = fmt.Sprintf("s3://%s?endpoint=%s&region=us-east-1&use_path_style=true&disable_https=true", Bucket, endpoint)
+	return s
+}
+
+// Dir is the server's data directory: an object's data lies under
+// Dir()/<bucket>/<key>/.
+func (s *Server) Dir() string { return s.dir }
+
+// Stop kills the server (as a crash would); Restart starts it again.
+func (s *Server) Stop() {
+	if s.cmd != nil {
+		_ = s.cmd.Process.Kill()
+		_ = s.cmd.Wait()
+		s.cmd = nil
+	}
+}
+
+// Restart starts a stopped server again on the same port and data
+// directory, and waits until it is ready.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	s.Stop()
+	s.start(t)
+}
+
+// start starts MinIO and waits until it answers its health check.
+func (s *Server) start(t testing.TB) {
+	t.Helper()
+	cmd := exec.Command(s.bin, "server", s.dir, "--address", "127.0.0.1:"+s.port, "--console-address", "127.0.0.1:"+s.consolePort, "--quiet")
+	cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+User, "MINIO_ROOT_PASSWORD="+Secret)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s.cmd = cmd
+	endpoint := "http://127.0.0.1:" + s.port
+	for deadline := time.Now().Add(time.Minute); ; {
+		resp, err := http.Get(endpoint + "/minio/health/live")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("MinIO did not come up: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // FreePort returns a loopback TCP port that was free a moment ago.

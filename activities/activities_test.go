@@ -1,0 +1,64 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"gocloud.dev/blob/memblob"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/flsweep/flsweep/engine"
+	"github.com/flsweep/flsweep/steps"
+	"github.com/flsweep/flsweep/store"
+)
+
+// TestRefuse: an activity that reaches a worker on a queue routed to
+// another build or bucket (steps.Routed) is refused with a retryable error
+// of type Refused that says why and what to start; on its own identity's
+// queue it runs (here: to the engine's bad-input error for a sweep that does
+// not exist).
+func TestRefuse(t *testing.T) {
+	b := memblob.OpenBucket(nil)
+	defer b.Close()
+	a := &Activities{Engine: engine.New(store.New(b), &engine.Options{Version: "v1"})}
+	mine, err := a.Engine.Identity(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		id     engine.Identity
+		typ    string
+		reason string
+	}{
+		{"another build", engine.Identity{Build: "v2", Bucket: mine.Bucket}, steps.ErrTypeRefused, `start a worker of build "v2"`},
+		{"another bucket", engine.Identity{Build: "v1", Bucket: "0123456789ab"}, steps.ErrTypeRefused, "start workers with the sweep's --blob"},
+		{"its own identity", mine, steps.ErrTypeInvalid, "not in this worker's blob store"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			queue := steps.Routed("fl", tc.id.String())
+			a.Register(env)
+			env.SetActivityTaskQueue(queue, a.Evaluate)
+			env.ExecuteWorkflow(func(ctx workflow.Context) error {
+				ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{TaskQueue: queue, StartToCloseTimeout: time.Minute,
+					RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+				ref := steps.RoundRef{PointRef: steps.PointRef{Sweep: "s", Point: "p0123456789"}, Round: 1}
+				return workflow.ExecuteActivity(ctx, steps.Evaluate.Name, ref).Get(ctx, nil)
+			})
+			var ae *temporal.ApplicationError
+			if err := env.GetWorkflowError(); !errors.As(err, &ae) || ae.Type() != tc.typ || !strings.Contains(ae.Error(), tc.reason) {
+				t.Fatalf("error = %v; want type %s saying %q", err, tc.typ, tc.reason)
+			}
+			if tc.typ == steps.ErrTypeRefused && (ae.NonRetryable() || !strings.Contains(ae.Error(), queue)) {
+				t.Errorf("refusal %v: non-retryable %v; want retryable, naming the queue %s", ae, ae.NonRetryable(), queue)
+			}
+		})
+	}
+}
