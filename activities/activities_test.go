@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"gocloud.dev/blob/memblob"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
+	"gocloud.dev/blob/memblob"
 
 	"github.com/flsweep/flsweep/engine"
 	"github.com/flsweep/flsweep/steps"
