@@ -275,6 +275,10 @@ func sweepPaged(ctx workflow.Context, in SweepInput) (SweepResult, error) {
 	if in.TrainQueue != "" {
 		queue = in.TrainQueue
 	}
+	// Points run only on workers of the sweep's bucket and build, as in
+	// sweepUnpaged.
+	pointQueue := steps.Routed(workflow.GetInfo(ctx).TaskQueueName, plan.Identity)
+	queue = steps.Routed(queue, plan.Identity)
 	codes = []byte(st.Codes)
 	// set records point i's status (and its line when the sweep lists every point).
 	set := func(i int, ps PointStatus) {
@@ -383,7 +387,7 @@ func sweepPaged(ctx workflow.Context, in SweepInput) (SweepResult, error) {
 			continue
 		}
 		r := &running{PointStatus: PointStatus{PointInfo: p, WorkflowID: PointID(plan.Name, p.ID), Status: steps.StatusRunning}}
-		r.f = startPoint(ctx, plan, queue, r.PointStatus, held == PauseSignal)
+		r.f = startPoint(ctx, plan, pointQueue, queue, r.PointStatus, held == PauseSignal)
 		window = append(window, r)
 		set(i, r.PointStatus)
 		started++
@@ -423,14 +427,16 @@ func sweepPaged(ctx workflow.Context, in SweepInput) (SweepResult, error) {
 	return res, nil
 }
 
-// startPoint starts point p's PointWorkflow (paused if asked).
-func startPoint(ctx workflow.Context, plan steps.PlanSweepOutput, queue string, p PointStatus, paused bool) workflow.ChildWorkflowFuture {
+// startPoint starts point p's PointWorkflow (paused if asked) on pointQueue;
+// its activities go to queue.
+func startPoint(ctx workflow.Context, plan steps.PlanSweepOutput, pointQueue, queue string, p PointStatus, paused bool) workflow.ChildWorkflowFuture {
 	pointStatus := steps.StatusRunning
 	if paused {
 		pointStatus = steps.StatusPaused
 	}
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            p.WorkflowID,
+		TaskQueue:             pointQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		StaticSummary:         fmt.Sprintf("%s: %s", plan.Name, p.Label),
 		TypedSearchAttributes: temporal.NewSearchAttributes(
