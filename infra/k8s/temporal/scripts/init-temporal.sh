@@ -25,10 +25,21 @@ if ! temporal operator namespace describe --address "$ADDR" --namespace "$NS" >/
 fi
 # Keep this list equal to workflows.SearchAttributes (infra/validate checks it).
 ATTRS="FLSweep=Keyword FLPoint=Keyword FLDataset=Keyword FLAlgorithm=Keyword FLSampler=Keyword FLLabel=Keyword FLStatus=Keyword FLSeed=Int FLRound=Int FLAccuracy=Double"
-have=$(temporal operator search-attribute list --address "$ADDR" --namespace "$NS" 2>/dev/null || true)
-for a in $ATTRS; do
-  name=${a%%=*} type=${a#*=}
-  if echo "$have" | grep -qw "$name"; then continue; fi
-  temporal operator search-attribute create --address "$ADDR" --namespace "$NS" --name "$name" --type "$type"
+# A namespace just created reaches the server's namespace cache some seconds
+# later; until then the search-attribute calls answer "not found": retry.
+attempt=0
+while :; do
+  attempt=$((attempt + 1))
+  if have=$(temporal operator search-attribute list --address "$ADDR" --namespace "$NS" 2>&1); then
+    ok=1
+    for a in $ATTRS; do
+      name=${a%%=*} type=${a#*=}
+      if echo "$have" | grep -qw "$name"; then continue; fi
+      temporal operator search-attribute create --address "$ADDR" --namespace "$NS" --name "$name" --type "$type" || ok=0
+    done
+    [ "$ok" = 1 ] && break
+  fi
+  [ "$attempt" -lt 60 ] || { echo "init-temporal: search attributes on $ADDR/$NS: $have" >&2; exit 1; }
+  sleep 1
 done
 echo "init-temporal: namespace $NS with the flsweep search attributes on $ADDR"
