@@ -346,7 +346,24 @@ func runSweep(ctx context.Context, g *globals, file string, data []byte, trainQu
 	}
 	st, qerr := querySweep(ctx, c, id, workflows.StatusRequest{Limit: 1})
 	if qerr == nil && st.Hash != "" && st.Hash != sw.Hash() {
-		return fmt.Errorf("sweep %s is already running with other points; wait for it, cancel it (`starter sweep cancel %s`), or rename this spec: %w", sw.Name, sw.Name, errUsage)
+		// The SDK hands back the existing run, also a closed one. A closed
+		// run with other points (an edited spec, or points renamed by another
+		// build) is no conflict for Temporal: start a new run, whose PlanSweep
+		// checks the spec against what the bucket holds under this name.
+		d, derr := c.DescribeWorkflowExecution(ctx, id, "")
+		if derr != nil || d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			return fmt.Errorf("sweep %s is already running with other points; wait for it, cancel it (`starter sweep cancel %s`), or rename this spec: %w", sw.Name, sw.Name, errUsage)
+		}
+		if run, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID:                       id,
+			TaskQueue:                g.queue,
+			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+			WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+			StaticSummary:            fmt.Sprintf("sweep %s: %d points", sw.Name, len(sw.Points)),
+			StaticDetails:            sw.Description,
+		}, workflows.SweepWorkflowName, workflows.SweepInput{File: file, Spec: data, TrainQueue: trainQueue, PageSize: pageSize}); err != nil {
+			return fmt.Errorf("start sweep %s: %w", sw.Name, err)
+		}
 	}
 	fmt.Fprintf(g.out, "sweep %s: %d points; workflow %s (run %s)\n  %s\n", sw.Name, len(sw.Points), id, run.GetRunID(), uiLink(g, id))
 	if !wait {
