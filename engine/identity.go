@@ -180,3 +180,20 @@ func putIfAbsent(ctx context.Context, st *store.Store, key string, v any) error 
 	}
 	return nil
 }
+
+// RecordedSweepIdentity returns the identity recorded for a sweep when it
+// was first planned, without recording one; ok is false when there is none
+// yet (a sweep not planned, or planned before identities were recorded).
+func RecordedSweepIdentity(ctx context.Context, st *store.Store, sweepName string) (id Identity, ok bool, err error) {
+	sk, err := store.SweepKeys(sweepName)
+	if err != nil {
+		return Identity{}, false, err
+	}
+	switch err := st.GetJSON(ctx, sk.Prefix()+"IDENTITY.json", &id); {
+	case errors.Is(err, store.ErrNotFound):
+		return Identity{}, false, nil
+	case err != nil:
+		return Identity{}, false, err
+	}
+	return id, true, nil
+}

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/flsweep/flsweep/conf"
 	"github.com/flsweep/flsweep/engine"
 	"github.com/flsweep/flsweep/methods"
 	"github.com/flsweep/flsweep/steps"
@@ -272,6 +273,25 @@ func resumeSweep(ctx context.Context, g *globals, file string, data []byte, wait
 	return runSweep(ctx, g, file, data, "", wait, pageSize, reuse)
 }
 
+// warnBuild says so when a sweep is pinned to another build than the
+// starter's: only workers of that build compute its points (the sweep's
+// IDENTITY.json, docs/architecture.md "Several workers"), so with workers of
+// this build alone it would wait.
+func warnBuild(ctx context.Context, g *globals, name string) {
+	st, err := store.Open(ctx, g.blob)
+	if err != nil {
+		return
+	}
+	defer st.Close()
+	id, ok, err := engine.RecordedSweepIdentity(ctx, st, name)
+	if err != nil || !ok || id.Build == conf.Version {
+		return
+	}
+	fmt.Fprintf(g.out, "note: sweep %s runs on build %q (recorded when it was first planned); this starter is build %q. "+
+		"Only workers of build %q compute its points: start one (a worker's first log line names its build), or run the spec under a new name to compute it with this build.\n",
+		name, id.Build, conf.Version, id.Build)
+}
+
 // unfinished returns the number of points of a sweep whose last workflow
 // run completed without finishing them (stopped, or never started because
 // the sweep was stopped); 0 if the sweep did not complete.
@@ -320,6 +340,7 @@ func runSweep(ctx context.Context, g *globals, file string, data []byte, trainQu
 	if err := ensureSearchAttributes(ctx, c, g.temporal.Namespace); err != nil {
 		return err
 	}
+	warnBuild(ctx, g, sw.Name)
 	id := workflows.SweepID(sw.Name)
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                       id,
