@@ -49,7 +49,7 @@ func TestRefuse(t *testing.T) {
 			env.ExecuteWorkflow(func(ctx workflow.Context) error {
 				ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{TaskQueue: queue, StartToCloseTimeout: time.Minute,
 					RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
-				ref := steps.RoundRef{PointRef: steps.PointRef{Sweep: "s", Point: "p0123456789"}, Round: 1}
+				ref := steps.RoundRef{PointRef: steps.PointRef{Sweep: "s", Point: "p0123456789abcdef0123456789abcdef"}, Round: 1}
 				return workflow.ExecuteActivity(ctx, steps.Evaluate.Name, ref).Get(ctx, nil)
 			})
 			var ae *temporal.ApplicationError
