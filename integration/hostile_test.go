@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 
@@ -91,8 +92,18 @@ func TestHostileInputCLI(t *testing.T) {
 		t.Fatalf("specs refused by the starter wrote %v", files)
 	}
 
-	// What only the worker can refuse.
+	// What only the worker can refuse. The worker writes its bucket's
+	// identity marker when it starts: wait for it, so that the bucket
+	// compared below is the one the refusals must leave as it is.
 	e.worker()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(e.blob, engine.BucketMarker)); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker wrote no %s within a minute", engine.BucketMarker)
+		}
+	}
 	ctx := t.Context()
 	st, err := store.Open(ctx, conf.DirURL(e.blob))
 	if err != nil {
