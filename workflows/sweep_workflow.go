@@ -134,30 +134,7 @@ func sweepUnpaged(ctx workflow.Context, in SweepInput) (SweepResult, error) {
 		}
 		paused := held[p.ID] == PauseSignal
 		delete(held, p.ID)
-		pointStatus := steps.StatusRunning
-		if paused {
-			pointStatus = steps.StatusPaused
-		}
-		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID:            p.WorkflowID,
-			TaskQueue:             pointQueue,
-			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-			StaticSummary:         fmt.Sprintf("%s: %s", plan.Name, p.Label),
-			TypedSearchAttributes: temporal.NewSearchAttributes(
-				SASweep.ValueSet(plan.Name), SAPoint.ValueSet(p.ID), SADataset.ValueSet(p.Dataset),
-				SAAlgorithm.ValueSet(p.Algorithm), SASampler.ValueSet(p.Sampler), SASeed.ValueSet(int64(p.Seed)),
-				SARound.ValueSet(0), SALabel.ValueSet(Keyword(p.Label)), SAStatus.ValueSet(pointStatus),
-			),
-		})
-		f := workflow.ExecuteChildWorkflow(cctx, PointWorkflowName, PointInput{
-			PointRef:           steps.PointRef{Sweep: plan.Name, Point: p.ID},
-			Info:               p.PointInfo,
-			TrainQueue:         queue,
-			ContinueAsNewEvery: plan.ContinueAsNewEvery,
-			KeepUpdates:        plan.KeepUpdates,
-			ClientsPerActivity: plan.ClientsPerActivity,
-			Paused:             paused,
-		})
+		f := startPoint(ctx, plan, pointQueue, queue, *p, paused)
 		children[i] = f
 		p.Status = steps.StatusRunning
 		running++
