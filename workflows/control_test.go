@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -286,4 +288,81 @@ func TestKeyword(t *testing.T) {
 			t.Errorf("Keyword(%d bytes) = %d bytes %q; want %d bytes, a prefix", len(tt.give), len(got), got, tt.want)
 		}
 	}
+}
+
+// TestUnpauseWithDamage: an unpause that arrives together with a round's
+// damage error is not lost. The round in flight when the pause came fails
+// on a damaged checkpoint and the point continues as new to recover; the
+// unpause must reach the next run (CI once hung on this: the next run
+// started paused and waited for ever). On a server the failure and the
+// signal came in one workflow task and the SDK ran the point's coroutine
+// before the signal handler's; the test environment delivers the signal
+// first, so this test checks the outcome, not that ordering (the fix is
+// the drain before the recovery's Continue-As-New).
+func TestUnpauseWithDamage(t *testing.T) {
+	_, eng := setup(t)
+	env, in := pointEnv(t, eng, 100)
+	damaged := workflows.RoundID(in.Sweep, in.Point, 3)
+	env.OnWorkflow(workflows.RoundWorkflowName, mock.Anything, mock.Anything).Return(
+		func(ctx workflow.Context, rin workflows.RoundInput) (steps.RoundSummary, error) {
+			if workflow.GetInfo(ctx).WorkflowExecution.ID != damaged {
+				return workflows.RoundWorkflow(ctx, rin)
+			}
+			if err := workflow.Sleep(ctx, time.Minute); err != nil {
+				return steps.RoundSummary{}, err
+			}
+			// The unpause is sent as the round fails: the point sees both
+			// in one workflow task, the failure first.
+			env.SignalWorkflow(workflows.UnpauseSignal, nil)
+			return steps.RoundSummary{}, temporal.NewNonRetryableApplicationError("global.bin: checksum mismatch", steps.ErrTypeCorrupt, nil)
+		})
+	rs := watchRounds(env)
+	rs.on[damaged] = func() { env.SignalWorkflow(workflows.PauseSignal, nil) }
+	env.ExecuteWorkflow(workflows.PointWorkflowName, in)
+	require.True(t, env.IsWorkflowCompleted())
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(env.GetWorkflowError(), &can), "want Continue-As-New to recover, got %v", env.GetWorkflowError())
+	var next workflows.PointInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.Equal(t, 1, next.Recoveries)
+	require.False(t, next.Paused, "the unpause that came with the damage was lost: the next run would wait for ever")
+}
+
+// TestStopWithDamage: a stop sent while a round runs that then fails on a
+// damaged checkpoint is carried across the recovery's Continue-As-New: the
+// next run recovers, starts no round and ends the point stopped.
+func TestStopWithDamage(t *testing.T) {
+	_, eng := setup(t)
+	env, in := pointEnv(t, eng, 100)
+	damaged := workflows.RoundID(in.Sweep, in.Point, 3)
+	env.OnWorkflow(workflows.RoundWorkflowName, mock.Anything, mock.Anything).Return(
+		func(ctx workflow.Context, rin workflows.RoundInput) (steps.RoundSummary, error) {
+			if workflow.GetInfo(ctx).WorkflowExecution.ID != damaged {
+				return workflows.RoundWorkflow(ctx, rin)
+			}
+			if err := workflow.Sleep(ctx, time.Minute); err != nil {
+				return steps.RoundSummary{}, err
+			}
+			return steps.RoundSummary{}, temporal.NewNonRetryableApplicationError("global.bin: checksum mismatch", steps.ErrTypeCorrupt, nil)
+		})
+	rs := watchRounds(env)
+	rs.on[damaged] = func() { env.SignalWorkflow(workflows.StopSignal, nil) }
+	env.ExecuteWorkflow(workflows.PointWorkflowName, in)
+	require.True(t, env.IsWorkflowCompleted())
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(env.GetWorkflowError(), &can), "want Continue-As-New to recover, got %v", env.GetWorkflowError())
+	var next workflows.PointInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.True(t, next.Stopping, "the stop was lost in the recovery's Continue-As-New")
+
+	env2, _ := pointEnv(t, eng, 100)
+	rs2 := watchRounds(env2)
+	env2.ExecuteWorkflow(workflows.PointWorkflowName, next)
+	require.True(t, env2.IsWorkflowCompleted())
+	require.NoError(t, env2.GetWorkflowError())
+	var res steps.PointResult
+	require.NoError(t, env2.GetWorkflowResult(&res))
+	require.Equal(t, steps.StatusStopped, res.Status)
+	require.Equal(t, 2, res.RoundsDone)
+	require.Empty(t, rs2.starts, "a stopped point started a round")
 }

@@ -22,7 +22,7 @@ import (
 func PointWorkflow(ctx workflow.Context, in PointInput) (steps.PointResult, error) {
 	logger := workflow.GetLogger(ctx)
 	progress := PointProgress{Rounds: in.Info.Rounds, Status: steps.StatusRunning}
-	paused, stop, finished := in.Paused, false, false
+	paused, stop, finished := in.Paused, in.Stopping, false
 	// state is the point's status while it runs: what the progress query
 	// and the FLStatus search attribute show.
 	state := func() string {
@@ -138,7 +138,12 @@ func PointWorkflow(ctx workflow.Context, in PointInput) (steps.PointResult, erro
 		if isType(err, steps.ErrTypeCorrupt) && in.Recoveries < MaxRecoveries &&
 			workflow.GetVersion(ctx, "recover-damage", workflow.DefaultVersion, 1) == 1 {
 			logger.Warn("damaged checkpoint: restarting from the last good one", "round", r, "error", err)
-			in.Paused, in.Recoveries = paused, in.Recoveries+1
+			// A signal that came in the workflow task that delivered the
+			// failure is not handled yet (the SDK runs this coroutine
+			// first): without this drain an unpause sent then was lost and
+			// the next run waited paused for ever.
+			sig.drain(ctx)
+			in.Paused, in.Stopping, in.Recoveries = paused, stop, in.Recoveries+1
 			return steps.PointResult{}, workflow.NewContinueAsNewError(ctx, PointWorkflowName, in)
 		}
 		if err != nil {

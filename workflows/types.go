@@ -265,6 +265,10 @@ type PointInput struct {
 	// Paused carries a pause across Continue-As-New (and starts a point
 	// paused that was paused before it started).
 	Paused bool `json:"paused,omitempty"`
+	// Stopping carries a stop that came with a round's damage error
+	// across the recovery's Continue-As-New: the next run recovers the
+	// point's checkpoints, then ends it stopped.
+	Stopping bool `json:"stopping,omitempty"`
 	// Recoveries counts the starts after a round found a damaged file
 	// (MaxRecoveries bounds them), carried across Continue-As-New.
 	Recoveries int `json:"recoveries,omitempty"`
