@@ -134,6 +134,18 @@ func untilCommits(t *testing.T, root, sweep string, n int, timeout time.Duration
 	return time.Since(start)
 }
 
+// idle reports whether workflow id runs with no child workflow and no
+// activity in flight: a paused point between rounds.
+func idle(t *testing.T, c client.Client, id string) bool {
+	t.Helper()
+	d, err := c.DescribeWorkflowExecution(context.Background(), id, "")
+	if err != nil {
+		t.Fatalf("describe %s: %v", id, err)
+	}
+	return d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING &&
+		len(d.GetPendingChildren()) == 0 && len(d.GetPendingActivities()) == 0
+}
+
 // midRound waits until some point of sweep has stored a client update of
 // round from or later that is not committed yet: a round in progress.
 func midRound(t *testing.T, root, sweep, from string) string {
@@ -412,13 +424,6 @@ func TestBlobStoreOutage(t *testing.T) {
 // verifies (withdrawing the later rounds), recomputes, and the sweep ends
 // identical to the undisturbed run.
 func TestDamagedCheckpoint(t *testing.T) {
-	// It passed in the first fresh-clone CI run and in its author's runs,
-	// but once waited past its 10-minute deadline after a point finished
-	// (not yet understood); until that is found it runs only when asked.
-	// The recovery itself is covered by engine's TestRecover* unit tests.
-	if os.Getenv("FLSWEEP_DAMAGE_TEST") != "1" {
-		t.Skip("set FLSWEEP_DAMAGE_TEST=1: this test once hung in CI (docs/architecture.md, Faults)")
-	}
 	want := straightRun(t)
 	e := newEnv(t)
 	e.startWorker("worker")
@@ -430,44 +435,50 @@ func TestDamagedCheckpoint(t *testing.T) {
 	if out, err := e.starter("sweep", "pause", name); err != nil {
 		t.Fatalf("sweep pause: %v\n%s", err, out)
 	}
-	// Paused: the rounds in flight finish, then nothing commits.
-	for stable, n := 0, -1; stable < 40; time.Sleep(100 * time.Millisecond) {
-		if m := commits(e.blob, name); m == n {
-			stable++
-		} else {
-			n, stable = m, 0
-		}
-	}
+	// Paused: the rounds in flight finish, then no point starts another.
+	// The point to damage must have nothing in flight (no round, no
+	// step): its next round then reads the damaged checkpoint for sure. (A
+	// fixed quiet period was not enough on a loaded machine: a slow round
+	// that had read the checkpoint before it was damaged committed after,
+	// and nothing read the damaged file again.)
+	c := e.dial()
 	var damagedKey string
-	points, _ := filepath.Glob(filepath.Join(e.blob, "sweeps", name, "p*"))
-	for _, p := range points {
-		if _, err := os.Stat(filepath.Join(p, "DONE.json")); err == nil {
-			continue
+	deadline := time.Now().Add(3 * time.Minute)
+	for damagedKey == "" {
+		if time.Now().After(deadline) {
+			t.Fatal("no paused point with two committed rounds and nothing in flight to damage")
 		}
-		cs, _ := filepath.Glob(filepath.Join(p, "rounds", "*", "COMMITTED.json"))
-		if len(cs) < 2 {
-			continue
+		time.Sleep(200 * time.Millisecond)
+		points, _ := filepath.Glob(filepath.Join(e.blob, "sweeps", name, "p*"))
+		for _, p := range points {
+			if _, err := os.Stat(filepath.Join(p, "DONE.json")); err == nil {
+				continue
+			}
+			cs, _ := filepath.Glob(filepath.Join(p, "rounds", "*", "COMMITTED.json"))
+			if len(cs) < 2 || !idle(t, c, workflows.PointID(name, filepath.Base(p))) {
+				continue
+			}
+			// Committed rounds only change while a round is in flight.
+			if now, _ := filepath.Glob(filepath.Join(p, "rounds", "*", "COMMITTED.json")); len(now) != len(cs) {
+				continue
+			}
+			last := filepath.Join(filepath.Dir(cs[len(cs)-1]), "global.bin")
+			b, err := os.ReadFile(last)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[len(b)/2] ^= 0x20
+			if err := os.WriteFile(last, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			damagedKey = strings.TrimPrefix(last, e.blob+"/")
+			break
 		}
-		last := filepath.Join(filepath.Dir(cs[len(cs)-1]), "global.bin")
-		b, err := os.ReadFile(last)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b[len(b)/2] ^= 0x20
-		if err := os.WriteFile(last, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		damagedKey = strings.TrimPrefix(last, e.blob+"/")
-		break
-	}
-	if damagedKey == "" {
-		t.Fatal("no running point with two committed rounds to damage")
 	}
 	t.Logf("damaged %s", damagedKey)
 	if out, err := e.starter("sweep", "unpause", name); err != nil {
 		t.Fatalf("sweep unpause: %v\n%s", err, out)
 	}
-	c := e.dial()
 	e.wait(c, name, 10*time.Minute)
 	sameResults(t, "damaged and recovered vs straight", e.results(name), want)
 
