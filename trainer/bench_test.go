@@ -11,7 +11,12 @@ import (
 // one Train call of steps minibatches of size batch, reported as samples/s.
 // Graph compilation happens in a warm-up call before the timer starts.
 func benchmarkTrain(b *testing.B, spec Spec, batch, steps int) {
-	n := mustNet(b, spec, mnist, 10)
+	benchmarkTrainOn(b, spec, mnist, batch, steps)
+}
+
+// benchmarkTrainOn is benchmarkTrain on inputs of shape in.
+func benchmarkTrainOn(b *testing.B, spec Spec, in [3]int, batch, steps int) {
+	n := mustNet(b, spec, in, 10)
 	ex := uniformData(1, 1000, n.Dim(), 10)
 	w0 := initWeights(b, n, 1)
 	w := make([]float32, len(w0))
@@ -59,6 +64,16 @@ func BenchmarkTrainMLP(b *testing.B) { benchmarkTrain(b, Spec{Arch: ArchMLP}, 50
 
 // HiCS-FL's CNN (specs/hicsfl.md §3.2), batch 50, 5 steps.
 func BenchmarkTrainCNNHiCS(b *testing.B) { benchmarkTrain(b, Spec{Arch: ArchCNNHiCS}, 50, 5) }
+
+// FedEBA+'s CIFAR-10 CNN (specs/fedeba.md §3.1) on 3×32×32, batch 50, 2 steps.
+func BenchmarkTrainCNNFedEBACIFAR(b *testing.B) {
+	benchmarkTrainOn(b, Spec{Arch: ArchCNNFedEBACIFAR}, cifar, 50, 2)
+}
+
+// FNR-FL's ResNet-18 on 3×32×32, batch 50, 1 step.
+func BenchmarkTrainResNet18(b *testing.B) {
+	benchmarkTrainOn(b, Spec{Arch: ArchResNet18}, cifar, 50, 1)
+}
 
 func BenchmarkTrainLogReg(b *testing.B) { benchmarkTrain(b, Spec{Arch: ArchLogReg}, 50, 20) }
 

@@ -9,6 +9,9 @@ import (
 // mnist is the input shape of (Fashion-)MNIST.
 var mnist = [3]int{1, 28, 28}
 
+// cifar is the input shape of CIFAR-10.
+var cifar = [3]int{3, 32, 32}
+
 func mustNet(t testing.TB, s Spec, in [3]int, classes int) *Net {
 	t.Helper()
 	n, err := NewNet(s, in, classes)

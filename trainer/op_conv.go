@@ -192,6 +192,18 @@ func toChannelMajor[T float](g convGeom, dy []T, n0, n1 int, dst []T) {
 	}
 }
 
+// channelMajor returns samples [n0, n1) of dy in the layout of the chunk's
+// gemm, [cout, (n1−n0)·ho·wo]: dy's own slice for one sample, otherwise a
+// copy in ws.aux (toChannelMajor).
+func channelMajor[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int) []T {
+	if n1-n0 == 1 {
+		return dy[n0*g.outSize():][:g.outSize()]
+	}
+	dycm := grow(&ws.aux, g.cout*(n1-n0)*g.hw())
+	toChannelMajor(g, dy, n0, n1, dycm)
+	return dycm
+}
+
 // convType is the op's gorgonia type: x and W are 4-D, b (if any) 1-D.
 func convType(g convGeom) hm.Type {
 	if g.bias {
@@ -269,6 +281,18 @@ func (op *convOp[T]) Do(vs ...G.Value) (G.Value, error) {
 			col = grow(&op.cols, g.kdim()*batch*hw)[g.kdim()*n0*hw:][:g.kdim()*cols]
 		}
 		im2col(g, x, n0, n1, col, cols)
+		if n1-n0 == 1 {
+			// One sample: its [cout, ho·wo] output is the product's layout.
+			yn := y[n0*g.outSize():][:g.outSize()]
+			gemm(op.ws, false, false, g.cout, cols, g.kdim(), 1, w, g.kdim(), col, cols, 0, yn, cols)
+			for o := 0; b != nil && o < g.cout; o++ {
+				bo := b[o]
+				for j := range yn[o*hw : (o+1)*hw] {
+					yn[o*hw+j] += bo
+				}
+			}
+			continue
+		}
 		gemm(op.ws, false, false, g.cout, cols, g.kdim(), 1, w, g.kdim(), col, cols, 0, ycm, cols)
 		for n := n0; n < n1; n++ {
 			for o := 0; o < g.cout; o++ {
@@ -346,8 +370,8 @@ func (op *convDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	for n0 := 0; n0 < batch; n0 += g.chunk() {
 		n1 := min(n0+g.chunk(), batch)
 		cols := (n1 - n0) * hw
-		col, dycm := grow(&op.ws.col, g.kdim()*cols), grow(&op.ws.aux, g.cout*cols)
-		toChannelMajor(g, dy, n0, n1, dycm)
+		col := grow(&op.ws.col, g.kdim()*cols)
+		dycm := channelMajor(g, op.ws, dy, n0, n1)
 		gemm(op.ws, true, false, g.kdim(), cols, g.cout, 1, w, g.kdim(), dycm, cols, 0, col, cols)
 		col2im(g, col, cols, dx, n0, n1)
 	}
@@ -395,8 +419,7 @@ func (op *convDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
 			col = grow(&op.ws.col, g.kdim()*cols)
 			im2col(g, x, n0, n1, col, cols)
 		}
-		dycm := grow(&op.ws.aux, g.cout*cols)
-		toChannelMajor(g, dy, n0, n1, dycm)
+		dycm := channelMajor(g, op.ws, dy, n0, n1)
 		beta := T(1)
 		if n0 == 0 {
 			beta = 0

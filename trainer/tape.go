@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // tape executes a compiled gorgonia graph: every op node's Do, in a fixed
@@ -13,12 +14,14 @@ import (
 // and the boxed arguments of its trace logging even with tracing off: about
 // 98 allocations per MLP training step). Every op of the trainer's graphs
 // reuses its output buffer, so a step through tape allocates nothing.
-// gorgonia's own ops (the gradient sums it inserts where a node feeds two
-// consumers, as in ResNet's skip connections) run through their
-// UsePreallocDo into the previous step's result when they have one; that
-// still allocates inside gorgonia's tensor package, about 3 times per sum
-// (24 per ResNet-18 step, measured), which only replacing those ops would
-// remove.
+// The gradient sums gorgonia inserts where a node feeds two consumers (as
+// in ResNet's skip connections) are its elementwise "+" of two tensors of
+// one shape; newTape replaces them by the trainer's addOp, which adds into
+// its own buffer. (gorgonia's UsePreallocDo computes the sum into a new
+// tensor and copies it: about 3 allocations and a copy per sum, 24 per
+// ResNet-18 step.) The sum is the same float addition, so results do not
+// change. Other gorgonia ops run through their UsePreallocDo into the
+// previous step's result when they have one.
 type tape struct {
 	steps []tapeStep
 	vals  []G.Value       // by node, in execution order
@@ -66,6 +69,9 @@ func newTape(g *G.ExprGraph) (*tape, error) {
 		if st.op == nil {
 			return nil, fmt.Errorf("node %v has arguments but no op", n)
 		}
+		if op := gradSum(n, sorted, st.args, len(sorted)); op != nil {
+			st.op = op
+		}
 		st.in = make([]G.Value, len(st.args))
 		t.steps = append(t.steps, st)
 	}
@@ -90,6 +96,32 @@ func (t *tape) run() error {
 			return fmt.Errorf("%v: %w", st.op, err)
 		}
 		t.vals[st.out] = v
+	}
+	return nil
+}
+
+// gradSum returns the trainer's addOp for n when n is gorgonia's
+// elementwise sum of two tensors of n's shape and dtype (the gradient sums
+// of nodes with two consumers), and nil otherwise. args are the positions
+// of n's arguments in the reversed order sorted.
+func gradSum(n *G.Node, sorted G.Nodes, args []int, count int) G.Op {
+	if len(args) != 2 || n.Op().String() != "+ false" || n.Op().Arity() != 2 {
+		return nil
+	}
+	if _, ok := n.Op().(G.BinaryOp); !ok {
+		return nil
+	}
+	for _, p := range args {
+		a := sorted[count-1-p]
+		if !a.Shape().Eq(n.Shape()) || a.Dtype() != n.Dtype() || a.Shape().IsScalar() {
+			return nil
+		}
+	}
+	switch n.Dtype() {
+	case tensor.Float32:
+		return &addOp[float32]{name: "grad " + n.Name()}
+	case tensor.Float64:
+		return &addOp[float64]{name: "grad " + n.Name()}
 	}
 	return nil
 }

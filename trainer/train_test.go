@@ -850,26 +850,30 @@ func TestDivergedLastStep(t *testing.T) {
 // once the graph is built: Train with 12 steps allocates as much as with 2
 // (the per-call allocations are the same), for plain SGD (weights updated
 // inside the gemms), momentum, Adam and a CNN with BatchNorm, PReLU and
-// dropout.
+// dropout, and ResNet-18 (whose skip connections make gorgonia insert
+// gradient sums, replaced in tape.go) on small inputs and batches.
 func TestNoAllocationPerStep(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		spec Spec
-		opt  func(*Hyper)
+		name  string
+		spec  Spec
+		in    [3]int
+		batch int
+		opt   func(*Hyper)
 	}{
-		{"mlp sgd", Spec{Arch: ArchMLP}, func(*Hyper) {}},
-		{"mlp momentum", Spec{Arch: ArchMLP}, func(h *Hyper) { h.Momentum = 0.9; h.WeightDecay = 1e-4 }},
-		{"logreg adam", Spec{Arch: ArchLogReg}, func(h *Hyper) { h.Optimizer = OptimizerAdam }},
-		{"cnn-hics sgd", Spec{Arch: ArchCNNHiCS}, func(*Hyper) {}},
+		{"mlp sgd", Spec{Arch: ArchMLP}, mnist, 20, func(*Hyper) {}},
+		{"mlp momentum", Spec{Arch: ArchMLP}, mnist, 20, func(h *Hyper) { h.Momentum = 0.9; h.WeightDecay = 1e-4 }},
+		{"logreg adam", Spec{Arch: ArchLogReg}, mnist, 20, func(h *Hyper) { h.Optimizer = OptimizerAdam }},
+		{"cnn-hics sgd", Spec{Arch: ArchCNNHiCS}, mnist, 20, func(*Hyper) {}},
+		{"resnet18 sgd", Spec{Arch: ArchResNet18}, [3]int{3, 8, 8}, 2, func(*Hyper) {}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			n := mustNet(t, c.spec, mnist, 10)
+			n := mustNet(t, c.spec, c.in, 10)
 			ex := uniformData(1, 200, n.Dim(), 10)
 			w0 := initWeights(t, n, 1)
 			w := make([]float32, len(w0))
 			tr := New(nil)
 			allocs := func(steps int) float64 {
-				hp := sgdSteps(0.01, 20, steps)
+				hp := sgdSteps(0.01, c.batch, steps)
 				c.opt(&hp)
 				return testing.AllocsPerRun(3, func() {
 					copy(w, w0)
