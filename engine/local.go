@@ -2,10 +2,12 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
 	"github.com/flsweep/flsweep/steps"
+	"github.com/flsweep/flsweep/store"
 )
 
 // Progress reports a point's progress in the in-process runner.
@@ -108,4 +110,66 @@ func (e *Engine) RunPoint(ctx context.Context, ref steps.PointRef, keepUpdates b
 // orchestrated path.
 func (e *Engine) RunRound(ctx context.Context, in steps.RoundInput) (steps.RoundSummary, error) {
 	return steps.Round(e.exec(ctx, nil), in)
+}
+
+// RunRoundInOne runs round in.Round in this process as one step (RunRound,
+// the point workflow's path for small rounds): the round protocol with the
+// engine's steps called directly, as RunRound does, but only while each
+// fan-out fits in one activity (at most in.ClientsPerActivity clients, so
+// the fanned-out round would have run it as one activity too). At the first
+// fan-out that does not fit it stops and returns its activities in FanOut; what it
+// wrote by then (the round's query answers and broadcast) the fanned-out
+// run overwrites with the same bytes.
+//
+// A round already committed (a retry after the worker died between the
+// commit and the report) is not run again: its checkpoint of round
+// in.Round−1 may be gone. Its summary is rebuilt from its manifest, whose
+// evaluation carries the test accuracy and loss only. status, when not nil,
+// receives the round's phase as it changes.
+func (e *Engine) RunRoundInOne(ctx context.Context, in steps.RoundInput, status func(string)) (steps.RoundOutput, error) {
+	env, err := e.roundEnv(ctx, in.RoundRef)
+	if err != nil {
+		return steps.RoundOutput{}, err
+	}
+	var c store.Commit
+	switch err := e.Store.GetJSON(ctx, env.keys.Committed(in.Round), &c); {
+	case err == nil:
+		var ev *steps.EvalSummary
+		if c.Evaluated {
+			ev = &steps.EvalSummary{TestAcc: c.TestAcc, TestLoss: c.TestLoss}
+		}
+		sum := summaryOf(c, ev)
+		return steps.RoundOutput{Summary: &sum}, nil
+	case !errors.Is(err, store.ErrNotFound):
+		return steps.RoundOutput{}, err
+	}
+	x := oneActivity{exec: e.exec(ctx, status)}
+	sum, err := steps.Round(&x, in)
+	if errors.Is(err, errFanOut) {
+		return steps.RoundOutput{FanOut: x.fanOut}, nil
+	}
+	if err != nil {
+		return steps.RoundOutput{}, err
+	}
+	return steps.RoundOutput{Summary: &sum}, nil
+}
+
+// errFanOut stops a round run by RunRoundInOne at a fan-out of more than
+// one activity.
+var errFanOut = errors.New("engine: the round's fan-out needs more than one activity")
+
+// oneActivity is the in-process Exec of RunRoundInOne: it refuses a fan-out
+// of more than one call (steps.Round chunks every fan-out by the round's
+// ClientsPerActivity), remembering its calls in fanOut.
+type oneActivity struct {
+	exec
+	fanOut int
+}
+
+func (x *oneActivity) RunAll(s steps.Info, ins, outs []any) error {
+	if len(ins) > 1 {
+		x.fanOut = len(ins)
+		return fmt.Errorf("%s in %d activities: %w", s.Name, len(ins), errFanOut)
+	}
+	return x.exec.RunAll(s, ins, outs)
 }

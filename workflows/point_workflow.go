@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"slices"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -113,21 +114,7 @@ func PointWorkflow(ctx workflow.Context, in PointInput) (steps.PointResult, erro
 			}
 		}
 		workflow.SetCurrentDetails(ctx, fmt.Sprintf("round %d of %d, test accuracy %.4f", r, prep.Rounds, progress.TestAcc))
-		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID:    RoundID(in.Sweep, in.Point, r),
-			StaticSummary: fmt.Sprintf("%s round %d/%d", in.Info.Label, r, prep.Rounds),
-		})
-		var sum steps.RoundSummary
-		err := workflow.ExecuteChildWorkflow(cctx, RoundWorkflowName, RoundInput{
-			RoundInput: steps.RoundInput{
-				RoundRef:           steps.RoundRef{PointRef: in.PointRef, Round: r, DataDigest: prep.DataDigest},
-				Eval:               steps.ShouldEval(r, prep.EvalEvery, prep.Rounds),
-				KeepUpdates:        in.KeepUpdates,
-				ClientsPerActivity: in.ClientsPerActivity,
-				Phases:             prep.Phases,
-			},
-			TrainQueue: in.TrainQueue,
-		}).Get(ctx, &sum)
+		sum, err := runRound(ctx, in, prep, r)
 		if isType(err, steps.ErrTypeDiverged) {
 			logger.Warn("point diverged", "round", r, "error", err)
 			status = steps.StatusDiverged
@@ -155,4 +142,50 @@ func PointWorkflow(ctx workflow.Context, in PointInput) (steps.PointResult, erro
 		}
 	}
 	return finish(status)
+}
+
+// runRound runs round r of a point. A round whose fan-outs each fit in one
+// activity (the point selects at most ClientsPerActivity clients, and the
+// round trains no attack probes) runs as one RunRound activity on the
+// training queue: the whole round protocol in one worker, as the in-process
+// runner runs it, so it costs one activity's round trip instead of a child
+// workflow and an activity or local activity per step
+// (docs/architecture.md, "The cost of a round"). Other rounds, and a small
+// round whose selection turns out larger than expected (binomial and
+// poisson sampling), run as a child RoundWorkflow with their fan-outs.
+// Histories recorded before RunRound replay with child workflows only.
+func runRound(ctx workflow.Context, in PointInput, prep steps.PrepareOutput, r int) (steps.RoundSummary, error) {
+	rin := steps.RoundInput{
+		RoundRef:           steps.RoundRef{PointRef: in.PointRef, Round: r, DataDigest: prep.DataDigest},
+		Eval:               steps.ShouldEval(r, prep.EvalEvery, prep.Rounds),
+		KeepUpdates:        in.KeepUpdates,
+		ClientsPerActivity: in.ClientsPerActivity,
+		Phases:             prep.Phases,
+	}
+	_, probe := slices.BinarySearch(prep.Phases.Probe, r)
+	small := prep.ClientsPerRound > 0 && prep.ClientsPerRound <= in.ClientsPerActivity && !probe
+	if small && workflow.GetVersion(ctx, "run-round", workflow.DefaultVersion, 1) == 1 {
+		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			TaskQueue:           in.TrainQueue,
+			StartToCloseTimeout: steps.RunRound.Timeout,
+			HeartbeatTimeout:    HeartbeatTimeout,
+			RetryPolicy:         retry(steps.RunRound.Attempts),
+			Summary:             fmt.Sprintf("%s round %d/%d", in.Info.Label, r, prep.Rounds),
+		})
+		var out steps.RoundOutput
+		if err := workflow.ExecuteActivity(actx, steps.RunRound.Name, rin).Get(ctx, &out); err != nil {
+			return steps.RoundSummary{}, err
+		}
+		if out.Summary != nil {
+			return *out.Summary, nil
+		}
+		workflow.GetLogger(ctx).Info("round fans out", "round", r, "activities", out.FanOut)
+	}
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:    RoundID(in.Sweep, in.Point, r),
+		StaticSummary: fmt.Sprintf("%s round %d/%d", in.Info.Label, r, prep.Rounds),
+	})
+	var sum steps.RoundSummary
+	err := workflow.ExecuteChildWorkflow(cctx, RoundWorkflowName, RoundInput{RoundInput: rin, TrainQueue: in.TrainQueue}).Get(ctx, &sum)
+	return sum, err
 }
