@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store"
@@ -117,19 +118,53 @@ func (e *Engine) RunRound(ctx context.Context, in steps.RoundInput) (steps.Round
 // engine's steps called directly, as RunRound does, but only while each
 // fan-out fits in one activity (at most in.ClientsPerActivity clients, so
 // the fanned-out round would have run it as one activity too). At the first
-// fan-out that does not fit it stops and returns its activities in FanOut; what it
-// wrote by then (the round's query answers and broadcast) the fanned-out
-// run overwrites with the same bytes.
+// fan-out that does not fit it stops and returns its activities in FanOut;
+// what it wrote by then (the round's query answers and broadcast) the
+// fanned-out run overwrites with the same bytes.
+//
+// With in.Until > in.Round it goes on with the next rounds, up to Until,
+// while the rounds it ran took less than steps.RunRoundBatch: a batch of
+// rounds costs the workflow one activity. A later round that fails or fans
+// out ends the batch without error; the next RunRound starts with it and
+// reports it.
 //
 // A round already committed (a retry after the worker died between the
-// commit and the report) is not run again: its checkpoint of round
-// in.Round−1 may be gone. Its summary is rebuilt from its manifest, whose
+// commit and the report) is not run again: its checkpoint of the round
+// before may be gone. Its summary is rebuilt from its manifest, whose
 // evaluation carries the test accuracy and loss only. status, when not nil,
 // receives the round's phase as it changes.
 func (e *Engine) RunRoundInOne(ctx context.Context, in steps.RoundInput, status func(string)) (steps.RoundOutput, error) {
+	start := time.Now()
+	var out steps.RoundOutput
+	for r := in.Round; r == in.Round || (r <= in.Until && time.Since(start) < steps.RunRoundBatch); r++ {
+		rin := in
+		rin.Round, rin.Until = r, 0
+		sum, fanOut, err := e.runOne(ctx, rin, status)
+		if r > in.Round && (err != nil || fanOut > 0) {
+			break
+		}
+		if err != nil || fanOut > 0 {
+			return steps.RoundOutput{FanOut: fanOut}, err
+		}
+		out.Rounds = append(out.Rounds, sum)
+		in.Eval = false // for the rounds after the first: their own
+		if r < in.Until {
+			env, err := e.roundEnv(ctx, in.RoundRef)
+			if err != nil {
+				break
+			}
+			in.Eval = steps.ShouldEval(r+1, env.cfg.EvalEvery, env.cfg.Rounds)
+		}
+	}
+	return out, nil
+}
+
+// runOne is one round of RunRoundInOne: its summary, or the activities of
+// the fan-out that did not fit.
+func (e *Engine) runOne(ctx context.Context, in steps.RoundInput, status func(string)) (steps.RoundSummary, int, error) {
 	env, err := e.roundEnv(ctx, in.RoundRef)
 	if err != nil {
-		return steps.RoundOutput{}, err
+		return steps.RoundSummary{}, 0, err
 	}
 	var c store.Commit
 	switch err := e.Store.GetJSON(ctx, env.keys.Committed(in.Round), &c); {
@@ -138,20 +173,16 @@ func (e *Engine) RunRoundInOne(ctx context.Context, in steps.RoundInput, status 
 		if c.Evaluated {
 			ev = &steps.EvalSummary{TestAcc: c.TestAcc, TestLoss: c.TestLoss}
 		}
-		sum := summaryOf(c, ev)
-		return steps.RoundOutput{Summary: &sum}, nil
+		return summaryOf(c, ev), 0, nil
 	case !errors.Is(err, store.ErrNotFound):
-		return steps.RoundOutput{}, err
+		return steps.RoundSummary{}, 0, err
 	}
 	x := oneActivity{exec: e.exec(ctx, status)}
 	sum, err := steps.Round(&x, in)
 	if errors.Is(err, errFanOut) {
-		return steps.RoundOutput{FanOut: x.fanOut}, nil
+		return steps.RoundSummary{}, x.fanOut, nil
 	}
-	if err != nil {
-		return steps.RoundOutput{}, err
-	}
-	return steps.RoundOutput{Summary: &sum}, nil
+	return sum, 0, err
 }
 
 // errFanOut stops a round run by RunRoundInOne at a fan-out of more than

@@ -422,12 +422,30 @@ func TestLocalRunMatchesTemporal(t *testing.T) {
 
 // TestKilledWorker: the worker is killed with SIGKILL in the middle of a
 // round and a new one started; the sweep completes with the same models and
-// rows as the uninterrupted run.
+// rows as the uninterrupted run. Its rounds fan out (one client per
+// activity), or run whole in one RunRound activity (clients_per_activity
+// 10 holds pow-d's 10 candidates): the retried activity runs the round
+// again.
 func TestKilledWorker(t *testing.T) {
 	want := straightRun(t)
+	for _, c := range []struct{ name, run string }{{"fan-out", ""}, {"one-activity", "  clients_per_activity: 10\n"}} {
+		t.Run(c.name, func(t *testing.T) { killedWorker(t, want, c.run) })
+	}
+}
+
+func killedWorker(t *testing.T, want results, run string) {
 	e := newEnv(t)
 	stop := e.worker()
 	spec := e.spec("killed")
+	if run != "" {
+		b, err := os.ReadFile(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(spec, append(b, run...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if out, err := e.starter("sweep", "start", "-f", spec); err != nil {
 		t.Fatalf("sweep start: %v\n%s", err, out)
 	}

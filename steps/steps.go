@@ -389,16 +389,22 @@ type RoundSummary struct {
 	Eval        *EvalSummary `json:"eval,omitempty"`
 }
 
-// RoundOutput is the result of RunRound: the committed round's summary, or
-// (Summary nil) FanOut, the activities of the first fan-out that did not
-// fit in one (more than RoundInput.ClientsPerActivity clients). Such a
-// round has written nothing that its fanned-out run does not overwrite with
-// the same bytes (its selection, queries and broadcast at most); the
-// workflow runs it again with its fan-outs.
+// RoundOutput is the result of RunRound: the rounds it committed, in
+// order, or (none) FanOut, the activities of the first fan-out of round
+// Round that did not fit in one (more than RoundInput.ClientsPerActivity
+// clients). Such a round has written nothing that its fanned-out run does
+// not overwrite with the same bytes (its selection, queries and broadcast at
+// most); the workflow runs it again with its fan-outs.
 type RoundOutput struct {
-	Summary *RoundSummary `json:"summary,omitempty"`
-	FanOut  int           `json:"fan_out,omitempty"`
+	Rounds []RoundSummary `json:"rounds,omitempty"`
+	FanOut int            `json:"fan_out,omitempty"`
 }
+
+// RunRoundBatch bounds the work of one RunRound activity that may run
+// several rounds (RoundInput.Until): it starts another round only while the
+// rounds it ran took less than this. Signals, the point's progress and
+// FLRound therefore act and show at most this late (plus one round).
+const RunRoundBatch = time.Second
 
 // FinishInput closes a point.
 type FinishInput struct {

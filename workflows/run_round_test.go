@@ -39,16 +39,24 @@ func runCounted(t *testing.T, specText string) (map[string]steps.PointResult, ma
 }
 
 // TestSmallRoundsRunInOneActivity: with at most clients_per_activity clients
-// per round, every round is one RunRound activity (no round workflow, no
-// per-step activity), and the results are the in-process runner's, also
-// across Continue-As-New.
+// per round, rounds run in RunRound activities (several rounds in one while
+// they take less than steps.RunRoundBatch; no round workflow, no per-step
+// activity), and the results are the in-process runner's, also across
+// Continue-As-New, which ends every batch.
 func TestSmallRoundsRunInOneActivity(t *testing.T) {
 	want := localResults(t, spec)
-	for _, run := range []string{"run: {clients_per_activity: 3}\n", "run: {clients_per_activity: 5, continue_as_new_every: 2}\n"} {
+	for _, c := range []struct {
+		run      string
+		min, max int // RunRound activities of 2 points x 5 rounds
+	}{
+		{"run: {clients_per_activity: 3}\n", 2, 10},
+		{"run: {clients_per_activity: 5, continue_as_new_every: 2}\n", 6, 10},
+	} {
+		run := c.run
 		got, started := runCounted(t, spec+run)
 		require.Equal(t, want, got, run)
-		// 2 points x 5 rounds.
-		require.Equal(t, 10, started[steps.RunRound.Name], run)
+		require.GreaterOrEqual(t, started[steps.RunRound.Name], c.min, run)
+		require.LessOrEqual(t, started[steps.RunRound.Name], c.max, run)
 		for _, s := range []string{steps.TrainClients.Name, steps.Aggregate.Name, steps.Evaluate.Name} {
 			require.Zero(t, started[s], "%s: %s ran as its own activity", run, s)
 		}
@@ -61,7 +69,8 @@ func TestSmallRoundsRunInOneActivity(t *testing.T) {
 func TestSmallRoundsWithQueriesAndState(t *testing.T) {
 	got, started := runCounted(t, methodsSpec+"run: {clients_per_activity: 6, continue_as_new_every: 2}\n")
 	require.Equal(t, localResults(t, methodsSpec), got)
-	require.Equal(t, 15, started[steps.RunRound.Name])
+	require.GreaterOrEqual(t, started[steps.RunRound.Name], 9) // 3 points x 3 runs
+	require.LessOrEqual(t, started[steps.RunRound.Name], 15)
 	require.Zero(t, started[steps.QueryClients.Name]+started[steps.TrainClients.Name])
 }
 
@@ -89,7 +98,8 @@ seeds: [5, 6]
 `
 	got, started = runCounted(t, binomial+"run: {clients_per_activity: 3}\n")
 	require.Equal(t, localResults(t, binomial), got)
-	require.Equal(t, 16, started[steps.RunRound.Name])
+	require.GreaterOrEqual(t, started[steps.RunRound.Name], 2)
+	require.LessOrEqual(t, started[steps.RunRound.Name], 16)
 	require.Positive(t, started[steps.TrainClients.Name], "no round selected more than 3 clients")
 	require.Less(t, started[steps.TrainClients.Name], 32, "every round fanned out")
 }
