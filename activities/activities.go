@@ -172,8 +172,8 @@ func (a *Activities) CommitRound(ctx context.Context, in steps.CommitInput) (ste
 func (a *Activities) RunRound(ctx context.Context, in steps.RoundInput) (steps.RoundOutput, error) {
 	var last progress
 	return heartbeatingWith(ctx, a, &last, func() (steps.RoundOutput, error) {
-		return a.Engine.RunRoundInOne(ctx, in, func(phase string) {
-			last.set(steps.RoundPhase{Round: in.Round, Phase: phase})
+		return a.Engine.RunRoundInOne(ctx, in, func(round int, phase string) {
+			last.set(steps.RoundPhase{Round: round, Phase: phase})
 			activity.RecordHeartbeat(ctx, last.details()...) // the SDK throttles these
 		})
 	})

@@ -132,14 +132,25 @@ func (e *Engine) RunRound(ctx context.Context, in steps.RoundInput) (steps.Round
 // commit and the report) is not run again: its checkpoint of the round
 // before may be gone. Its summary is rebuilt from its manifest, whose
 // evaluation carries the test accuracy and loss only. status, when not nil,
-// receives the round's phase as it changes.
-func (e *Engine) RunRoundInOne(ctx context.Context, in steps.RoundInput, status func(string)) (steps.RoundOutput, error) {
+// receives each round's phase as it changes.
+func (e *Engine) RunRoundInOne(ctx context.Context, in steps.RoundInput, status func(round int, phase string)) (steps.RoundOutput, error) {
+	env, err := e.roundEnv(ctx, in.RoundRef)
+	if err != nil {
+		return steps.RoundOutput{}, err
+	}
 	start := time.Now()
 	var out steps.RoundOutput
 	for r := in.Round; r == in.Round || (r <= in.Until && time.Since(start) < steps.RunRoundBatch); r++ {
 		rin := in
 		rin.Round, rin.Until = r, 0
-		sum, fanOut, err := e.runOne(ctx, rin, status)
+		if r > in.Round {
+			rin.Eval = steps.ShouldEval(r, env.cfg.EvalEvery, env.cfg.Rounds)
+		}
+		var phase func(string)
+		if status != nil {
+			phase = func(msg string) { status(r, msg) }
+		}
+		sum, fanOut, err := e.runOne(ctx, rin, phase)
 		if r > in.Round && (err != nil || fanOut > 0) {
 			break
 		}
@@ -147,14 +158,6 @@ func (e *Engine) RunRoundInOne(ctx context.Context, in steps.RoundInput, status 
 			return steps.RoundOutput{FanOut: fanOut}, err
 		}
 		out.Rounds = append(out.Rounds, sum)
-		in.Eval = false // for the rounds after the first: their own
-		if r < in.Until {
-			env, err := e.roundEnv(ctx, in.RoundRef)
-			if err != nil {
-				break
-			}
-			in.Eval = steps.ShouldEval(r+1, env.cfg.EvalEvery, env.cfg.Rounds)
-		}
 	}
 	return out, nil
 }

@@ -41,7 +41,7 @@ func TestRunRoundInOne(t *testing.T) {
 		var sums []steps.RoundSummary
 		var phases []string
 		for r := 1; r <= prep.Rounds; {
-			out, err := e.RunRoundInOne(ctx, round(r, 4), func(s string) { phases = append(phases, s) })
+			out, err := e.RunRoundInOne(ctx, round(r, 4), func(_ int, s string) { phases = append(phases, s) })
 			if err != nil {
 				t.Fatal(err)
 			}
