@@ -52,6 +52,7 @@ func (a *Activities) Register(r Registrar) {
 	register(r, steps.Aggregate, a.Aggregate)
 	register(r, steps.Evaluate, a.Evaluate)
 	register(r, steps.CommitRound, a.CommitRound)
+	register(r, steps.RunRound, a.RunRound)
 }
 
 // PlanSweep records a sweep's spec and points, and the identity (bucket and
@@ -164,6 +165,18 @@ func (a *Activities) CommitRound(ctx context.Context, in steps.CommitInput) (ste
 	}
 	out, err := a.Engine.CommitRound(ctx, in)
 	return out, toTemporal(err)
+}
+
+// RunRound runs a whole small round (select to commit) in this worker; it
+// heartbeats with the round's phase (steps.RoundPhase).
+func (a *Activities) RunRound(ctx context.Context, in steps.RoundInput) (steps.RoundOutput, error) {
+	var last progress
+	return heartbeatingWith(ctx, a, &last, func() (steps.RoundOutput, error) {
+		return a.Engine.RunRoundInOne(ctx, in, func(round int, phase string) {
+			last.set(steps.RoundPhase{Round: round, Phase: phase})
+			activity.RecordHeartbeat(ctx, last.details()...) // the SDK throttles these
+		})
+	})
 }
 
 // RefusalDelay is how long a refused task waits before it is offered again.

@@ -50,6 +50,9 @@ func (e *Engine) handlers() map[string]handler {
 		steps.Aggregate.Name:      bind(steps.Aggregate, e.Aggregate),
 		steps.Evaluate.Name:       bind(steps.Evaluate, e.Evaluate),
 		steps.CommitRound.Name:    bind(steps.CommitRound, e.CommitRound),
+		steps.RunRound.Name: bind(steps.RunRound, func(ctx context.Context, in steps.RoundInput) (steps.RoundOutput, error) {
+			return e.RunRoundInOne(ctx, in, nil)
+		}),
 	}
 }
 

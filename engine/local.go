@@ -2,10 +2,13 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/flsweep/flsweep/steps"
+	"github.com/flsweep/flsweep/store"
 )
 
 // Progress reports a point's progress in the in-process runner.
@@ -108,4 +111,99 @@ func (e *Engine) RunPoint(ctx context.Context, ref steps.PointRef, keepUpdates b
 // orchestrated path.
 func (e *Engine) RunRound(ctx context.Context, in steps.RoundInput) (steps.RoundSummary, error) {
 	return steps.Round(e.exec(ctx, nil), in)
+}
+
+// RunRoundInOne runs round in.Round in this process as one step (RunRound,
+// the point workflow's path for small rounds): the round protocol with the
+// engine's steps called directly, as RunRound does, but only while each
+// fan-out fits in one activity (at most in.ClientsPerActivity clients, so
+// the fanned-out round would have run it as one activity too). At the first
+// fan-out that does not fit it stops and returns its activities in FanOut;
+// what it wrote by then (the round's query answers and broadcast) the
+// fanned-out run overwrites with the same bytes.
+//
+// With in.Until > in.Round it goes on with the next rounds, up to Until,
+// while the rounds it ran took less than steps.RunRoundBatch: a batch of
+// rounds costs the workflow one activity. A later round that fails or fans
+// out ends the batch without error; the next RunRound starts with it and
+// reports it.
+//
+// A round already committed (a retry after the worker died between the
+// commit and the report) is not run again: its checkpoint of the round
+// before may be gone. Its summary is rebuilt from its manifest, whose
+// evaluation carries the test accuracy and loss only. status, when not nil,
+// receives each round's phase as it changes.
+func (e *Engine) RunRoundInOne(ctx context.Context, in steps.RoundInput, status func(round int, phase string)) (steps.RoundOutput, error) {
+	env, err := e.roundEnv(ctx, in.RoundRef)
+	if err != nil {
+		return steps.RoundOutput{}, err
+	}
+	start := time.Now()
+	var out steps.RoundOutput
+	for r := in.Round; r == in.Round || (r <= in.Until && time.Since(start) < steps.RunRoundBatch); r++ {
+		rin := in
+		rin.Round, rin.Until = r, 0
+		if r > in.Round {
+			rin.Eval = steps.ShouldEval(r, env.cfg.EvalEvery, env.cfg.Rounds)
+		}
+		var phase func(string)
+		if status != nil {
+			phase = func(msg string) { status(r, msg) }
+		}
+		sum, fanOut, err := e.runOne(ctx, rin, phase)
+		if r > in.Round && (err != nil || fanOut > 0) {
+			break
+		}
+		if err != nil || fanOut > 0 {
+			return steps.RoundOutput{FanOut: fanOut}, err
+		}
+		out.Rounds = append(out.Rounds, sum)
+	}
+	return out, nil
+}
+
+// runOne is one round of RunRoundInOne: its summary, or the activities of
+// the fan-out that did not fit.
+func (e *Engine) runOne(ctx context.Context, in steps.RoundInput, status func(string)) (steps.RoundSummary, int, error) {
+	env, err := e.roundEnv(ctx, in.RoundRef)
+	if err != nil {
+		return steps.RoundSummary{}, 0, err
+	}
+	var c store.Commit
+	switch err := e.Store.GetJSON(ctx, env.keys.Committed(in.Round), &c); {
+	case err == nil:
+		var ev *steps.EvalSummary
+		if c.Evaluated {
+			ev = &steps.EvalSummary{TestAcc: c.TestAcc, TestLoss: c.TestLoss}
+		}
+		return summaryOf(c, ev), 0, nil
+	case !errors.Is(err, store.ErrNotFound):
+		return steps.RoundSummary{}, 0, err
+	}
+	x := oneActivity{exec: e.exec(ctx, status)}
+	sum, err := steps.Round(&x, in)
+	if errors.Is(err, errFanOut) {
+		return steps.RoundSummary{}, x.fanOut, nil
+	}
+	return sum, 0, err
+}
+
+// errFanOut stops a round run by RunRoundInOne at a fan-out of more than
+// one activity.
+var errFanOut = errors.New("engine: the round's fan-out needs more than one activity")
+
+// oneActivity is the in-process Exec of RunRoundInOne: it refuses a fan-out
+// of more than one call (steps.Round chunks every fan-out by the round's
+// ClientsPerActivity), remembering its calls in fanOut.
+type oneActivity struct {
+	exec
+	fanOut int
+}
+
+func (x *oneActivity) RunAll(s steps.Info, ins, outs []any) error {
+	if len(ins) > 1 {
+		x.fanOut = len(ins)
+		return fmt.Errorf("%s in %d activities: %w", s.Name, len(ins), errFanOut)
+	}
+	return x.exec.RunAll(s, ins, outs)
 }

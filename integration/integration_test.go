@@ -422,12 +422,31 @@ func TestLocalRunMatchesTemporal(t *testing.T) {
 
 // TestKilledWorker: the worker is killed with SIGKILL in the middle of a
 // round and a new one started; the sweep completes with the same models and
-// rows as the uninterrupted run.
+// rows as the uninterrupted run. Its rounds fan out (one client per
+// activity), or run whole in one RunRound activity (clients_per_activity
+// 10 holds pow-d's 10 candidates): the retried activity runs the round
+// again.
 func TestKilledWorker(t *testing.T) {
 	want := straightRun(t)
+	// Each its own sweep: a sweep's workflow ID is derived from its name.
+	for _, c := range []struct{ name, run string }{{"killed", ""}, {"killed-one", "  clients_per_activity: 10\n"}} {
+		t.Run(c.name, func(t *testing.T) { killedWorker(t, want, c.name, c.run) })
+	}
+}
+
+func killedWorker(t *testing.T, want results, name, run string) {
 	e := newEnv(t)
 	stop := e.worker()
-	spec := e.spec("killed")
+	spec := e.spec(name)
+	if run != "" {
+		b, err := os.ReadFile(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(spec, append(b, run...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if out, err := e.starter("sweep", "start", "-f", spec); err != nil {
 		t.Fatalf("sweep start: %v\n%s", err, out)
 	}
@@ -439,7 +458,7 @@ func TestKilledWorker(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("never saw a round in progress")
 		}
-		matches, _ := filepath.Glob(filepath.Join(e.blob, "sweeps", "killed", "*", "rounds", "*", "updates", "*.bin"))
+		matches, _ := filepath.Glob(filepath.Join(e.blob, "sweeps", name, "*", "rounds", "*", "updates", "*.bin"))
 		for _, m := range matches {
 			round := filepath.Dir(filepath.Dir(m))
 			if filepath.Base(round) >= "000002" {
@@ -462,10 +481,10 @@ func TestKilledWorker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var res workflows.SweepResult
-	if err := c.GetWorkflow(ctx, workflows.SweepID("killed"), "").Get(ctx, &res); err != nil {
+	if err := c.GetWorkflow(ctx, workflows.SweepID(name), "").Get(ctx, &res); err != nil {
 		t.Fatalf("sweep after the kill: %v", err)
 	}
-	sameResults(t, "killed and restarted vs straight", e.results("killed"), want)
+	sameResults(t, "killed and restarted vs straight", e.results(name), want)
 }
 
 // TestBadInputCLI: invalid specs are rejected before anything starts, naming

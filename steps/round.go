@@ -19,6 +19,10 @@ type RoundInput struct {
 	KeepUpdates        bool   `json:"keep_updates,omitempty"`
 	ClientsPerActivity int    `json:"clients_per_activity,omitempty"`
 	Phases             Phases `json:"phases"`
+	// Until, in RunRound only, lets the activity go on with rounds
+	// Round+1 … Until (each evaluated as ShouldEval says) while its rounds
+	// took less than RunRoundBatch in all; 0 runs round Round alone.
+	Until int `json:"until,omitempty"`
 }
 
 // Round runs round in.Round of a point through x. This is the round protocol

@@ -44,6 +44,12 @@ var (
 	Aggregate      = Step[AggregateInput, AggregateOutput]{Info{"Aggregate", Worker, 10 * time.Minute, 10}}
 	Evaluate       = Step[RoundRef, EvalSummary]{Info{"Evaluate", Worker, 30 * time.Minute, 5}}
 	CommitRound    = Step[CommitInput, RoundSummary]{Info{"CommitRound", Server, time.Minute, 5}}
+
+	// RunRound runs a whole small round in one activity: Round with every
+	// step called in the worker's process, as the in-process runner does
+	// (docs/architecture.md, "The cost of a round"). Its timeout is
+	// TrainClients's: the round's training is most of it.
+	RunRound = Step[RoundInput, RoundOutput]{Info{"RunRound", Worker, time.Hour, 5}}
 )
 
 // All lists every step; the worker registers each as an activity and the
@@ -52,6 +58,7 @@ var All = []Info{
 	PlanSweep.Info, ReadPlan.Info, PreparePoint.Info, FinishPoint.Info,
 	SelectClients.Info, QueryClients.Info, Broadcast.Info, TrainClients.Info,
 	InspectUpdates.Info, RefineUpdates.Info, Aggregate.Info, Evaluate.Info, CommitRound.Info,
+	RunRound.Info,
 }
 
 // PlanSweepInput carries the spec as the user wrote it; the activity parses
@@ -165,6 +172,11 @@ type PrepareOutput struct {
 	NumParams     int     `json:"num_params"`
 	DataDigest    string  `json:"data_digest"`
 	Phases        Phases  `json:"phases"`
+	// ClientsPerRound is the point's clients_per_round: the clients a
+	// round selects (on average, for samplers whose count varies). The
+	// point workflow runs a round whose clients fit in one activity as one
+	// RunRound activity. 0 from builds before RunRound.
+	ClientsPerRound int `json:"clients_per_round,omitempty"`
 	// Recovered says which committed rounds were withdrawn, and why, when
 	// the point resumes from an earlier checkpoint than its last because a
 	// stored file was damaged (empty otherwise).
@@ -236,6 +248,13 @@ type Heartbeat struct {
 	Step   int     `json:"step"`
 	Steps  int     `json:"steps"`
 	Loss   float64 `json:"loss"`
+}
+
+// RoundPhase is the progress RunRound reports: the phase its round is in
+// (the round workflow's current details in a fanned-out round).
+type RoundPhase struct {
+	Round int    `json:"round"`
+	Phase string `json:"phase"`
 }
 
 // InspectInput asks the point's inspectors to look at a chunk of the round's
@@ -369,6 +388,23 @@ type RoundSummary struct {
 	ModelSHA256 string       `json:"model_sha256"`
 	Eval        *EvalSummary `json:"eval,omitempty"`
 }
+
+// RoundOutput is the result of RunRound: the rounds it committed, in
+// order, or (none) FanOut, the activities of the first fan-out of round
+// Round that did not fit in one (more than RoundInput.ClientsPerActivity
+// clients). Such a round has written nothing that its fanned-out run does
+// not overwrite with the same bytes (its selection, queries and broadcast at
+// most); the workflow runs it again with its fan-outs.
+type RoundOutput struct {
+	Rounds []RoundSummary `json:"rounds,omitempty"`
+	FanOut int            `json:"fan_out,omitempty"`
+}
+
+// RunRoundBatch bounds the work of one RunRound activity that may run
+// several rounds (RoundInput.Until): it starts another round only while the
+// rounds it ran took less than this. Signals, the point's progress and
+// FLRound therefore act and show at most this late (plus one round).
+const RunRoundBatch = time.Second
 
 // FinishInput closes a point.
 type FinishInput struct {

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"slices"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -113,21 +114,10 @@ func PointWorkflow(ctx workflow.Context, in PointInput) (steps.PointResult, erro
 			}
 		}
 		workflow.SetCurrentDetails(ctx, fmt.Sprintf("round %d of %d, test accuracy %.4f", r, prep.Rounds, progress.TestAcc))
-		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID:    RoundID(in.Sweep, in.Point, r),
-			StaticSummary: fmt.Sprintf("%s round %d/%d", in.Info.Label, r, prep.Rounds),
-		})
-		var sum steps.RoundSummary
-		err := workflow.ExecuteChildWorkflow(cctx, RoundWorkflowName, RoundInput{
-			RoundInput: steps.RoundInput{
-				RoundRef:           steps.RoundRef{PointRef: in.PointRef, Round: r, DataDigest: prep.DataDigest},
-				Eval:               steps.ShouldEval(r, prep.EvalEvery, prep.Rounds),
-				KeepUpdates:        in.KeepUpdates,
-				ClientsPerActivity: in.ClientsPerActivity,
-				Phases:             prep.Phases,
-			},
-			TrainQueue: in.TrainQueue,
-		}).Get(ctx, &sum)
+		// A batch of small rounds may end before the point's next
+		// Continue-As-New, never after it.
+		until := min(prep.Rounds, start+in.ContinueAsNewEvery-1)
+		sums, err := runRounds(ctx, in, prep, r, until)
 		if isType(err, steps.ErrTypeDiverged) {
 			logger.Warn("point diverged", "round", r, "error", err)
 			status = steps.StatusDiverged
@@ -149,15 +139,87 @@ func PointWorkflow(ctx workflow.Context, in PointInput) (steps.PointResult, erro
 		if err != nil {
 			return steps.PointResult{}, err
 		}
+		last := sums[len(sums)-1]
+		r = last.Round
 		progress.Round = r
 		attrs := []temporal.SearchAttributeUpdate{SARound.ValueSet(int64(r))}
-		if sum.Eval != nil {
-			progress.TestAcc = sum.Eval.TestAcc
-			attrs = append(attrs, SAAccuracy.ValueSet(sum.Eval.TestAcc))
+		if ev := latestEval(sums); ev != nil {
+			progress.TestAcc = ev.TestAcc
+			attrs = append(attrs, SAAccuracy.ValueSet(ev.TestAcc))
 		}
 		if err := workflow.UpsertTypedSearchAttributes(ctx, attrs...); err != nil {
 			return steps.PointResult{}, err
 		}
 	}
 	return finish(status)
+}
+
+// runRounds runs round r of a point, and possibly more rounds up to until:
+// the committed rounds' summaries, in order.
+//
+// A round whose fan-outs each fit in one activity (the point selects at
+// most ClientsPerActivity clients, and the round trains no attack probes)
+// runs as a RunRound activity on the training queue: the whole round
+// protocol in one worker, as the in-process runner runs it, and the rounds
+// after it up to until while they take less than steps.RunRoundBatch in
+// all. So a round costs at most one activity's round trip instead of a
+// child workflow and an activity or local activity per step
+// (docs/architecture.md, "The cost of a round"). Other rounds, and a small
+// round whose selection or query turns out larger than expected (binomial
+// and poisson sampling), run as a child RoundWorkflow with their fan-outs.
+// Histories recorded before RunRound replay with child workflows only.
+func runRounds(ctx workflow.Context, in PointInput, prep steps.PrepareOutput, r, until int) ([]steps.RoundSummary, error) {
+	rin := steps.RoundInput{
+		RoundRef:           steps.RoundRef{PointRef: in.PointRef, Round: r, DataDigest: prep.DataDigest},
+		Eval:               steps.ShouldEval(r, prep.EvalEvery, prep.Rounds),
+		KeepUpdates:        in.KeepUpdates,
+		ClientsPerActivity: in.ClientsPerActivity,
+		Phases:             prep.Phases,
+	}
+	_, probe := slices.BinarySearch(prep.Phases.Probe, r)
+	small := prep.ClientsPerRound > 0 && prep.ClientsPerRound <= in.ClientsPerActivity && !probe
+	if small && workflow.GetVersion(ctx, "run-round", workflow.DefaultVersion, 1) == 1 {
+		// The batch stops before the next round that trains probes.
+		batch := rin
+		batch.Until = until
+		for _, q := range prep.Phases.Probe {
+			if q > r {
+				batch.Until = min(batch.Until, q-1)
+				break
+			}
+		}
+		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			TaskQueue:           in.TrainQueue,
+			StartToCloseTimeout: steps.RunRound.Timeout,
+			HeartbeatTimeout:    HeartbeatTimeout,
+			RetryPolicy:         retry(steps.RunRound.Attempts),
+			Summary:             fmt.Sprintf("%s round %d/%d", in.Info.Label, r, prep.Rounds),
+		})
+		var out steps.RoundOutput
+		if err := workflow.ExecuteActivity(actx, steps.RunRound.Name, batch).Get(ctx, &out); err != nil {
+			return nil, err
+		}
+		if len(out.Rounds) > 0 {
+			return out.Rounds, nil
+		}
+		workflow.GetLogger(ctx).Info("round fans out", "round", r, "activities", out.FanOut)
+	}
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:    RoundID(in.Sweep, in.Point, r),
+		StaticSummary: fmt.Sprintf("%s round %d/%d", in.Info.Label, r, prep.Rounds),
+	})
+	var sum steps.RoundSummary
+	err := workflow.ExecuteChildWorkflow(cctx, RoundWorkflowName, RoundInput{RoundInput: rin, TrainQueue: in.TrainQueue}).Get(ctx, &sum)
+	return []steps.RoundSummary{sum}, err
+}
+
+// latestEval returns the evaluation of the last evaluated round of sums, or
+// nil.
+func latestEval(sums []steps.RoundSummary) *steps.EvalSummary {
+	for i := len(sums) - 1; i >= 0; i-- {
+		if sums[i].Eval != nil {
+			return sums[i].Eval
+		}
+	}
+	return nil
 }

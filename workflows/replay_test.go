@@ -14,7 +14,9 @@ import (
 // would break the sweeps running when it is deployed fails here. Histories
 // cover a sweep, every Continue-As-New run of a point, and an evaluated round;
 // the control-* ones a sweep paused, unpaused and one of its points stopped
-// (integration.TestPauseStopResume), signals included.
+// (integration.TestPauseStopResume), signals included; runround-point-run1 a
+// point whose 60 rounds ran in batches of RunRound activities (the demo's
+// workload, one seed, on a dev server).
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob("testdata/histories/*.json")
 	if err != nil {
