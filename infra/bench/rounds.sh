@@ -4,6 +4,11 @@
 # Prints wall times, seconds per round and their ratio; asserts nothing.
 #
 #   infra/bench/rounds.sh [SPEC]       (default examples/demo.yaml)
+#
+# It runs bin/starter and bin/worker, the default build (`make build`: the
+# OpenBLAS build where the machine allows it). ROUNDS_JSON=FILE also writes
+# the figures there as JSON (infra/bench/peer.sh joins them with the PyTorch
+# peer's).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SPEC=${1:-examples/demo.yaml}
@@ -56,3 +61,10 @@ awk -v tl="$tl" -v tt="$tt" -v n="$total" -v same="$same" 'BEGIN {
   printf "%-22s %10.1f %12.3f\n", "Temporal (dev server)", tt, tt / n
   printf "Temporal / in-process: %.2f; identical final models: %s\n", tt / tl, same
 }'
+if [ -n "${ROUNDS_JSON:-}" ]; then
+  version=$(${GO:-go} version -m bin/starter 2>/dev/null | sed -n 's/.*conf\.Version=\([^ "]*\).*/\1/p' | head -1)
+  awk -v tl="$tl" -v tt="$tt" -v n="$total" -v same="$same" -v spec="$SPEC" -v version="${version:-unknown}" 'BEGIN {
+    printf "{\"spec\": \"%s\", \"version\": \"%s\", \"rounds\": %d, \"in_process_s_per_round\": %.6f, \"temporal_s_per_round\": %.6f, \"identical\": \"%s\"}\n",
+      spec, version, n, tl / n, tt / n, same
+  }' >"$ROUNDS_JSON"
+fi
