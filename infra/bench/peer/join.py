@@ -97,7 +97,7 @@ def cmd_demo(a):
               + "; ".join(f"{label.split(', ', 1)[1]}: " + ", ".join(f"{x:.3f}" for x in p["final_accuracy"])
                           for label, _, p in peers))
     else:
-        print("PyTorch: not installed, no peer figures ('make torch' installs Debian's python3-torch)")
+        print("PyTorch: no peer figures (see above why)")
 
 
 def main():
