@@ -7,8 +7,8 @@
 #                                (bin/starter bench --json, the default build) and,
 #                                when built, the pure-Go build (bin/starter-purego)
 #   infra/bench/peer.sh demo     the demo workload, ms per round: a plain PyTorch
-#                                FedAvg loop (1 thread; 2 threads; 2 processes of
-#                                1 thread, as the spec's run.concurrency 2), ours
+#                                FedAvg loop (1 thread; 2 threads, one point; 2
+#                                processes of 1 thread, as the spec's run.concurrency 2), ours
 #                                in-process and through Temporal (infra/bench/rounds.sh)
 #
 # Environment: PYTHON (default /usr/bin/python3, Debian's, where python3-torch
@@ -34,45 +34,32 @@ no_torch() {
   echo "PyTorch is not installed for $PYTHON: no peer figures ('make torch' installs Debian's python3-torch)"
 }
 
-# split prints "LIST_WITHOUT_RESNET RESNET" of the comma-separated MODELS.
-others=$(tr ',' '\n' <<<"$MODELS" | grep -vx resnet18 | paste -sd, || true)
-resnet=$(tr ',' '\n' <<<"$MODELS" | grep -x resnet18 || true)
-
-# bench BIN NAME runs BIN bench --json for the models into $WORK/NAME-*.json
-# and prints the files' list, comma-separated.
+# bench BIN NAME MODEL SECONDS runs BIN bench --json for one model into
+# $WORK/NAME-MODEL.json and prints the file's name.
 bench() {
-  local files=""
-  if [ -n "$others" ]; then
-    "$1" bench --json --models "$others" --seconds "$SECONDS_MODEL" >"$WORK/$2-a.json"
-    files="$WORK/$2-a.json"
-  fi
-  if [ -n "$resnet" ]; then
-    "$1" bench --json --models resnet18 --seconds "$SECONDS_RESNET" >"$WORK/$2-b.json"
-    files="${files:+$files,}$WORK/$2-b.json"
-  fi
-  echo "$files"
+  "$1" bench --json --models "$3" --seconds "$4" >"$WORK/$2-$3.json"
+  echo "$WORK/$2-$3.json"
 }
 
+# models measures model by model, PyTorch, ours and the pure-Go build back to
+# back, so that the three figures of a row share the machine's load (on a
+# shared machine it drifts within minutes).
 models() {
   echo "peer benchmark: training speed per model ($MODELS), ours and PyTorch, one run"
-  local peer="" purego=""
-  if have_torch; then
-    if [ -n "$others" ]; then
-      "$PYTHON" infra/bench/peer/torch_peer.py models --json --models "$others" --seconds "$SECONDS_MODEL" >"$WORK/torch-a.json"
-      peer="$WORK/torch-a.json"
+  local torch=yes ours="" purego="" peer="" m secs
+  have_torch || { torch=no; no_torch; }
+  for m in ${MODELS//,/ }; do
+    secs=$SECONDS_MODEL
+    [ "$m" = resnet18 ] && secs=$SECONDS_RESNET
+    if [ "$torch" = yes ]; then
+      "$PYTHON" infra/bench/peer/torch_peer.py models --json --models "$m" --seconds "$secs" >"$WORK/torch-$m.json"
+      peer="${peer:+$peer,}$WORK/torch-$m.json"
     fi
-    if [ -n "$resnet" ]; then
-      "$PYTHON" infra/bench/peer/torch_peer.py models --json --models resnet18 --seconds "$SECONDS_RESNET" >"$WORK/torch-b.json"
-      peer="${peer:+$peer,}$WORK/torch-b.json"
+    ours="${ours:+$ours,}$(bench bin/starter ours "$m" "$secs")"
+    if [ -x bin/starter-purego ]; then
+      purego="${purego:+$purego,}$(bench bin/starter-purego purego "$m" "$secs")"
     fi
-  else
-    no_torch
-  fi
-  local ours
-  ours=$(bench bin/starter ours)
-  if [ -x bin/starter-purego ]; then
-    purego=$(bench bin/starter-purego purego)
-  fi
+  done
   if have_python; then
     "$PYTHON" infra/bench/peer/join.py models --ours "$ours" --purego "$purego" --peer "$peer"
   else
@@ -88,7 +75,10 @@ demo() {
   elif have_torch; then
     local data="${FLSWEEP_DATA_DIR:-.data/datasets}/fmnist"
     "$PYTHON" infra/bench/peer/torch_peer.py demo --json --data "$data" --threads 1 --procs 1 >"$WORK/t1.json"
-    "$PYTHON" infra/bench/peer/torch_peer.py demo --json --data "$data" --threads 2 --procs 1 >"$WORK/t2.json"
+    # Two threads in one process can be many times slower than one on a loaded
+    # 2-core machine (OpenMP's threads wait for each other): one point (30
+    # rounds) bounds its time.
+    "$PYTHON" infra/bench/peer/torch_peer.py demo --json --data "$data" --threads 2 --procs 1 --points 0.5:1 >"$WORK/t2.json"
     "$PYTHON" infra/bench/peer/torch_peer.py demo --json --data "$data" --threads 1 --procs 2 >"$WORK/p2.json"
     peers=(--peer "1 thread=$WORK/t1.json" --peer "2 threads=$WORK/t2.json" --peer "2 processes x 1 thread=$WORK/p2.json")
   else

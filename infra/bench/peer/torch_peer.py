@@ -406,6 +406,13 @@ def main():
                    help="train and test accuracy only (no client losses, local tests or global training loss)")
     d.add_argument("--json", action="store_true")
     a = ap.parse_args()
+    # Debian's torch runs its products on the system BLAS (OpenBLAS), whose own
+    # thread pool torch.set_num_threads does not bound: the worker processes,
+    # which import torch afresh (spawn), get the thread count through the
+    # environment. Without it two one-thread clients ran the MLP 5x slower.
+    threads = str(a.threads if a.cmd == "demo" else 1)
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = threads
     cmd_models(a) if a.cmd == "models" else cmd_demo(a)
 
 
