@@ -101,7 +101,7 @@ build:
 	  echo "build: bin/starter and bin/worker are the OpenBLAS build ($(VERSION)+openblas)"; \
 	  $(MAKE) --no-print-directory build-openblas OPENBLAS_OUT=; \
 	else \
-	  echo "build: falling back to the pure-Go build (about 2-4x slower training): $$why"; \
+	  echo "build: falling back to the pure-Go build (3-8x slower training): $$why"; \
 	  $(MAKE) --no-print-directory build-purego PUREGO_OUT=; \
 	fi
 
