@@ -40,7 +40,7 @@ run_one() { # mode
   sed "s/^name: .*/name: bench-$STAMP-$1/" "$SPEC" >"$spec"
   start=$(date +%s.%N)
   if [ "$1" = local ]; then
-    bin/starter run -f "$spec" --local --blob "file://$WORK/blob?create_dir=1&metadata=skip" >"$WORK/$1.log"
+    bin/starter run -f "$spec" --local --blob "file://$WORK/blob?create_dir=1&metadata=skip" >"$WORK/$1.log" || { tail -5 "$WORK/$1.log" >&2; exit 1; }
   else
     bin/starter sweep start -f "$spec" --wait >"$WORK/$1.log"
   fi
@@ -52,8 +52,8 @@ echo "spec $SPEC ($name): $points points x $rounds rounds = $total rounds; $(npr
 tl=$(run_one local)
 tt=$(run_one temporal)
 # The two runs must compute the same models.
-grep -o 'p[0-9a-f]\{10\} .* done .*' "$WORK/local.log" | awk '{print $1, $NF}' | sort >"$WORK/l.sum"
-grep -o 'p[0-9a-f]\{10\} .* done .*' "$WORK/temporal.log" | awk '{print $1, $NF}' | sort >"$WORK/t.sum"
+grep -o 'p[0-9a-f]\{10,\} .* done .*' "$WORK/local.log" | awk '{print $1, $NF}' | sort >"$WORK/l.sum"
+grep -o 'p[0-9a-f]\{10,\} .* done .*' "$WORK/temporal.log" | awk '{print $1, $NF}' | sort >"$WORK/t.sum"
 same=$(cmp -s "$WORK/l.sum" "$WORK/t.sum" && echo yes || echo NO)
 awk -v tl="$tl" -v tt="$tt" -v n="$total" -v same="$same" 'BEGIN {
   printf "%-22s %10s %12s\n", "mode", "wall s", "s/round"
