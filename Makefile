@@ -13,10 +13,11 @@ export MINIO_BIN ?= $(CURDIR)/bin/minio
 export TEMPORAL_SERVER_BIN ?= $(CURDIR)/bin/temporal-server
 export TEMPORAL_SQL_TOOL ?= $(CURDIR)/bin/temporal-sql-tool
 
-.PHONY: demo test bench build openblas build-openblas chromium chromium-maybe data up down worker stop clean vet workflowcheck \
+.PHONY: demo test bench build openblas build-openblas build-purego torch chromium chromium-maybe data up down worker stop clean vet workflowcheck \
 	postgres prod-up prod-down prod-status
 
 ## demo: start a local Temporal dev server and a worker, then run examples/demo.yaml and show its progress
+## (with the fast build where the machine allows it: see build)
 demo: build bin/temporal data up
 	infra/dev/worker.sh up
 	bin/starter sweep start -f examples/demo.yaml --wait
@@ -31,15 +32,15 @@ test: bin/temporal bin/minio bin/temporal-server postgres data vet workflowcheck
 	$(OPENBLAS_ENV) $(GO) test -count=1 -tags openblas ./trainer/ ./engine/ ./algorithm/; \
 	else echo "OpenBLAS is not installed: the trainer's OpenBLAS build is not tested ('make openblas' installs it)"; fi
 
-## bench: benchmarks (figures only; nothing is asserted): training speed per model against the machine's
-## SGEMM rate (starter bench; pure Go, then OpenBLAS if installed), aggregation, round time in-process vs Temporal,
-## and per method (FedAvg, SCAFFOLD, pow-d; blob bytes per round), one RLU attack (MLP, 1,000 auxiliary samples),
+## bench: benchmarks (figures only; nothing is asserted): training speed per model beside the PyTorch peer
+## (infra/bench/peer.sh models: the paper models in PyTorch when python3-torch is installed ('make torch'), ours with
+## the default build, and the pure-Go build; BENCH_MODELS selects), aggregation, the demo's round time: a plain
+## PyTorch FedAvg loop beside ours in-process and through Temporal (infra/bench/peer.sh demo), per method (FedAvg,
+## SCAFFOLD, pow-d; blob bytes per round), one RLU attack (MLP, 1,000 auxiliary samples),
 ## and `starter query` over a 100-point sweep of 200 rounds (open the views; summary, curve, two-sweep comparison, clients);
 ## scale: a round at 100, 1,000 and 10,000 clients (10 a round), planning 1,000 to 20,000 points, the status query's handler
-bench: build bin/temporal data
-	bin/starter bench
-	@if $(HAVE_OPENBLAS); then $(MAKE) --no-print-directory build-openblas && bin/starter-openblas bench; \
-	else echo "OpenBLAS is not installed: 'make openblas' adds the OpenBLAS figures"; fi
+bench: build build-purego bin/temporal data
+	infra/bench/peer.sh models
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./aggregate/
 	$(GO) test -run '^$$' -bench Select -benchtime 3x ./methods/
 	$(GO) test -run '^$$' -bench RLU -benchtime 10x ./attack/
@@ -47,7 +48,7 @@ bench: build bin/temporal data
 	$(GO) test -run '^$$' -bench 'RoundClients' -benchtime 10x -benchmem ./engine/
 	$(GO) test -run '^$$' -bench 'PlanSweep' -benchtime 1x ./engine/
 	$(GO) test -run '^$$' -bench 'StatusAnswer' ./workflows/
-	infra/bench/rounds.sh examples/demo.yaml
+	infra/bench/peer.sh demo
 	infra/bench/methods.sh
 
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
@@ -65,7 +66,7 @@ HAVE_OPENBLAS := ldconfig -p 2>/dev/null | grep 'libopenblas\.so' >/dev/null
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 ## openblas: install Debian's libopenblas-dev (needs root or sudo) and build bin/starter-openblas and
-## bin/worker-openblas (build tag openblas; the default build stays pure Go)
+## bin/worker-openblas (build tag openblas; `make build` makes bin/starter and bin/worker this build too when it can)
 openblas:
 	@if ! $(HAVE_OPENBLAS); then $(SUDO) apt-get update && $(SUDO) apt-get install -y libopenblas-dev; fi
 	$(MAKE) --no-print-directory build-openblas
@@ -80,13 +81,41 @@ chromium:
 chromium-maybe:
 	@$(MAKE) --no-print-directory chromium || echo "chromium could not be installed: the report's browser test (TestReportBrowser) will skip"
 
-build-openblas:
-	$(OPENBLAS_ENV) $(GO) build -tags openblas -ldflags "$(LDFLAGS_OPENBLAS)" -o bin/starter-openblas ./cmd/starter
-	$(OPENBLAS_ENV) $(GO) build -tags openblas -ldflags "$(LDFLAGS_OPENBLAS)" -o bin/worker-openblas ./worker
+## torch: install Debian's python3-torch and python3-torchvision (needs root or sudo) for the PyTorch peer
+## of make bench; a no-op when $(PYTHON) imports torch
+torch:
+	@if ! $(PYTHON) -c 'import torch' 2>/dev/null; then $(SUDO) apt-get update && $(SUDO) apt-get install -y python3-torch python3-torchvision; fi
+	@$(PYTHON) -c 'import torch; print("PyTorch", torch.__version__, "for", __import__("sys").executable)'
 
+# Debian's python3-torch installs for the system Python, which a pyenv or
+# virtualenv python3 earlier on PATH would not see.
+PYTHON ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
+export PYTHON
+
+## build: bin/starter and bin/worker, the fast build where the machine allows it: the OpenBLAS build
+## (installing libopenblas-dev as make openblas does, when root or password-less sudo can), else, saying
+## why in one line, the pure-Go build. Both binaries always come from the same build (a sweep is pinned
+## to one: conf.Version ends in +openblas for the fast one). FLSWEEP_PUREGO=1 asks for pure Go.
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o bin/starter ./cmd/starter
-	$(GO) build -ldflags "$(LDFLAGS)" -o bin/worker ./worker
+	@if why=$$(GO=$(GO) infra/dev/openblas.sh ensure); then \
+	  echo "build: bin/starter and bin/worker are the OpenBLAS build ($(VERSION)+openblas)"; \
+	  $(MAKE) --no-print-directory build-openblas OPENBLAS_OUT=; \
+	else \
+	  echo "build: falling back to the pure-Go build (3-8x slower training): $$why"; \
+	  $(MAKE) --no-print-directory build-purego PUREGO_OUT=; \
+	fi
+
+# The two builds under their own names: bin/starter-openblas, bin/worker-openblas and bin/starter-purego,
+# bin/worker-purego (make bench compares them); `make build` puts one of them at bin/starter, bin/worker.
+OPENBLAS_OUT ?= -openblas
+PUREGO_OUT ?= -purego
+build-openblas:
+	$(OPENBLAS_ENV) $(GO) build -tags openblas -ldflags "$(LDFLAGS_OPENBLAS)" -o bin/starter$(OPENBLAS_OUT) ./cmd/starter
+	$(OPENBLAS_ENV) $(GO) build -tags openblas -ldflags "$(LDFLAGS_OPENBLAS)" -o bin/worker$(OPENBLAS_OUT) ./worker
+
+build-purego:
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/starter$(PUREGO_OUT) ./cmd/starter
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/worker$(PUREGO_OUT) ./worker
 
 # The Temporal CLI (dev server + UI), built once through the Go module proxy.
 bin/temporal:

@@ -4,6 +4,11 @@
 # Prints wall times, seconds per round and their ratio; asserts nothing.
 #
 #   infra/bench/rounds.sh [SPEC]       (default examples/demo.yaml)
+#
+# It runs bin/starter and bin/worker, the default build (`make build`: the
+# OpenBLAS build where the machine allows it). ROUNDS_JSON=FILE also writes
+# the figures there as JSON (infra/bench/peer.sh joins them with the PyTorch
+# peer's).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SPEC=${1:-examples/demo.yaml}
@@ -35,7 +40,7 @@ run_one() { # mode
   sed "s/^name: .*/name: bench-$STAMP-$1/" "$SPEC" >"$spec"
   start=$(date +%s.%N)
   if [ "$1" = local ]; then
-    bin/starter run -f "$spec" --local --blob "file://$WORK/blob?create_dir=1&metadata=skip" >"$WORK/$1.log"
+    bin/starter run -f "$spec" --local --blob "file://$WORK/blob?create_dir=1&metadata=skip" >"$WORK/$1.log" || { tail -5 "$WORK/$1.log" >&2; exit 1; }
   else
     bin/starter sweep start -f "$spec" --wait >"$WORK/$1.log"
   fi
@@ -47,8 +52,8 @@ echo "spec $SPEC ($name): $points points x $rounds rounds = $total rounds; $(npr
 tl=$(run_one local)
 tt=$(run_one temporal)
 # The two runs must compute the same models.
-grep -o 'p[0-9a-f]\{10\} .* done .*' "$WORK/local.log" | awk '{print $1, $NF}' | sort >"$WORK/l.sum"
-grep -o 'p[0-9a-f]\{10\} .* done .*' "$WORK/temporal.log" | awk '{print $1, $NF}' | sort >"$WORK/t.sum"
+grep -o 'p[0-9a-f]\{10,\} .* done .*' "$WORK/local.log" | awk '{print $1, $NF}' | sort >"$WORK/l.sum"
+grep -o 'p[0-9a-f]\{10,\} .* done .*' "$WORK/temporal.log" | awk '{print $1, $NF}' | sort >"$WORK/t.sum"
 same=$(cmp -s "$WORK/l.sum" "$WORK/t.sum" && echo yes || echo NO)
 awk -v tl="$tl" -v tt="$tt" -v n="$total" -v same="$same" 'BEGIN {
   printf "%-22s %10s %12s\n", "mode", "wall s", "s/round"
@@ -56,3 +61,10 @@ awk -v tl="$tl" -v tt="$tt" -v n="$total" -v same="$same" 'BEGIN {
   printf "%-22s %10.1f %12.3f\n", "Temporal (dev server)", tt, tt / n
   printf "Temporal / in-process: %.2f; identical final models: %s\n", tt / tl, same
 }'
+if [ -n "${ROUNDS_JSON:-}" ]; then
+  version=$(${GO:-go} version -m bin/starter 2>/dev/null | sed -n 's/.*conf\.Version=\([^ "]*\).*/\1/p' | head -1)
+  awk -v tl="$tl" -v tt="$tt" -v n="$total" -v same="$same" -v spec="$SPEC" -v version="${version:-unknown}" 'BEGIN {
+    printf "{\"spec\": \"%s\", \"version\": \"%s\", \"rounds\": %d, \"in_process_s_per_round\": %.6f, \"temporal_s_per_round\": %.6f, \"identical\": \"%s\"}\n",
+      spec, version, n, tl / n, tt / n, same
+  }' >"$ROUNDS_JSON"
+fi

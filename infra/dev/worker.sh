@@ -4,8 +4,11 @@
 #   infra/dev/worker.sh up      (re)start it with the current bin/worker
 #   infra/dev/worker.sh down    stop it
 #
-# FLSWEEP_WORKER_BIN=bin/worker-openblas runs the fast build (make openblas)
-# instead.
+# bin/worker is the build `make build` chose: the OpenBLAS build where the
+# machine allows it, else pure Go (it said which and why). Its first log line
+# names its build. FLSWEEP_WORKER_BIN runs another binary, e.g.
+# bin/worker-purego (make build-purego); a sweep is pinned to the build that
+# planned it, and only workers of that build compute its points.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DATA=.data

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Our figures beside PyTorch's, in one run (issue 15, target 5); `make bench`
+# runs both parts. Figures only: nothing is asserted about time.
+#
+#   infra/bench/peer.sh models   training samples/s per model: the PyTorch peer
+#                                (infra/bench/peer/torch_peer.py models), ours
+#                                (bin/starter bench --json, the default build) and,
+#                                when built, the pure-Go build (bin/starter-purego)
+#   infra/bench/peer.sh demo     the demo workload, ms per round: a plain PyTorch
+#                                FedAvg loop (1 thread; 2 threads, one point; 2
+#                                processes of 1 thread, as the spec's run.concurrency 2), ours
+#                                in-process and through Temporal (infra/bench/rounds.sh)
+#
+# Environment: PYTHON (default /usr/bin/python3, Debian's, where python3-torch
+# installs), BENCH_MODELS (default the five paper models of issue 15; resnet18
+# is measured with BENCH_RESNET_SECONDS, default 1, the others with
+# BENCH_SECONDS, default 3), SPEC (default examples/demo.yaml), FLSWEEP_DATA_DIR.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+if [ -z "${PYTHON:-}" ]; then
+  PYTHON=python3
+  [ -x /usr/bin/python3 ] && PYTHON=/usr/bin/python3
+fi
+MODELS=${BENCH_MODELS:-mlp,cnn-hics,lenet,cnn-fedeba-cifar,resnet18}
+SECONDS_MODEL=${BENCH_SECONDS:-3}
+SECONDS_RESNET=${BENCH_RESNET_SECONDS:-1}
+SPEC=${SPEC:-examples/demo.yaml}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+have_python() { command -v "$PYTHON" >/dev/null 2>&1; }
+have_torch() { have_python && "$PYTHON" -c 'import torch' >/dev/null 2>&1; }
+no_torch() {
+  echo "PyTorch is not installed for $PYTHON: no peer figures ('make torch' installs Debian's python3-torch)"
+}
+
+# bench BIN NAME MODEL SECONDS runs BIN bench --json for one model into
+# $WORK/NAME-MODEL.json and prints the file's name.
+bench() {
+  "$1" bench --json --models "$3" --seconds "$4" >"$WORK/$2-$3.json"
+  echo "$WORK/$2-$3.json"
+}
+
+# models measures model by model, PyTorch, ours and the pure-Go build back to
+# back, so that the three figures of a row share the machine's load (on a
+# shared machine it drifts within minutes).
+models() {
+  echo "peer benchmark: training speed per model ($MODELS), ours and PyTorch, one run"
+  local torch=yes ours="" purego="" peer="" m secs
+  have_torch || { torch=no; no_torch; }
+  for m in ${MODELS//,/ }; do
+    secs=$SECONDS_MODEL
+    [ "$m" = resnet18 ] && secs=$SECONDS_RESNET
+    if [ "$torch" = yes ]; then
+      "$PYTHON" infra/bench/peer/torch_peer.py models --json --models "$m" --seconds "$secs" >"$WORK/torch-$m.json"
+      peer="${peer:+$peer,}$WORK/torch-$m.json"
+    fi
+    ours="${ours:+$ours,}$(bench bin/starter ours "$m" "$secs")"
+    if [ -x bin/starter-purego ]; then
+      purego="${purego:+$purego,}$(bench bin/starter-purego purego "$m" "$secs")"
+    fi
+  done
+  if have_python; then
+    "$PYTHON" infra/bench/peer/join.py models --ours "$ours" --purego "$purego" --peer "$peer"
+  else
+    echo "no python3: our figures alone"
+    bin/starter bench --models "$MODELS" --seconds "$SECONDS_MODEL"
+  fi
+}
+
+demo() {
+  local peers=()
+  if [ "$SPEC" != examples/demo.yaml ]; then
+    echo "the PyTorch loop is the demo's (examples/demo.yaml) only: no peer figures for $SPEC"
+  elif have_torch; then
+    local data="${FLSWEEP_DATA_DIR:-.data/datasets}/fmnist"
+    "$PYTHON" infra/bench/peer/torch_peer.py demo --json --data "$data" --threads 1 --procs 1 >"$WORK/t1.json"
+    # Two threads in one process can be many times slower than one on a loaded
+    # 2-core machine (OpenMP's threads wait for each other): one point (30
+    # rounds) bounds its time.
+    "$PYTHON" infra/bench/peer/torch_peer.py demo --json --data "$data" --threads 2 --procs 1 --points 0.5:1 >"$WORK/t2.json"
+    "$PYTHON" infra/bench/peer/torch_peer.py demo --json --data "$data" --threads 1 --procs 2 >"$WORK/p2.json"
+    peers=(--peer "1 thread=$WORK/t1.json" --peer "2 threads=$WORK/t2.json" --peer "2 processes x 1 thread=$WORK/p2.json")
+  else
+    no_torch
+  fi
+  ROUNDS_JSON="$WORK/rounds.json" infra/bench/rounds.sh "$SPEC"
+  if have_python; then
+    "$PYTHON" infra/bench/peer/join.py demo --rounds "$WORK/rounds.json" "${peers[@]}"
+  fi
+}
+
+case "${1:-}" in
+models) models ;;
+demo) demo ;;
+*) echo "usage: $0 models|demo" >&2; exit 2 ;;
+esac
