@@ -64,7 +64,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.queue, "queue", conf.Queue(), "task queue of the sweep workflows (env "+conf.EnvQueue+")")
 	fs.StringVar(&g.blob, "blob", conf.BlobURL(), "blob bucket URL (env "+conf.EnvBlob+")")
 	fs.StringVar(&g.dataDir, "data-dir", conf.DataDir(), "dataset directory (env "+conf.EnvDataDir+")")
-	fs.StringVar(&g.ui, "ui", envOr("TEMPORAL_UI", "http://localhost:8233"), "Temporal UI base URL, for links (env TEMPORAL_UI)")
+	fs.StringVar(&g.ui, "ui", envOr("TEMPORAL_UI", "http://localhost:"+envOr("TEMPORAL_UI_PORT", "8233")), "Temporal UI base URL, for links (env TEMPORAL_UI; default http://localhost:$TEMPORAL_UI_PORT, the dev server's UI port, 8233 when unset)")
 }
 
 // errUsage marks an error in how a command was called (exit status 2).
