@@ -46,7 +46,12 @@ var (
 // Store is a blob bucket with the project's layout on top. It counts the
 // bytes it writes and reads (Traffic).
 type Store struct {
-	b                         *blob.Bucket
+	b *blob.Bucket
+	// local: the bucket is on this machine (file://, mem://), where
+	// gocloud's MD5 of every write (computed twice by WriteAll, and checked
+	// against the same bytes it was computed from) guards nothing; remote
+	// buckets keep it, for the server to check the upload against.
+	local                     bool
 	written, read, puts, gets atomic.Int64
 }
 
@@ -67,7 +72,8 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open blob bucket %q: %w", url, err)
 	}
-	return &Store{b: b}, nil
+	local := strings.HasPrefix(url, "file://") || strings.HasPrefix(url, "mem://")
+	return &Store{b: b, local: local}, nil
 }
 
 // New wraps an open bucket; the Store does not own it.
@@ -81,12 +87,34 @@ func (s *Store) Bucket() *blob.Bucket { return s.b }
 
 // Put writes data at key; the write is all-or-nothing.
 func (s *Store) Put(ctx context.Context, key string, data []byte) error {
-	if err := s.b.WriteAll(ctx, key, data, nil); err != nil {
+	if err := s.write(ctx, key, data); err != nil {
 		return fmt.Errorf("store: write %s: %w", key, err)
 	}
 	s.written.Add(int64(len(data)))
 	s.puts.Add(1)
 	return nil
+}
+
+// write writes data at key: through WriteAll (with its Content-MD5) on a
+// remote bucket; on a local one through a Writer that neither hashes nor
+// sniffs the content type, which cost about 7% of a demo round's CPU.
+func (s *Store) write(ctx context.Context, key string, data []byte) error {
+	if !s.local {
+		return s.b.WriteAll(ctx, key, data, nil)
+	}
+	// A cancelled context aborts the write: nothing is left at key.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := s.b.NewWriter(wctx, key, &blob.WriterOptions{ContentType: "application/octet-stream"})
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(data); err != nil {
+		cancel()
+		_ = w.Close()
+		return err
+	}
+	return w.Close()
 }
 
 // Get reads the object at key.

@@ -702,11 +702,12 @@ func TestDiverged(t *testing.T) {
 	tests := []struct {
 		name     string
 		net      *Net
-		poison   string // param whose first entry is set to NaN, or ""
+		poison   string // param whose first entry is set to NaN (or -Inf), or ""
 		lr       float64
 		wantStep string
 	}{
 		{"NaN weight", mlp, "fc1.w", 0.1, "step 0"},
+		{"-Inf weight", mlp, "-Inf out.b", 0.1, "step 0: initial weight out.b[0] = -Inf"},
 		{"NaN running stat", cnn, "bn2.running_var", 0.1, "step 0"},
 		// lr = 1e30: the float32 weights reach ~1e29 after one update and
 		// the logits overflow within a few steps ("step k of 5", k ≥ 1).
@@ -718,7 +719,9 @@ func TestDiverged(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := initWeights(t, tt.net, 1)
-			if tt.poison != "" {
+			if name, ok := strings.CutPrefix(tt.poison, "-Inf "); ok {
+				w[paramByName(t, tt.net, name).Offset] = float32(math.Inf(-1))
+			} else if tt.poison != "" {
 				w[paramByName(t, tt.net, tt.poison).Offset] = nan
 			}
 			before := slices.Clone(w)

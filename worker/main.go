@@ -3,7 +3,7 @@
 // as much work as it has training slots.
 //
 //	worker [--address host:port] [--namespace ns] [--queue fl] [--train-queue q]
-//	       [--blob URL] [--data-dir DIR] [--slots N] [--workflows=false]
+//	       [--blob URL] [--data-dir DIR] [--slots N] [--workflows=false] [--pprof ADDR]
 //	       [--tls] [--tls-client-cert-path F --tls-client-key-path F]
 //	       [--tls-server-ca-cert-path F] [--tls-server-name N] [--api-key K]
 //
@@ -16,6 +16,9 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
+	"net/http"
+	_ "net/http/pprof" // --pprof
 	"os"
 	"runtime"
 	"strings"
@@ -44,6 +47,7 @@ func main() {
 	slots := fs.Int("slots", runtime.NumCPU(), "activities run at once (training slots); one per core by default")
 	pollers := fs.Int("pollers", 8, "activity task pollers per queue")
 	serveWorkflows := fs.Bool("workflows", true, "serve workflows and local activities on --queue (false: activities only)")
+	pprofAddr := fs.String("pprof", "", "serve Go's profiles (net/http/pprof) on this address, e.g. localhost:6060; off by default")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: worker [flags]\n\nServes sweep workflows and activities until interrupted.\n\n")
 		fs.PrintDefaults()
@@ -51,6 +55,15 @@ func main() {
 	_ = fs.Parse(os.Args[1:])
 	if *slots < 1 || *pollers < 1 {
 		log.Fatalf("worker: --slots = %d and --pollers = %d must be at least 1", *slots, *pollers)
+	}
+
+	if *pprofAddr != "" {
+		ln, err := net.Listen("tcp", *pprofAddr)
+		if err != nil {
+			log.Fatalf("worker: --pprof %s: %v", *pprofAddr, err)
+		}
+		log.Printf("worker: profiles on http://%s/debug/pprof/", ln.Addr())
+		go func() { log.Println("worker: pprof:", http.Serve(ln, nil)) }()
 	}
 
 	ctx := context.Background()

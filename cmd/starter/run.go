@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/flsweep/flsweep/conf"
@@ -16,12 +18,14 @@ func runCommand() *command {
 	var file string
 	var local bool
 	var workers int
+	var cpuprofile string
 	return &command{
 		name: "run", summary: "run a sweep's points in this process, without Temporal (debugging, benchmarks, parity)",
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&file, "f", "", "sweep spec (YAML)")
 			fs.BoolVar(&local, "local", false, "run in-process (required: the only mode of run)")
 			fs.IntVar(&workers, "workers", 0, "clients trained at once (0: one per core)")
+			fs.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
 		},
 		run: func(ctx context.Context, g *globals, args []string) error {
 			if file == "" || !local || len(args) > 0 {
@@ -30,6 +34,17 @@ func runCommand() *command {
 			sw, data, err := loadSpec(file, nil)
 			if err != nil {
 				return err
+			}
+			if cpuprofile != "" {
+				f, err := os.Create(cpuprofile)
+				if err != nil {
+					return fmt.Errorf("--cpuprofile: %w", err)
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return fmt.Errorf("--cpuprofile: %w", err)
+				}
+				defer pprof.StopCPUProfile()
 			}
 			st, err := store.Open(ctx, g.blob)
 			if err != nil {
