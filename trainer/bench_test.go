@@ -3,6 +3,7 @@ package trainer
 import (
 	"math/rand/v2"
 	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 )
@@ -80,6 +81,14 @@ func BenchmarkTrainLogReg(b *testing.B) { benchmarkTrain(b, Spec{Arch: ArchLogRe
 func BenchmarkPredictMLP(b *testing.B) { benchmarkPredict(b, Spec{Arch: ArchMLP}, 2000) }
 
 func BenchmarkPredictCNNHiCS(b *testing.B) { benchmarkPredict(b, Spec{Arch: ArchCNNHiCS}, 1000) }
+
+// BenchmarkPredictSizes: the MLP over a client's worth of samples, where the
+// rest after full evaluation batches decides the cost (Trainer.predict).
+func BenchmarkPredictSizes(b *testing.B) {
+	for _, c := range []int{100, 300, 600, 1000} {
+		b.Run(strconv.Itoa(c), func(b *testing.B) { benchmarkPredict(b, Spec{Arch: ArchMLP}, c) })
+	}
+}
 
 // benchmarkTrainParallel is benchmarkTrain with GOMAXPROCS clients trained
 // concurrently, each on its own data and weights, as the engine trains a

@@ -587,8 +587,10 @@ func TestPredictUsesRunningStats(t *testing.T) {
 	}
 }
 
-// TestPredictPadding checks that the last partial evaluation batch, padded
-// to a power of two, gives the same per-sample results as other batchings.
+// TestPredictPadding checks that the samples left after the full evaluation
+// batches, run in power-of-two pieces and a padded last one (21 with
+// EvalBatch 500: 16, then 5 in a graph of 8; 21 with EvalBatch 8: 8, 8,
+// then 5 in 8), give the same per-sample results as other batchings.
 func TestPredictPadding(t *testing.T) {
 	n := mustNet(t, Spec{Arch: ArchMLP, Hidden: []int{16}}, [3]int{1, 4, 4}, 5)
 	ex := uniformData(9, 21, n.Dim(), 5)
