@@ -26,6 +26,10 @@ package trainer
 var vec struct {
 	name string // "AVX-512", or "" for the portable loops
 
+	// relu: y = x where x > 0 or NaN, else +0, as relu computes it.
+	relu func(y, x []float32)
+	// reluDx: dx = dy where x > 0, else +0, as reluDx computes it.
+	reluDx func(dx, x, dy []float32)
 	// prelu: y = d where x > 0, else a·d, as preluGo computes it.
 	prelu func(y, x, d []float32, a float32)
 	// bnAffine: y = x·s[c] + b[c].

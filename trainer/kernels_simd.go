@@ -25,6 +25,8 @@ func init() {
 		return
 	}
 	vec.name = "AVX-512"
+	vec.relu = reluAVX
+	vec.reluDx = reluDxAVX
 	vec.prelu = preluAVX
 	vec.bnAffine = bnAffineAVX
 	vec.bnDx = bnDxAVX
@@ -33,6 +35,38 @@ func init() {
 	vec.channelSqDev = channelSqDevAVX
 	vec.channelDot = channelDotAVX
 	vec.negDot = negDotAVX
+}
+
+func reluAVX(y, x []float32) {
+	n := len(y)
+	x = x[:n]
+	var zero archsimd.Float32x16
+	i := 0
+	for ; i+16 <= n; i += 16 {
+		xv := archsimd.LoadFloat32x16Slice(x[i:])
+		xv.Merge(zero, xv.Greater(zero).Or(xv.IsNaN())).StoreSlice(y[i:])
+	}
+	if i < n {
+		xv := archsimd.LoadFloat32x16SlicePart(x[i:])
+		xv.Merge(zero, xv.Greater(zero).Or(xv.IsNaN())).StoreSlicePart(y[i:])
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+func reluDxAVX(dx, x, dy []float32) {
+	n := len(dx)
+	x, dy = x[:n], dy[:n]
+	var zero archsimd.Float32x16
+	i := 0
+	for ; i+16 <= n; i += 16 {
+		xv, dv := archsimd.LoadFloat32x16Slice(x[i:]), archsimd.LoadFloat32x16Slice(dy[i:])
+		dv.Merge(zero, xv.Greater(zero)).StoreSlice(dx[i:])
+	}
+	if i < n {
+		xv, dv := archsimd.LoadFloat32x16SlicePart(x[i:]), archsimd.LoadFloat32x16SlicePart(dy[i:])
+		dv.Merge(zero, xv.Greater(zero)).StoreSlicePart(dx[i:])
+	}
+	archsimd.ClearAVXUpperBits()
 }
 
 func preluAVX(y, x, d []float32, a float32) {

@@ -50,6 +50,17 @@ func TestVecKernels(t *testing.T) {
 	for _, n := range []int{0, 1, 7, 8, 15, 16, 17, 24, 64, 100, 576, 1000} {
 		x, d := vecData(r, n), vecData(r, n)
 		got, want := make([]float32, n), make([]float32, n)
+		saved := vec
+		vec.relu, vec.reluDx = nil, nil
+		relu(want, x)
+		vec = saved
+		vec.relu(got, x)
+		sameBits(t, "relu", got, want)
+		vec.relu, vec.reluDx = nil, nil
+		reluDx(want, x, d)
+		vec = saved
+		vec.reluDx(got, x, d)
+		sameBits(t, "reluDx", got, want)
 		for _, a := range []float32{0.25, -0.5, 0} {
 			vec.prelu(got, x, d, a)
 			preluGo(want, x, d, a)

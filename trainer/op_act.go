@@ -137,6 +137,10 @@ func (op *actDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 func relu[T float](y, x []T) {
 	if y32, ok := any(y).([]float32); ok {
 		x32 := any(x).([]float32)[:len(y32)]
+		if vec.relu != nil {
+			vec.relu(y32, x32)
+			return
+		}
 		for i, v := range x32 {
 			b := math.Float32bits(v)
 			y32[i] = math.Float32frombits(b & (posMask(b) | nanMask(b)))
@@ -157,6 +161,10 @@ func relu[T float](y, x []T) {
 func reluDx[T float](dx, x, dy []T) {
 	if dx32, ok := any(dx).([]float32); ok {
 		x32, dy32 := any(x).([]float32)[:len(dx32)], any(dy).([]float32)[:len(dx32)]
+		if vec.reluDx != nil {
+			vec.reluDx(dx32, x32, dy32)
+			return
+		}
 		for i, v := range x32 {
 			dx32[i] = math.Float32frombits(math.Float32bits(dy32[i]) & posMask(math.Float32bits(v)))
 		}
