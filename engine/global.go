@@ -37,7 +37,7 @@ func (e *Engine) parallel(n int, f func(i int) error) error {
 // the server's files). what names the file in errors; a missing file is
 // errMissing, with hint saying why it should be there.
 func (e *Engine) readFile(ctx context.Context, env *pointEnv, key, kind string, r, client int, what, hint string) (*store.File, error) {
-	f, err := e.Store.GetFile(ctx, key)
+	f, err := e.getFile(ctx, key)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		err = fmt.Errorf("%s (%s) is missing; %s: %w", what, key, hint, errMissing)

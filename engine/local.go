@@ -110,6 +110,9 @@ func (e *Engine) RunPoint(ctx context.Context, ref steps.PointRef, keepUpdates b
 // with the engine's steps called directly, on the same blob keys as the
 // orchestrated path.
 func (e *Engine) RunRound(ctx context.Context, in steps.RoundInput) (steps.RoundSummary, error) {
+	if !in.KeepUpdates {
+		ctx = withTransient(ctx) // engine/transient.go
+	}
 	return steps.Round(e.exec(ctx, nil), in)
 }
 
@@ -179,6 +182,9 @@ func (e *Engine) runOne(ctx context.Context, in steps.RoundInput, status func(st
 		return summaryOf(c, ev), 0, nil
 	case !errors.Is(err, store.ErrNotFound):
 		return steps.RoundSummary{}, 0, err
+	}
+	if !in.KeepUpdates {
+		ctx = withTransient(ctx) // engine/transient.go
 	}
 	x := oneActivity{exec: e.exec(ctx, status)}
 	sum, err := steps.Round(&x, in)

@@ -67,7 +67,7 @@ func (e *Engine) RefineUpdates(ctx context.Context, in steps.RefineInput) (steps
 			return steps.RefineOutput{}, err
 		}
 		f := store.NewFile("update", env.net.Key(), in.Round, k).AddF32("delta", algorithm.Delta(w, global))
-		if _, err := e.Store.PutFile(ctx, refinedKey(env, in.Round, k), f); err != nil {
+		if err := e.putTransient(ctx, refinedKey(env, in.Round, k), f); err != nil {
 			return steps.RefineOutput{}, err
 		}
 		out.Refined = append(out.Refined, k)

@@ -199,8 +199,7 @@ func (e *Engine) putUpdate(ctx context.Context, env *pointEnv, r, k int, up algo
 		return err
 	}
 	f.AddVectors(uploadPrefix, up.Vectors.Vectors)
-	_, err = e.Store.PutFile(ctx, env.keys.Update(r, k), f)
-	return err
+	return e.putTransient(ctx, env.keys.Update(r, k), f)
 }
 
 const uploadPrefix = "up/"

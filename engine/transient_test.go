@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"context"
+	"testing"
+
+	"github.com/flsweep/flsweep/steps"
+	"github.com/flsweep/flsweep/store"
+)
+
+// TestTransientUpdates: a round run whole in one process keeps its updates
+// in memory (engine/transient.go), and ends with the same rows and models
+// as rounds whose steps run as separate activities, through the store; the
+// store sees one write fewer per trained client.
+func TestTransientUpdates(t *testing.T) {
+	ctx := context.Background()
+	inMemory := newEngine(t)
+	_, want := runLocal(t, inMemory)
+
+	e := newEngine(t)
+	plan, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range plan.Points {
+		ref := steps.PointRef{Sweep: plan.Name, Point: p.ID}
+		prep, err := e.PreparePoint(ctx, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := 1; r <= prep.Rounds; r++ {
+			// The workflow's path: every step a call of its own, each with
+			// a context of its own, as activities have.
+			in := steps.RoundInput{RoundRef: steps.RoundRef{PointRef: ref, Round: r, DataDigest: prep.DataDigest},
+				Eval: steps.ShouldEval(r, prep.EvalEvery, prep.Rounds), ClientsPerActivity: 2, Phases: prep.Phases}
+			if _, err := steps.Round(e.exec(ctx, nil), in); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := e.FinishPoint(ctx, steps.FinishInput{PointRef: ref, Status: steps.StatusDone}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compare(t, "updates in memory vs through the store", want, take(t, e, plan))
+	trained := 0 // clients trained, each round counted (md sampling draws with replacement)
+	for _, c := range want.Clients {
+		if c.Steps != nil {
+			trained++
+		}
+	}
+	stored, held := e.Store.Traffic(), inMemory.Store.Traffic()
+	if d := stored.Puts - held.Puts; d < int64(trained) {
+		t.Errorf("the store saw %d writes through activities and %d in one process: %d fewer; want at least one fewer per trained client (%d)",
+			stored.Puts, held.Puts, d, trained)
+	}
+	t.Logf("writes: %d through activities, %d in one process (%d clients trained); bytes %d and %d",
+		stored.Puts, held.Puts, trained, stored.Written, held.Written)
+}
+
+// TestTransientCap: past transientCap bytes a round's updates go to the
+// store; reads find them in either place.
+func TestTransientCap(t *testing.T) {
+	e := newEngine(t)
+	ctx := withTransient(context.Background())
+	f := store.NewFile("update", "mlp", 1, 0).AddF32("delta", make([]float32, 100))
+	b, _, err := f.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(c int) { transientCap = c }(transientCap)
+	transientCap = 2*len(b) + 1
+	for _, key := range []string{"u/0", "u/1", "u/2"} {
+		if err := e.putTransient(ctx, key, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.putTransient(ctx, "u/1", f); err != nil { // a rewrite within the cap
+		t.Fatal(err)
+	}
+	for i, key := range []string{"u/0", "u/1", "u/2"} {
+		stored, err := e.Store.Exists(ctx, key)
+		if err != nil || stored != (i == 2) {
+			t.Errorf("%s in the store: %v, %v; want %v", key, stored, err, i == 2)
+		}
+		if g, err := e.getFile(ctx, key); err != nil || len(g.F32["delta"]) != 100 {
+			t.Errorf("getFile(%s) = %v, %v", key, g, err)
+		}
+	}
+}
