@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/flsweep/flsweep/store"
@@ -12,11 +14,10 @@ import (
 // round (RunRound, RunRoundInOne) nothing outside it ever reads them, so
 // they stay in its memory instead of going to the blob store and back: for
 // the demo that was 8 MB written, read and deleted per round, about a tenth
-// of a round's CPU. They are held encoded, as the store would hold them, and
-// decoded and verified on every read as a stored file is, so that nothing
-// downstream can tell the difference; past transientCap bytes in a round
-// they go to the store again, which bounds the memory a round of a big
-// model over many clients takes.
+// of a round's CPU. Each write and each read takes a copy of the file, so
+// that no writer or reader can change what another sees, as with stored
+// files; past transientCap bytes in a round they go to the store again,
+// which bounds the memory a round of a big model over many clients takes.
 
 // transientCap is the most bytes of updates one round holds in memory.
 var transientCap = 256 << 20
@@ -26,14 +27,15 @@ type transientKey struct{}
 // transient is one round's updates held in memory, by blob key.
 type transient struct {
 	mu    sync.Mutex
-	files map[string][]byte
+	files map[string]*store.File
+	sizes map[string]int
 	bytes int
 }
 
 // withTransient returns ctx carrying a new, empty transient for a round
 // run whole in this process.
 func withTransient(ctx context.Context) context.Context {
-	return context.WithValue(ctx, transientKey{}, &transient{files: map[string][]byte{}})
+	return context.WithValue(ctx, transientKey{}, &transient{files: map[string]*store.File{}, sizes: map[string]int{}})
 }
 
 func transientOf(ctx context.Context) *transient {
@@ -45,33 +47,51 @@ func transientOf(ctx context.Context) *transient {
 // one with room left, else to the store.
 func (e *Engine) putTransient(ctx context.Context, key string, f *store.File) error {
 	if t := transientOf(ctx); t != nil {
-		b, _, err := f.Encode()
-		if err != nil {
-			return err
+		size := 0
+		for _, v := range f.F32 {
+			size += 4 * len(v)
+		}
+		for _, b := range f.JSON {
+			size += len(b)
 		}
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		if t.bytes+len(b)-len(t.files[key]) <= transientCap {
-			t.bytes += len(b) - len(t.files[key])
-			t.files[key] = b
+		if t.bytes+size-t.sizes[key] <= transientCap {
+			t.bytes += size - t.sizes[key]
+			t.files[key], t.sizes[key] = cloneFile(f), size
 			return nil
 		}
+		t.bytes -= t.sizes[key]
 		delete(t.files, key)
+		delete(t.sizes, key)
 	}
 	_, err := e.Store.PutFile(ctx, key, f)
 	return err
 }
 
-// getFile reads and verifies the file at key: from the round's memory when
-// it is there, else from the store.
+// getFile reads the file at key: a copy from the round's memory when it is
+// there, else from the store, verified.
 func (e *Engine) getFile(ctx context.Context, key string) (*store.File, error) {
 	if t := transientOf(ctx); t != nil {
 		t.mu.Lock()
-		b, ok := t.files[key]
+		f, ok := t.files[key]
 		t.mu.Unlock()
 		if ok {
-			return store.DecodeFile(key, b)
+			return cloneFile(f), nil
 		}
 	}
 	return e.Store.GetFile(ctx, key)
+}
+
+// cloneFile returns a deep copy of f (its JSON sections, which readers only
+// decode, shared).
+func cloneFile(f *store.File) *store.File {
+	g := *f
+	g.Sections = slices.Clone(f.Sections)
+	g.F32 = make(map[string][]float32, len(f.F32))
+	for name, v := range f.F32 {
+		g.F32[name] = slices.Clone(v)
+	}
+	g.JSON = maps.Clone(f.JSON)
+	return &g
 }

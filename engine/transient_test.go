@@ -58,17 +58,14 @@ func TestTransientUpdates(t *testing.T) {
 }
 
 // TestTransientCap: past transientCap bytes a round's updates go to the
-// store; reads find them in either place.
+// store; reads find them in either place, and a reader changing what it
+// read changes nothing another reads.
 func TestTransientCap(t *testing.T) {
 	e := newEngine(t)
 	ctx := withTransient(context.Background())
 	f := store.NewFile("update", "mlp", 1, 0).AddF32("delta", make([]float32, 100))
-	b, _, err := f.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer func(c int) { transientCap = c }(transientCap)
-	transientCap = 2*len(b) + 1
+	transientCap = 2*400 + 1 // two deltas of 100 float32
 	for _, key := range []string{"u/0", "u/1", "u/2"} {
 		if err := e.putTransient(ctx, key, f); err != nil {
 			t.Fatal(err)
@@ -77,13 +74,19 @@ func TestTransientCap(t *testing.T) {
 	if err := e.putTransient(ctx, "u/1", f); err != nil { // a rewrite within the cap
 		t.Fatal(err)
 	}
+	f.F32["delta"][0] = 1 // the writer's later change is not seen
 	for i, key := range []string{"u/0", "u/1", "u/2"} {
 		stored, err := e.Store.Exists(ctx, key)
 		if err != nil || stored != (i == 2) {
 			t.Errorf("%s in the store: %v, %v; want %v", key, stored, err, i == 2)
 		}
-		if g, err := e.getFile(ctx, key); err != nil || len(g.F32["delta"]) != 100 {
-			t.Errorf("getFile(%s) = %v, %v", key, g, err)
+		g, err := e.getFile(ctx, key)
+		if err != nil || len(g.F32["delta"]) != 100 || g.F32["delta"][0] != 0 {
+			t.Fatalf("getFile(%s) = %v, %v; want the delta as written", key, g, err)
+		}
+		g.F32["delta"][0] = 2
+		if g, _ := e.getFile(ctx, key); g.F32["delta"][0] != 0 {
+			t.Errorf("%s: a reader's change was seen by the next reader", key)
 		}
 	}
 }
