@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"gocloud.dev/blob/memblob"
@@ -427,5 +428,52 @@ func TestKeepUpdates(t *testing.T) {
 	}
 	if trained == 0 {
 		t.Error("no trained clients")
+	}
+}
+
+// TestRunSweepConcurrency: the in-process runner runs run.concurrency
+// points at once (two here, the default), with the results of one at a
+// time.
+func TestRunSweepConcurrency(t *testing.T) {
+	one := spec + "run: {concurrency: 1}\n"
+	for _, tt := range []struct {
+		spec string
+		want int
+	}{{spec, 2}, {one, 1}} {
+		var mu sync.Mutex
+		running, most := map[string]bool{}, 0
+		e := newEngine(t)
+		in := steps.PlanSweepInput{File: "t.yaml", Spec: []byte(tt.spec)}
+		if _, err := e.RunSweep(context.Background(), in, func(p Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			running[p.Point.ID] = !p.Done
+			n := 0
+			for _, r := range running {
+				if r {
+					n++
+				}
+			}
+			most = max(most, n)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if most != tt.want {
+			t.Errorf("at most %d points ran at once; want %d", most, tt.want)
+		}
+		plan, err := e.PlanSweep(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tt.want == 1 {
+			_, want := runLocal(t, newEngine(t))
+			got := take(t, e, plan)
+			for i := range got.Results {
+				if got.Results[i].ModelSHA256 != want.Results[i].ModelSHA256 {
+					t.Errorf("point %d: model %s one at a time, %s two at once", i, got.Results[i].ModelSHA256, want.Results[i].ModelSHA256)
+				}
+			}
+			compare(t, "one at a time vs two at once (rows)", snapshot{Rounds: got.Rounds, Clients: got.Clients}, snapshot{Rounds: want.Rounds, Clients: want.Clients})
+		}
 	}
 }

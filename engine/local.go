@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/flsweep/flsweep/steps"
@@ -21,29 +22,70 @@ type Progress struct {
 	Status  string
 }
 
-// RunSweep plans a sweep and runs its points one after another in this
-// process, without Temporal: the same steps as the orchestrated path, in a
-// plain loop. Points already done are skipped; a point interrupted earlier
-// resumes from its highest committed round.
+// RunSweep plans a sweep and runs its points in this process, without
+// Temporal: the same steps as the orchestrated path, in a plain loop, up
+// to the spec's run.concurrency points at once, as the sweep workflow runs
+// them (a point's results do not depend on what runs beside it). Points
+// already done are skipped; a point interrupted earlier resumes from its
+// highest committed round. progress may be called from several goroutines
+// at once. At the first point that fails the others are cancelled; the
+// error is the failed point's (the first in the plan's order, if several
+// failed), with the results of the points that ended.
 func (e *Engine) RunSweep(ctx context.Context, in steps.PlanSweepInput, progress func(Progress)) ([]steps.PointResult, error) {
 	plan, err := e.PlanSweep(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	var results []steps.PointResult
-	for _, p := range plan.Points {
-		res, err := e.RunPoint(ctx, steps.PointRef{Sweep: plan.Name, Point: p.ID}, plan.KeepUpdates, func(pr Progress) {
-			if progress != nil {
-				pr.Point = p
-				progress(pr)
-			}
-		})
-		if err != nil {
-			return results, fmt.Errorf("point %s (%s): %w", p.ID, p.Label, err)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make([]*steps.PointResult, len(plan.Points))
+	errs := make([]error, len(plan.Points))
+	slots := make(chan struct{}, max(1, plan.Concurrency))
+	var wg sync.WaitGroup
+	for i, p := range plan.Points {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
 		}
-		results = append(results, res)
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			res, err := e.RunPoint(ctx, steps.PointRef{Sweep: plan.Name, Point: p.ID}, plan.KeepUpdates, func(pr Progress) {
+				if progress != nil {
+					pr.Point = p
+					progress(pr)
+				}
+			})
+			if err != nil {
+				errs[i] = fmt.Errorf("point %s (%s): %w", p.ID, p.Label, err)
+				cancel()
+				return
+			}
+			results[i] = &res
+		}()
 	}
-	return results, nil
+	wg.Wait()
+	var done []steps.PointResult
+	for _, r := range results {
+		if r != nil {
+			done = append(done, *r)
+		}
+	}
+	// The first failure that is not a cancellation this function caused.
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return done, err
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return done, err
+		}
+	}
+	return done, ctx.Err()
 }
 
 // maxRecoveries bounds the restarts of a point after a round found a

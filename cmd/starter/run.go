@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"sync"
 	"time"
 
 	"github.com/flsweep/flsweep/conf"
@@ -20,7 +21,7 @@ func runCommand() *command {
 	var workers int
 	var cpuprofile string
 	return &command{
-		name: "run", summary: "run a sweep's points in this process, without Temporal (debugging, benchmarks, parity)",
+		name: "run", summary: "run a sweep's points in this process, without Temporal, run.concurrency at once (debugging, benchmarks, parity)",
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&file, "f", "", "sweep spec (YAML)")
 			fs.BoolVar(&local, "local", false, "run in-process (required: the only mode of run)")
@@ -60,7 +61,10 @@ func runCommand() *command {
 			}
 			r := newRenderer(g.out)
 			start := time.Now()
+			var mu sync.Mutex // points run at once (run.concurrency) report from their goroutines
 			_, err = eng.RunSweep(ctx, steps.PlanSweepInput{File: file, Spec: data}, func(p engine.Progress) {
+				mu.Lock()
+				defer mu.Unlock()
 				l := &lines[index[p.Point.ID]]
 				l.Round, l.Rounds, l.TestAcc, l.HasAcc, l.Status = p.Round, p.Rounds, p.TestAcc, true, p.Status
 				r.draw("run "+sw.Name, lines, "", p.Done)
