@@ -146,6 +146,33 @@ func idle(t *testing.T, c client.Client, id string) bool {
 		len(d.GetPendingChildren()) == 0 && len(d.GetPendingActivities()) == 0
 }
 
+// roundActivity returns which point of sweep runs a RunRound activity
+// whose heartbeat names round from or later ("" if none): a round in
+// progress where no update reaches the blob store (a round run whole in one
+// activity keeps its updates in memory, engine/transient.go).
+func roundActivity(c client.Client, root, sweep string, from int) string {
+	points, _ := os.ReadDir(filepath.Join(root, "sweeps", sweep))
+	for _, p := range points {
+		if !p.IsDir() {
+			continue
+		}
+		d, err := c.DescribeWorkflowExecution(context.Background(), workflows.PointID(sweep, p.Name()), "")
+		if err != nil {
+			continue // not a point, or not started yet
+		}
+		for _, a := range d.GetPendingActivities() {
+			if a.GetActivityType().GetName() != steps.RunRound.Name || a.GetState() != enumspb.PENDING_ACTIVITY_STATE_STARTED || a.GetHeartbeatDetails() == nil {
+				continue
+			}
+			var rp steps.RoundPhase
+			if err := converter.GetDefaultDataConverter().FromPayloads(a.GetHeartbeatDetails(), &rp); err == nil && rp.Round >= from {
+				return fmt.Sprintf("%s round %d (%s)", p.Name(), rp.Round, rp.Phase)
+			}
+		}
+	}
+	return ""
+}
+
 // midRound waits until some point of sweep has stored a client update of
 // round from or later that is not committed yet: a round in progress.
 func midRound(t *testing.T, root, sweep, from string) string {

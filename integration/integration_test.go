@@ -450,13 +450,27 @@ func killedWorker(t *testing.T, want results, name, run string) {
 	if out, err := e.starter("sweep", "start", "-f", spec); err != nil {
 		t.Fatalf("sweep start: %v\n%s", err, out)
 	}
+	c, err := client.Dial(client.Options{HostPort: server.FrontendHostPort(), Logger: quiet{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
 	// Kill once some client of round 2 or later has stored its update while
-	// its round is not committed yet: the worker dies mid-round.
+	// its round is not committed yet: the worker dies mid-round. A round
+	// run whole in one RunRound keeps its updates in memory: there the
+	// activity's heartbeat shows the round.
 	deadline := time.Now().Add(3 * time.Minute)
 	killedAt := ""
 	for killedAt == "" {
 		if time.Now().After(deadline) {
 			t.Fatal("never saw a round in progress")
+		}
+		if run != "" {
+			if at := roundActivity(c, e.blob, name, 2); at != "" {
+				stop(true)
+				killedAt = at
+				break
+			}
 		}
 		matches, _ := filepath.Glob(filepath.Join(e.blob, "sweeps", name, "*", "rounds", "*", "updates", "*.bin"))
 		for _, m := range matches {
@@ -473,11 +487,6 @@ func killedWorker(t *testing.T, want results, name, run string) {
 	}
 	t.Logf("killed the worker during %s", strings.TrimPrefix(killedAt, e.blob))
 	e.worker()
-	c, err := client.Dial(client.Options{HostPort: server.FrontendHostPort(), Logger: quiet{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var res workflows.SweepResult

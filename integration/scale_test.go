@@ -88,12 +88,9 @@ func TestScaleSweep(t *testing.T) {
 		queryTimes = append(queryTimes, time.Since(q0))
 		return st, v.Get(&st)
 	}
-	status := func(req workflows.StatusRequest) workflows.SweepStatus {
+	// check checks an answer: its counts cover the sweep, its page fits.
+	check := func(req workflows.StatusRequest, st workflows.SweepStatus) {
 		t.Helper()
-		st, err := tryStatus(req)
-		if err != nil {
-			t.Fatalf("status query: %v", err)
-		}
 		sum := 0
 		for _, n := range st.Counts {
 			sum += n
@@ -104,6 +101,14 @@ func TestScaleSweep(t *testing.T) {
 		if len(st.Points) > max(req.Limit, workflows.DefaultStatusLimit) {
 			t.Fatalf("status: %d points in a page of %d", len(st.Points), req.Limit)
 		}
+	}
+	status := func(req workflows.StatusRequest) workflows.SweepStatus {
+		t.Helper()
+		st, err := tryStatus(req)
+		if err != nil {
+			t.Fatalf("status query: %v", err)
+		}
+		check(req, st)
 		return st
 	}
 	// waitFor polls the status until cond holds.
@@ -111,9 +116,10 @@ func TestScaleSweep(t *testing.T) {
 		t.Helper()
 		deadline := time.Now().Add(limit)
 		for {
-			st, err := tryStatus(workflows.StatusRequest{Status: []string{steps.StatusRunning}})
+			req := workflows.StatusRequest{Status: []string{steps.StatusRunning}}
+			st, err := tryStatus(req)
 			if err == nil && st.Total > 0 {
-				st = status(workflows.StatusRequest{Status: []string{steps.StatusRunning}}) // checked
+				check(req, st)
 				if cond(st) {
 					return st
 				}
