@@ -1,6 +1,6 @@
 package trainer
 
-// Vector kernels. The float32 inner loops of the elementwise ops (PReLU,
+// Vector kernels. The float32 inner loops of the elementwise ops (ReLU, PReLU,
 // BatchNorm, max-pooling, per-channel sums) are written in portable Go,
 // which the Go compiler does not vectorise. A build with GOEXPERIMENT=simd
 // on amd64 (the OpenBLAS build: make openblas) compiles kernels_simd.go,
