@@ -152,10 +152,7 @@ func (e *Engine) RunPoint(ctx context.Context, ref steps.PointRef, keepUpdates b
 // with the engine's steps called directly, on the same blob keys as the
 // orchestrated path.
 func (e *Engine) RunRound(ctx context.Context, in steps.RoundInput) (steps.RoundSummary, error) {
-	if !in.KeepUpdates {
-		ctx = withTransient(ctx) // engine/transient.go
-	}
-	return steps.Round(e.exec(ctx, nil), in)
+	return steps.Round(e.exec(roundContext(ctx, in), nil), in)
 }
 
 // RunRoundInOne runs round in.Round in this process as one step (RunRound,
@@ -225,10 +222,7 @@ func (e *Engine) runOne(ctx context.Context, in steps.RoundInput, status func(st
 	case !errors.Is(err, store.ErrNotFound):
 		return steps.RoundSummary{}, 0, err
 	}
-	if !in.KeepUpdates {
-		ctx = withTransient(ctx) // engine/transient.go
-	}
-	x := oneActivity{exec: e.exec(ctx, status)}
+	x := oneActivity{exec: e.exec(roundContext(ctx, in), status)}
 	sum, err := steps.Round(&x, in)
 	if errors.Is(err, errFanOut) {
 		return steps.RoundSummary{}, x.fanOut, nil

@@ -15,17 +15,7 @@ func TestRunRoundInOne(t *testing.T) {
 	_, want := runLocal(t, newEngine(t))
 	ctx := context.Background()
 	e := newEngine(t)
-	in := steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)}
-	plan, err := e.PlanSweep(ctx, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range plan.Points {
-		ref := steps.PointRef{Sweep: plan.Name, Point: p.ID}
-		prep, err := e.PreparePoint(ctx, ref)
-		if err != nil {
-			t.Fatal(err)
-		}
+	plan := runPoints(t, e, func(ref steps.PointRef, prep steps.PrepareOutput) {
 		if prep.ClientsPerRound != 4 {
 			t.Fatalf("ClientsPerRound = %d, want the spec's 4", prep.ClientsPerRound)
 		}
@@ -68,9 +58,29 @@ func TestRunRoundInOne(t *testing.T) {
 		if len(again.Rounds) == 0 || again.Rounds[0].ModelSHA256 != sums[2].ModelSHA256 || again.Rounds[0].Round != 3 {
 			t.Fatalf("round 3 again: %+v, want %+v", again.Rounds, sums[2])
 		}
+	})
+	compare(t, "RunRound vs in-process", take(t, e, plan), want)
+}
+
+// runPoints plans the test spec on e and, for each point, prepares it,
+// calls rounds to run its rounds, and finishes it as done.
+func runPoints(t *testing.T, e *Engine, rounds func(steps.PointRef, steps.PrepareOutput)) steps.PlanSweepOutput {
+	t.Helper()
+	ctx := context.Background()
+	plan, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range plan.Points {
+		ref := steps.PointRef{Sweep: plan.Name, Point: p.ID}
+		prep, err := e.PreparePoint(ctx, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rounds(ref, prep)
 		if _, err := e.FinishPoint(ctx, steps.FinishInput{PointRef: ref, Status: steps.StatusDone}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	compare(t, "RunRound vs in-process", take(t, e, plan), want)
+	return plan
 }

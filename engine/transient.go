@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store"
 )
 
@@ -28,14 +29,16 @@ type transientKey struct{}
 type transient struct {
 	mu    sync.Mutex
 	files map[string]*store.File
-	sizes map[string]int
-	bytes int
+	bytes int // Σ fileSize over files
 }
 
-// withTransient returns ctx carrying a new, empty transient for a round
-// run whole in this process.
-func withTransient(ctx context.Context) context.Context {
-	return context.WithValue(ctx, transientKey{}, &transient{files: map[string]*store.File{}, sizes: map[string]int{}})
+// roundContext returns ctx for a round run whole in this process: carrying
+// a new, empty transient unless the point keeps its updates.
+func roundContext(ctx context.Context, in steps.RoundInput) context.Context {
+	if in.KeepUpdates {
+		return ctx
+	}
+	return context.WithValue(ctx, transientKey{}, &transient{files: map[string]*store.File{}})
 }
 
 func transientOf(ctx context.Context) *transient {
@@ -47,26 +50,35 @@ func transientOf(ctx context.Context) *transient {
 // one with room left, else to the store.
 func (e *Engine) putTransient(ctx context.Context, key string, f *store.File) error {
 	if t := transientOf(ctx); t != nil {
-		size := 0
-		for _, v := range f.F32 {
-			size += 4 * len(v)
-		}
-		for _, b := range f.JSON {
-			size += len(b)
-		}
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		if t.bytes+size-t.sizes[key] <= transientCap {
-			t.bytes += size - t.sizes[key]
-			t.files[key], t.sizes[key] = cloneFile(f), size
+		bytes := t.bytes - fileSize(t.files[key])
+		delete(t.files, key)
+		if size := fileSize(f); bytes+size <= transientCap {
+			t.files[key], bytes = cloneFile(f), bytes+size
+		}
+		t.bytes = bytes
+		if t.files[key] != nil {
 			return nil
 		}
-		t.bytes -= t.sizes[key]
-		delete(t.files, key)
-		delete(t.sizes, key)
 	}
 	_, err := e.Store.PutFile(ctx, key, f)
 	return err
+}
+
+// fileSize is the bytes of f's sections; 0 for nil.
+func fileSize(f *store.File) int {
+	if f == nil {
+		return 0
+	}
+	n := 0
+	for _, v := range f.F32 {
+		n += 4 * len(v)
+	}
+	for _, b := range f.JSON {
+		n += len(b)
+	}
+	return n
 }
 
 // getFile reads the file at key: a copy from the round's memory when it is

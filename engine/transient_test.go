@@ -18,16 +18,7 @@ func TestTransientUpdates(t *testing.T) {
 	_, want := runLocal(t, inMemory)
 
 	e := newEngine(t)
-	plan, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range plan.Points {
-		ref := steps.PointRef{Sweep: plan.Name, Point: p.ID}
-		prep, err := e.PreparePoint(ctx, ref)
-		if err != nil {
-			t.Fatal(err)
-		}
+	plan := runPoints(t, e, func(ref steps.PointRef, prep steps.PrepareOutput) {
 		for r := 1; r <= prep.Rounds; r++ {
 			// The workflow's path: every step a call of its own, each with
 			// a context of its own, as activities have.
@@ -37,10 +28,7 @@ func TestTransientUpdates(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := e.FinishPoint(ctx, steps.FinishInput{PointRef: ref, Status: steps.StatusDone}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	compare(t, "updates in memory vs through the store", want, take(t, e, plan))
 	trained := 0 // clients trained, each round counted (md sampling draws with replacement)
 	for _, c := range want.Clients {
@@ -62,7 +50,7 @@ func TestTransientUpdates(t *testing.T) {
 // read changes nothing another reads.
 func TestTransientCap(t *testing.T) {
 	e := newEngine(t)
-	ctx := withTransient(context.Background())
+	ctx := roundContext(context.Background(), steps.RoundInput{})
 	f := store.NewFile("update", "mlp", 1, 0).AddF32("delta", make([]float32, 100))
 	defer func(c int) { transientCap = c }(transientCap)
 	transientCap = 2*400 + 1 // two deltas of 100 float32

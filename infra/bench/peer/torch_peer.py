@@ -187,17 +187,23 @@ def _client(name, batch, seconds, seed, barrier, out):
     out.put((samples, time.perf_counter() - start))
 
 
-def _concurrent(ctx, name, batch, seconds, clients):
-    """samples/s of `clients` processes training at once (all samples over the slowest's time)."""
-    barrier, out = ctx.Barrier(clients), ctx.Queue()
-    procs = [ctx.Process(target=_client, args=(name, batch, seconds, i, barrier, out)) for i in range(clients)]
+def _gather(procs, out, what):
+    """Starts procs and returns what each put on out; fails if one exited with an error."""
     for p in procs:
         p.start()
     res = [out.get() for _ in procs]
     for p in procs:
         p.join()
         if p.exitcode != 0:
-            raise SystemExit(f"torch_peer: {name}: a client process exited with {p.exitcode}")
+            raise SystemExit(f"torch_peer: {what}: a process exited with {p.exitcode}")
+    return res
+
+
+def _concurrent(ctx, name, batch, seconds, clients):
+    """samples/s of `clients` processes training at once (all samples over the slowest's time)."""
+    barrier, out = ctx.Barrier(clients), ctx.Queue()
+    res = _gather([ctx.Process(target=_client, args=(name, batch, seconds, i, barrier, out)) for i in range(clients)],
+                  out, name)
     return sum(s for s, _ in res) / max(e for _, e in res), max(e for _, e in res)
 
 
@@ -360,13 +366,7 @@ def cmd_demo(a):
     shares = [points[i::a.procs] for i in range(a.procs)]
     start = time.perf_counter()
     procs = [ctx.Process(target=_demo_proc, args=(s, a, out)) for s in shares if s]
-    for p in procs:
-        p.start()
-    res = [out.get() for _ in procs]
-    for p in procs:
-        p.join()
-        if p.exitcode != 0:
-            raise SystemExit(f"torch_peer: demo: a process exited with {p.exitcode}")
+    res = _gather(procs, out, "demo")
     wall = time.perf_counter() - start
     rounds = sum(r for r, _, _ in res)
     rep = {"torch": torch.__version__, "threads": a.threads, "procs": len(procs), "metrics": a.metrics,
