@@ -6,7 +6,7 @@ package trainer
 // default) or "openblas" (build tag openblas, see blas_openblas.go).
 const BLAS = "gonum"
 
-// sgemm is gemm for float32 on gonum's pure-Go BLAS.
+// blasSgemm is gemm for float32 on gonum's pure-Go BLAS.
 //
 // gonum's Sgemm is fastest when both operands are read along rows, C = A·Bᵀ
 // (NoTrans, Trans): its kernel is then a dot product of two contiguous
@@ -17,7 +17,7 @@ const BLAS = "gonum"
 // into that one by transposing an operand into the workspace first, which
 // costs k·n (or k·m) copies against m·n·k multiply-adds; it is done when the
 // other dimension is at least minTransposeGain.
-func sgemm(ws *workspace[float32], tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func blasSgemm(ws *workspace[float32], tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	const minTransposeGain = 8
 	if !tB && m >= minTransposeGain {
 		// B is k×n: its transpose is n×k.
@@ -90,17 +90,5 @@ func gonumGemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b 
 	}
 }
 
-// SGEMM is the float32 gemm of this build, C = A·op(B) for row-major A
-// (m×k), op(B) (k×n; B is n×k when transB) and C (m×n), exported for the
-// benchmark that measures the machine's SGEMM rate (cmd/starter bench). It
-// calls the BLAS directly.
-func SGEMM(transB bool, m, n, k int, a, b, c []float32) {
-	ldb := n
-	if transB {
-		ldb = k
-	}
-	gonumBLAS.Sgemm(trans(false), trans(transB), m, n, k, 1, a, k, b, ldb, 0, c, n)
-}
-
-// Core names the kernels of this build's BLAS: gonum's pure-Go assembly.
-func Core() string { return "pure Go" }
+// blasCore names the kernels of this build's BLAS: gonum's pure-Go assembly.
+func blasCore() string { return "pure Go" }

@@ -103,8 +103,8 @@ func cpuLevels() (avx512, avx2 bool) {
 		cpu.X86.HasAVX2 && cpu.X86.HasFMA
 }
 
-// Core names OpenBLAS's kernel family in use, e.g. "SkylakeX".
-func Core() string {
+// blasCore names OpenBLAS's kernel family in use, e.g. "SkylakeX".
+func blasCore() string {
 	setupOnce.Do(setup)
 	return corename()
 }
@@ -128,22 +128,9 @@ var sseOnly = map[string]bool{
 	"atom": true, "nano": true, "opteron": true, "opteron(sse3)": true, "barcelona": true, "bobcat": true,
 }
 
-// sgemm is gemm for float32 on OpenBLAS, which handles every orientation
+// blasSgemm is gemm for float32 on OpenBLAS, which handles every orientation
 // at full speed.
-func sgemm(_ *workspace[float32], tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func blasSgemm(_ *workspace[float32], tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	setupOnce.Do(setup)
 	openBLAS.Sgemm(trans(tA), trans(tB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-}
-
-// SGEMM is the float32 gemm of this build, C = A·op(B) for row-major A
-// (m×k), op(B) (k×n; B is n×k when transB) and C (m×n), exported for the
-// benchmark that measures the machine's SGEMM rate (cmd/starter bench). It
-// calls the BLAS directly.
-func SGEMM(transB bool, m, n, k int, a, b, c []float32) {
-	setupOnce.Do(setup)
-	ldb := n
-	if transB {
-		ldb = k
-	}
-	openBLAS.Sgemm(trans(false), trans(transB), m, n, k, 1, a, k, b, ldb, 0, c, n)
 }

@@ -31,6 +31,7 @@ import (
 	"unsafe"
 
 	"github.com/chewxy/hm"
+	"github.com/flsweep/flsweep/trainer/internal/packed"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 	G "gorgonia.org/gorgonia"
@@ -189,8 +190,9 @@ func (o *outBuf[T]) get(shape ...int) (*tensor.Dense, []T) {
 // do not outlive their Do. Each buffer grows to the largest size asked for
 // and is then reused, so a compiled graph allocates nothing per step.
 type workspace[T float] struct {
-	col, aux []T // convolutions: the column matrix and a channel-major copy of dy
-	ta, tb   []T // gemm: transposed operands (blas_gonum.go)
+	col, aux []T            // convolutions: the column matrix and a channel-major copy of dy
+	ta, tb   []T            // gemm: transposed operands (blas_gonum.go)
+	packed   packed.Buffers // the AVX-512 product's packed blocks (sgemm.go)
 }
 
 func grow[E any](buf *[]E, n int) []E {

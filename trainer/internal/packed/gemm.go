@@ -1,0 +1,272 @@
+// Package packed is a packed float32 matrix product around an AVX-512
+// micro-kernel (kernel_amd64.s): the trainer's products on CPUs with
+// AVX-512, in both of its builds. It is laid out as BLIS and OpenBLAS lay
+// out theirs: op(B) is copied in blocks of KC rows into panels of NR
+// columns, op(A) in blocks of MC rows into panels of MR rows, and the
+// kernel multiplies one A panel by one B panel into an MR×NR block of C
+// held in registers. A B panel (KC·NR floats, 32 KB) stays in L1 while the
+// kernel sweeps the A block (at most MC·KC floats, 336 KB) from L2.
+//
+// Sums run along k in a fixed order (within a block of KC, then block after
+// block into C), so results depend on the shapes and values only, never on
+// timing. They differ in rounding from gonum's and OpenBLAS's products.
+//
+// It lives in its own package because a package using cgo (the trainer's
+// OpenBLAS build) cannot hold Go assembly.
+package packed
+
+const (
+	MR = 14   // rows of C a kernel call computes
+	NR = 32   // columns of C a kernel call computes (two 16-lane vectors)
+	KC = 256  // depth of a packed block
+	MC = 336  // rows of op(A) packed at once (24 panels)
+	NC = 1024 // columns of op(B) packed at once (32 panels)
+)
+
+// Buffers holds a caller's packed blocks and edge tile between products, so
+// that a product allocates nothing once they have grown. One goroutine at a
+// time may use a Buffers.
+type Buffers struct {
+	a, b []float32
+	tile [MR * NR]float32
+}
+
+// Sgemm computes C = alpha·op(A)·op(B) + beta·C for row-major A, B and C
+// (rows lda, ldb, ldc apart), where op(X) is X, or Xᵀ when tX; op(A) is
+// m×k, op(B) k×n. beta 0 clears C first (NaNs there do not survive, as in
+// BLAS); alpha scales A as it is packed. It needs the micro-kernel: call it
+// only when Available.
+func Sgemm(buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	scaleRows(beta, c, m, n, ldc)
+	if alpha == 0 || k == 0 {
+		return
+	}
+	if tB && !tA && k >= dotMinK {
+		dotProduct(buf, m, n, k, alpha, a, lda, b, ldb, c, ldc)
+		return
+	}
+	product(buf, tA, tB, m, n, k, alpha, a, lda, b, ldb, c, ldc)
+}
+
+// product adds alpha·op(A)·op(B) into C through packed blocks.
+func product(buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	for jc := 0; jc < n; jc += NC {
+		nc := min(NC, n-jc)
+		for pc := 0; pc < k; pc += KC {
+			kc := min(KC, k-pc)
+			bp := grow(&buf.b, panels(nc, NR)*kc*NR)
+			packB(bp, tB, b, ldb, pc, kc, jc, nc)
+			for ic := 0; ic < m; ic += MC {
+				mc := min(MC, m-ic)
+				ap := grow(&buf.a, panels(mc, MR)*kc*MR)
+				packA(ap, tA, alpha, a, lda, ic, mc, pc, kc)
+				for jr := 0; jr < nc; jr += NR {
+					nr := min(NR, nc-jr)
+					bpan := bp[jr*kc:]
+					for ir := 0; ir < mc; ir += MR {
+						mr := min(MR, mc-ir)
+						apan := ap[ir*kc:]
+						ci := (ic+ir)*ldc + jc + jr
+						if mr == MR && nr == NR {
+							_ = c[ci+(MR-1)*ldc+NR-1] // the kernel writes this far
+							kern14x32(kc, &apan[0], &bpan[0], &c[ci], ldc)
+							continue
+						}
+						// An edge block goes through a zeroed tile.
+						tile := &buf.tile
+						clear(tile[:])
+						kern14x32(kc, &apan[0], &bpan[0], &tile[0], NR)
+						for i := range mr {
+							row := c[ci+i*ldc : ci+i*ldc+nr]
+							for j, v := range tile[i*NR : i*NR+nr] {
+								row[j] += v
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// dotMinK is the shortest k for which C = A·Bᵀ (both operands read along
+// their rows) goes to the dot-product kernel instead of packing Bᵀ, whose
+// gather costs more than the product at the MLP's shapes
+// (BenchmarkSgemm in package trainer).
+const dotMinK = 64
+
+// The dot-product kernel computes DM×DN blocks of C, DK deep at a time so
+// that its DM + DN rows (40 KB) stay in L1.
+const (
+	DM = 4
+	DN = 6
+	DK = 512
+)
+
+// dotProduct adds alpha·A·Bᵀ into C for A stored m×k and B stored n×k,
+// without packing: each DM×DN block of C is DM·DN dot products of rows,
+// summed in 16 lanes along k and then across the lanes. The last, partial
+// block row and column read copies of their rows padded with zero rows and
+// write through the edge tile.
+func dotProduct(buf *Buffers, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	m4, n6 := m-m%DM, n-n%DN
+	var ea, eb []float32 // the padded copies of the partial blocks' rows
+	if m4 < m {
+		ea = padRows(&buf.a, a, lda, m4, m, DM, k)
+	}
+	if n6 < n {
+		eb = padRows(&buf.b, b, ldb, n6, n, DN, k)
+	}
+	for pc := 0; pc < k; pc += DK {
+		kc := min(DK, k-pc)
+		k16, tail := kc/16, uint16(1)<<(kc%16)-1
+		for j := 0; j < n; j += DN {
+			bs, bld := b[j*ldb+pc:], ldb // row j of B, from column pc
+			if j >= n6 {
+				bs, bld = eb[pc:], k
+			}
+			_ = bs[(DN-1)*bld+kc-1] // the kernel reads this far
+			for i := 0; i < m; i += DM {
+				as, ald := a[i*lda+pc:], lda
+				if i >= m4 {
+					as, ald = ea[pc:], k
+				}
+				_ = as[(DM-1)*ald+kc-1]
+				if i < m4 && j < n6 {
+					_ = c[(i+DM-1)*ldc+j+DN-1]
+					kernDot4x6(k16, tail, alpha, &as[0], ald, &bs[0], bld, &c[i*ldc+j], ldc)
+					continue
+				}
+				tile := buf.tile[:DM*DN]
+				clear(tile)
+				kernDot4x6(k16, tail, alpha, &as[0], ald, &bs[0], bld, &tile[0], DN)
+				for r := range min(DM, m-i) {
+					row := c[(i+r)*ldc+j:][:min(DN, n-j)]
+					for q := range row {
+						row[q] += tile[r*DN+q]
+					}
+				}
+			}
+		}
+	}
+}
+
+// padRows copies rows r0…r1−1 (each k long, ld apart) of x into the first
+// rows of a rows×k matrix in *dst whose other rows are zeros.
+func padRows(dst *[]float32, x []float32, ld, r0, r1, rows, k int) []float32 {
+	out := grow(dst, rows*k)
+	for r := range rows {
+		if r0+r < r1 {
+			copy(out[r*k:(r+1)*k], x[(r0+r)*ld:][:k])
+		} else {
+			clear(out[r*k : (r+1)*k])
+		}
+	}
+	return out
+}
+
+// panels is the number of panels of width w that cover d.
+func panels(d, w int) int { return (d + w - 1) / w }
+
+// scaleRows multiplies the m×n matrix c (rows ldc apart) by beta; beta 0
+// clears it, so NaNs in c do not survive, as BLAS promises.
+func scaleRows(beta float32, c []float32, m, n, ldc int) {
+	if beta == 1 {
+		return
+	}
+	for i := range m {
+		row := c[i*ldc : i*ldc+n]
+		if beta == 0 {
+			clear(row)
+			continue
+		}
+		for j := range row {
+			row[j] *= beta
+		}
+	}
+}
+
+// packA copies alpha times rows i0…i0+mc−1, columns p0…p0+kc−1 of op(A) into
+// dst as panels of MR rows: panel r holds, for each column p, the
+// MR values of rows r·MR… in order, rows past mc as zeros.
+func packA(dst []float32, tA bool, alpha float32, a []float32, lda, i0, mc, p0, kc int) {
+	for ir := 0; ir < mc; ir += MR {
+		mr := min(MR, mc-ir)
+		pan := dst[ir*kc : (ir+MR)*kc]
+		if tA { // A is stored k×m: a column of op(A)'s panel is contiguous
+			for p := range kc {
+				src := a[(p0+p)*lda+i0+ir:][:mr]
+				d := pan[p*MR : (p+1)*MR]
+				for i, v := range src {
+					d[i] = alpha * v
+				}
+				clear(d[mr:])
+			}
+			continue
+		}
+		// A is stored m×k: gather the panel's rows column by column, so
+		// that the writes are contiguous.
+		var rows [MR][]float32
+		for i := range mr {
+			rows[i] = a[(i0+ir+i)*lda+p0:][:kc]
+		}
+		for i := mr; i < MR; i++ {
+			rows[i] = zeros(kc)
+		}
+		for p := range kc {
+			d := (*[MR]float32)(pan[p*MR:])
+			for i := range d {
+				d[i] = alpha * rows[i][p]
+			}
+		}
+	}
+}
+
+// packB copies rows p0…p0+kc−1, columns j0…j0+nc−1 of op(B) into dst as
+// panels of NR columns: panel r holds, for each row p, the NR values
+// of columns r·NR… in order, columns past nc as zeros.
+func packB(dst []float32, tB bool, b []float32, ldb, p0, kc, j0, nc int) {
+	for jr := 0; jr < nc; jr += NR {
+		nr := min(NR, nc-jr)
+		pan := dst[jr*kc : (jr+NR)*kc]
+		if !tB { // B is stored k×n: a row of the panel is contiguous
+			for p := range kc {
+				d := pan[p*NR : (p+1)*NR]
+				copy(d, b[(p0+p)*ldb+j0+jr:][:nr])
+				clear(d[nr:])
+			}
+			continue
+		}
+		// B is stored n×k: gather 8 of the panel's columns at a time, row
+		// by row, so that each write fills 32 contiguous bytes.
+		for j := 0; j < NR; j += 8 {
+			var cols [8][]float32
+			for q := range cols {
+				if jj := jr + j + q; jj < nc {
+					cols[q] = b[(j0+jj)*ldb+p0:][:kc]
+				} else {
+					cols[q] = zeros(kc)
+				}
+			}
+			for p := range kc {
+				d := (*[8]float32)(pan[p*NR+j:])
+				d[0], d[1], d[2], d[3] = cols[0][p], cols[1][p], cols[2][p], cols[3][p]
+				d[4], d[5], d[6], d[7] = cols[4][p], cols[5][p], cols[6][p], cols[7][p]
+			}
+		}
+	}
+}
+
+// grow returns (*buf)[:n], reallocating when its capacity is short.
+func grow(buf *[]float32, n int) []float32 {
+	if cap(*buf) < n {
+		*buf = make([]float32, n)
+	}
+	return (*buf)[:n]
+}
+
+// zeroRow is read, never written, by the packers for the rows and columns
+// past a matrix's edge.
+var zeroRow [KC]float32
+
+func zeros(n int) []float32 { return zeroRow[:n] }

@@ -1,0 +1,245 @@
+#include "textflag.h"
+
+// The AVX-512 micro-kernel of gemm.go: C[14×32] += Ap·Bp for a
+// packed 14-row panel of A (k steps of 14 values) and a packed 32-column
+// panel of B (k steps of 32 values). The 14×32 block of C lives in Z0–Z27
+// for the whole loop, two registers a row; Z28 and Z29 hold one step of B
+// and Z30, Z31 the broadcast values of A.
+
+// ROW adds the broadcast A value at off(AX) times B's step into one row.
+#define ROW(off, bz, r0, r1) \
+	VBROADCASTSS off(AX), bz; \
+	VFMADD231PS  Z28, bz, r0; \
+	VFMADD231PS  Z29, bz, r1
+
+// STORE adds one row of the block into C at DI and moves DI a row down.
+#define STORE(r0, r1) \
+	VADDPS  (DI), r0, r0; \
+	VADDPS  64(DI), r1, r1; \
+	VMOVUPS r0, (DI); \
+	VMOVUPS r1, 64(DI); \
+	ADDQ    DX, DI
+
+// func kern14x32(k int, a, b, c *float32, ldc int)
+TEXT ·kern14x32(SB), NOSPLIT, $0-40
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), AX
+	MOVQ b+16(FP), BX
+	MOVQ c+24(FP), DI
+	MOVQ ldc+32(FP), DX
+	SHLQ $2, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	TESTQ  CX, CX
+	JEQ    store
+
+loop:
+	VMOVUPS (BX), Z28
+	VMOVUPS 64(BX), Z29
+	ROW(0, Z30, Z0, Z1)
+	ROW(4, Z31, Z2, Z3)
+	ROW(8, Z30, Z4, Z5)
+	ROW(12, Z31, Z6, Z7)
+	ROW(16, Z30, Z8, Z9)
+	ROW(20, Z31, Z10, Z11)
+	ROW(24, Z30, Z12, Z13)
+	ROW(28, Z31, Z14, Z15)
+	ROW(32, Z30, Z16, Z17)
+	ROW(36, Z31, Z18, Z19)
+	ROW(40, Z30, Z20, Z21)
+	ROW(44, Z31, Z22, Z23)
+	ROW(48, Z30, Z24, Z25)
+	ROW(52, Z31, Z26, Z27)
+	ADDQ    $56, AX
+	ADDQ    $128, BX
+	DECQ    CX
+	JNZ     loop
+
+store:
+	STORE(Z0, Z1)
+	STORE(Z2, Z3)
+	STORE(Z4, Z5)
+	STORE(Z6, Z7)
+	STORE(Z8, Z9)
+	STORE(Z10, Z11)
+	STORE(Z12, Z13)
+	STORE(Z14, Z15)
+	STORE(Z16, Z17)
+	STORE(Z18, Z19)
+	STORE(Z20, Z21)
+	STORE(Z22, Z23)
+	STORE(Z24, Z25)
+	STORE(Z26, Z27)
+	VZEROUPPER
+	RET
+
+// The dot-product kernel of gemm.go for C = A·Bᵀ with both operands read
+// along their rows, unpacked: C[4×6] += alpha·A[4×k]·B[6×k]ᵀ for 4 rows of A
+// (lda bytes apart) and 6 rows of B (ldb bytes apart). Z0–Z23 hold one
+// 16-lane partial sum per entry of C (Z(6i+j) for row i of A, row j of B),
+// Z24–Z27 a step of A's rows and Z28, Z29 a step of B's; k runs in steps of
+// 16 lanes, the last one masked (tail: the mask of its lanes, 0 for none).
+// The lanes are then summed in a fixed order.
+
+// DOTB loads a step of B's row at addr and adds its products with A's
+// four rows into the sums of column j.
+#define DOTB(addr, bz, j0, j1, j2, j3) \
+	VMOVUPS     addr, bz; \
+	VFMADD231PS Z24, bz, j0; \
+	VFMADD231PS Z25, bz, j1; \
+	VFMADD231PS Z26, bz, j2; \
+	VFMADD231PS Z27, bz, j3
+
+#define DOTBZ(addr, bz, j0, j1, j2, j3) \
+	VMOVUPS.Z   addr, K1, bz; \
+	VFMADD231PS Z24, bz, j0; \
+	VFMADD231PS Z25, bz, j1; \
+	VFMADD231PS Z26, bz, j2; \
+	VFMADD231PS Z27, bz, j3
+
+// HSUM sums the 16 lanes of z (whose lower halves are y and x), scales the
+// sum by alpha (X30) and adds it to the float32 at dst.
+#define HSUM(z, y, x, dst) \
+	VEXTRACTF64X4 $1, z, Y31; \
+	VADDPS        Y31, y, y; \
+	VEXTRACTF32X4 $1, y, X31; \
+	VADDPS        X31, x, x; \
+	VPERMILPS     $0x4e, x, X31; \
+	VADDPS        X31, x, x; \
+	VPERMILPS     $0xb1, x, X31; \
+	VADDSS        X31, x, x; \
+	VMULSS        X30, x, x; \
+	VADDSS        dst, x, x; \
+	VMOVSS        x, dst
+
+// func kernDot4x6(k16 int, tail uint16, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+TEXT ·kernDot4x6(SB), NOSPLIT, $0-64
+	MOVQ  k16+0(FP), CX
+	MOVQ  a+16(FP), AX
+	MOVQ  lda+24(FP), R8
+	MOVQ  b+32(FP), BX
+	MOVQ  ldb+40(FP), R10
+	SHLQ  $2, R8
+	SHLQ  $2, R10
+	LEAQ  (R8)(R8*2), R9   // 3·lda
+	LEAQ  (R10)(R10*2), R11 // 3·ldb
+	LEAQ  (R10)(R10*4), R12 // 5·ldb
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	TESTQ CX, CX
+	JEQ   tail
+
+dotloop:
+	VMOVUPS (AX), Z24
+	VMOVUPS (AX)(R8*1), Z25
+	VMOVUPS (AX)(R8*2), Z26
+	VMOVUPS (AX)(R9*1), Z27
+	DOTB((BX), Z28, Z0, Z6, Z12, Z18)
+	DOTB((BX)(R10*1), Z29, Z1, Z7, Z13, Z19)
+	DOTB((BX)(R10*2), Z28, Z2, Z8, Z14, Z20)
+	DOTB((BX)(R11*1), Z29, Z3, Z9, Z15, Z21)
+	DOTB((BX)(R10*4), Z28, Z4, Z10, Z16, Z22)
+	DOTB((BX)(R12*1), Z29, Z5, Z11, Z17, Z23)
+	ADDQ    $64, AX
+	ADDQ    $64, BX
+	DECQ    CX
+	JNZ     dotloop
+
+tail:
+	MOVWQZX tail+8(FP), DX
+	TESTQ   DX, DX
+	JEQ     sums
+	KMOVW   DX, K1
+	VMOVUPS.Z (AX), K1, Z24
+	VMOVUPS.Z (AX)(R8*1), K1, Z25
+	VMOVUPS.Z (AX)(R8*2), K1, Z26
+	VMOVUPS.Z (AX)(R9*1), K1, Z27
+	DOTBZ((BX), Z28, Z0, Z6, Z12, Z18)
+	DOTBZ((BX)(R10*1), Z29, Z1, Z7, Z13, Z19)
+	DOTBZ((BX)(R10*2), Z28, Z2, Z8, Z14, Z20)
+	DOTBZ((BX)(R11*1), Z29, Z3, Z9, Z15, Z21)
+	DOTBZ((BX)(R10*4), Z28, Z4, Z10, Z16, Z22)
+	DOTBZ((BX)(R12*1), Z29, Z5, Z11, Z17, Z23)
+
+sums:
+	VMOVSS alpha+12(FP), X30
+	MOVQ   c+48(FP), DI
+	MOVQ   ldc+56(FP), DX
+	SHLQ   $2, DX
+	HSUM(Z0, Y0, X0, (DI))
+	HSUM(Z1, Y1, X1, 4(DI))
+	HSUM(Z2, Y2, X2, 8(DI))
+	HSUM(Z3, Y3, X3, 12(DI))
+	HSUM(Z4, Y4, X4, 16(DI))
+	HSUM(Z5, Y5, X5, 20(DI))
+	ADDQ   DX, DI
+	HSUM(Z6, Y6, X6, (DI))
+	HSUM(Z7, Y7, X7, 4(DI))
+	HSUM(Z8, Y8, X8, 8(DI))
+	HSUM(Z9, Y9, X9, 12(DI))
+	HSUM(Z10, Y10, X10, 16(DI))
+	HSUM(Z11, Y11, X11, 20(DI))
+	ADDQ   DX, DI
+	HSUM(Z12, Y12, X12, (DI))
+	HSUM(Z13, Y13, X13, 4(DI))
+	HSUM(Z14, Y14, X14, 8(DI))
+	HSUM(Z15, Y15, X15, 12(DI))
+	HSUM(Z16, Y16, X16, 16(DI))
+	HSUM(Z17, Y17, X17, 20(DI))
+	ADDQ   DX, DI
+	HSUM(Z18, Y18, X18, (DI))
+	HSUM(Z19, Y19, X19, 4(DI))
+	HSUM(Z20, Y20, X20, 8(DI))
+	HSUM(Z21, Y21, X21, 12(DI))
+	HSUM(Z22, Y22, X22, 16(DI))
+	HSUM(Z23, Y23, X23, 20(DI))
+	VZEROUPPER
+	RET

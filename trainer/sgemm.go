@@ -1,0 +1,49 @@
+package trainer
+
+import (
+	"os"
+	"sync"
+
+	"github.com/flsweep/flsweep/trainer/internal/packed"
+)
+
+// usePacked sends float32 products to the packed AVX-512 product (package
+// packed): on CPUs with AVX-512 it is faster than OpenBLAS's kernels here
+// (BenchmarkSgemm) and needs no cgo, so both builds use it. FLSWEEP_GEMM=blas
+// keeps the build's BLAS instead (gonum, or OpenBLAS in the openblas
+// build), whose rounding earlier results came from.
+var usePacked = packed.Available && os.Getenv("FLSWEEP_GEMM") != "blas"
+
+// sgemm is gemm for float32: the packed AVX-512 product where usePacked,
+// else the build's BLAS (blasSgemm in blas_gonum.go or blas_openblas.go).
+func sgemm(ws *workspace[float32], tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if usePacked {
+		packed.Sgemm(&ws.packed, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	blasSgemm(ws, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// Core names the kernels that compute the trainer's float32 products: the
+// packed AVX-512 kernel, or the BLAS's (blasCore).
+func Core() string {
+	if usePacked {
+		return "packed AVX-512"
+	}
+	return blasCore()
+}
+
+// SGEMM is the trainer's float32 product, C = A·op(B) for row-major A (m×k),
+// op(B) (k×n; B is n×k when transB) and C (m×n), exported for the benchmark
+// that measures the machine's SGEMM rate (cmd/starter bench).
+func SGEMM(transB bool, m, n, k int, a, b, c []float32) {
+	ldb := n
+	if transB {
+		ldb = k
+	}
+	ws := workspaces.Get().(*workspace[float32])
+	defer workspaces.Put(ws)
+	sgemm(ws, false, transB, m, n, k, 1, a, k, b, ldb, 0, c, n)
+}
+
+var workspaces = sync.Pool{New: func() any { return new(workspace[float32]) }}
