@@ -68,6 +68,9 @@ func BenchmarkTrainMLP(b *testing.B) { benchmarkTrain(b, Spec{Arch: ArchMLP}, 50
 // HiCS-FL's CNN (specs/hicsfl.md §3.2), batch 50, 5 steps.
 func BenchmarkTrainCNNHiCS(b *testing.B) { benchmarkTrain(b, Spec{Arch: ArchCNNHiCS}, 50, 5) }
 
+// RLU's LeNet on 1×28×28, batch 50, 10 steps.
+func BenchmarkTrainLeNet(b *testing.B) { benchmarkTrain(b, Spec{Arch: ArchLeNet}, 50, 10) }
+
 // FedEBA+'s CIFAR-10 CNN (specs/fedeba.md §3.1) on 3×32×32, batch 50, 2 steps.
 func BenchmarkTrainCNNFedEBACIFAR(b *testing.B) {
 	benchmarkTrainOn(b, Spec{Arch: ArchCNNFedEBACIFAR}, cifar, 50, 2)

@@ -33,27 +33,34 @@ type Buffers struct {
 
 // Sgemm computes C = alpha·op(A)·op(B) + beta·C for row-major A, B and C
 // (rows lda, ldb, ldc apart), where op(X) is X, or Xᵀ when tX; op(A) is
-// m×k, op(B) k×n. beta 0 clears C first (NaNs there do not survive, as in
-// BLAS); alpha scales A as it is packed. It needs the micro-kernel: call it
+// m×k, op(B) k×n. With beta 0, C is written, not read (NaNs there do not
+// survive, as in BLAS); alpha scales A as it is packed. It needs the micro-kernel: call it
 // only when Available.
 func Sgemm(buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	scaleRows(beta, c, m, n, ldc)
 	if alpha == 0 || k == 0 {
+		scaleRows(beta, c, m, n, ldc)
 		return
 	}
+	if beta != 0 {
+		scaleRows(beta, c, m, n, ldc)
+	}
+	// With beta 0 the first block along k writes C instead of adding to it.
+	set := beta == 0
 	if tB && !tA && k >= dotMinK {
-		dotProduct(buf, m, n, k, alpha, a, lda, b, ldb, c, ldc)
+		dotProduct(buf, m, n, k, alpha, a, lda, b, ldb, c, ldc, set)
 		return
 	}
-	product(buf, tA, tB, m, n, k, alpha, a, lda, b, ldb, c, ldc)
+	product(buf, tA, tB, m, n, k, alpha, a, lda, b, ldb, c, ldc, set)
 }
 
-// product adds alpha·op(A)·op(B) into C through packed blocks.
-func product(buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+// product adds alpha·op(A)·op(B) into C through packed blocks (set: writes
+// it over C).
+func product(buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, set bool) {
 	for jc := 0; jc < n; jc += NC {
 		nc := min(NC, n-jc)
 		for pc := 0; pc < k; pc += KC {
 			kc := min(KC, k-pc)
+			add := pc > 0 || !set
 			bp := grow(&buf.b, panels(nc, NR)*kc*NR)
 			packB(bp, tB, b, ldb, pc, kc, jc, nc)
 			for ic := 0; ic < m; ic += MC {
@@ -69,15 +76,18 @@ func product(buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32,
 						ci := (ic+ir)*ldc + jc + jr
 						if mr == MR && nr == NR {
 							_ = c[ci+(MR-1)*ldc+NR-1] // the kernel writes this far
-							kern14x32(kc, &apan[0], &bpan[0], &c[ci], ldc)
+							kern14x32(kc, &apan[0], &bpan[0], &c[ci], ldc, add)
 							continue
 						}
-						// An edge block goes through a zeroed tile.
+						// An edge block goes through the tile.
 						tile := &buf.tile
-						clear(tile[:])
-						kern14x32(kc, &apan[0], &bpan[0], &tile[0], NR)
+						kern14x32(kc, &apan[0], &bpan[0], &tile[0], NR, false)
 						for i := range mr {
 							row := c[ci+i*ldc : ci+i*ldc+nr]
+							if !add {
+								copy(row, tile[i*NR:])
+								continue
+							}
 							for j, v := range tile[i*NR : i*NR+nr] {
 								row[j] += v
 							}
@@ -108,7 +118,7 @@ const (
 // summed in 16 lanes along k and then across the lanes. The last, partial
 // block row and column read copies of their rows padded with zero rows and
 // write through the edge tile.
-func dotProduct(buf *Buffers, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+func dotProduct(buf *Buffers, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, set bool) {
 	m4, n6 := m-m%DM, n-n%DN
 	var ea, eb []float32 // the padded copies of the partial blocks' rows
 	if m4 < m {
@@ -120,6 +130,7 @@ func dotProduct(buf *Buffers, m, n, k int, alpha float32, a []float32, lda int, 
 	for pc := 0; pc < k; pc += DK {
 		kc := min(DK, k-pc)
 		k16, tail := kc/16, uint16(1)<<(kc%16)-1
+		add := pc > 0 || !set
 		for j := 0; j < n; j += DN {
 			bs, bld := b[j*ldb+pc:], ldb // row j of B, from column pc
 			if j >= n6 {
@@ -134,14 +145,17 @@ func dotProduct(buf *Buffers, m, n, k int, alpha float32, a []float32, lda int, 
 				_ = as[(DM-1)*ald+kc-1]
 				if i < m4 && j < n6 {
 					_ = c[(i+DM-1)*ldc+j+DN-1]
-					kernDot4x6(k16, tail, alpha, &as[0], ald, &bs[0], bld, &c[i*ldc+j], ldc)
+					kernDot4x6(k16, tail, alpha, &as[0], ald, &bs[0], bld, &c[i*ldc+j], ldc, add)
 					continue
 				}
 				tile := buf.tile[:DM*DN]
-				clear(tile)
-				kernDot4x6(k16, tail, alpha, &as[0], ald, &bs[0], bld, &tile[0], DN)
+				kernDot4x6(k16, tail, alpha, &as[0], ald, &bs[0], bld, &tile[0], DN, false)
 				for r := range min(DM, m-i) {
 					row := c[(i+r)*ldc+j:][:min(DN, n-j)]
+					if !add {
+						copy(row, tile[r*DN:])
+						continue
+					}
 					for q := range row {
 						row[q] += tile[r*DN+q]
 					}

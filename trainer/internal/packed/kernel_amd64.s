@@ -12,7 +12,13 @@
 	VFMADD231PS  Z28, bz, r0; \
 	VFMADD231PS  Z29, bz, r1
 
-// STORE adds one row of the block into C at DI and moves DI a row down.
+// STORE adds one row of the block into C at DI and moves DI a row down;
+// SET writes it over C's row.
+#define SET(r0, r1) \
+	VMOVUPS r0, (DI); \
+	VMOVUPS r1, 64(DI); \
+	ADDQ    DX, DI
+
 #define STORE(r0, r1) \
 	VADDPS  (DI), r0, r0; \
 	VADDPS  64(DI), r1, r1; \
@@ -20,8 +26,8 @@
 	VMOVUPS r1, 64(DI); \
 	ADDQ    DX, DI
 
-// func kern14x32(k int, a, b, c *float32, ldc int)
-TEXT ·kern14x32(SB), NOSPLIT, $0-40
+// func kern14x32(k int, a, b, c *float32, ldc int, add bool)
+TEXT ·kern14x32(SB), NOSPLIT, $0-41
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ b+16(FP), BX
@@ -82,6 +88,9 @@ loop:
 	JNZ     loop
 
 store:
+	MOVBQZX add+40(FP), R8
+	TESTQ   R8, R8
+	JEQ     set
 	STORE(Z0, Z1)
 	STORE(Z2, Z3)
 	STORE(Z4, Z5)
@@ -96,6 +105,24 @@ store:
 	STORE(Z22, Z23)
 	STORE(Z24, Z25)
 	STORE(Z26, Z27)
+	VZEROUPPER
+	RET
+
+set:
+	SET(Z0, Z1)
+	SET(Z2, Z3)
+	SET(Z4, Z5)
+	SET(Z6, Z7)
+	SET(Z8, Z9)
+	SET(Z10, Z11)
+	SET(Z12, Z13)
+	SET(Z14, Z15)
+	SET(Z16, Z17)
+	SET(Z18, Z19)
+	SET(Z20, Z21)
+	SET(Z22, Z23)
+	SET(Z24, Z25)
+	SET(Z26, Z27)
 	VZEROUPPER
 	RET
 
@@ -124,7 +151,20 @@ store:
 	VFMADD231PS Z27, bz, j3
 
 // HSUM sums the 16 lanes of z (whose lower halves are y and x), scales the
-// sum by alpha (X30) and adds it to the float32 at dst.
+// sum by alpha (X30) and adds it to the float32 at dst (HSET: writes it
+// there).
+#define HSET(z, y, x, dst) \
+	VEXTRACTF64X4 $1, z, Y31; \
+	VADDPS        Y31, y, y; \
+	VEXTRACTF32X4 $1, y, X31; \
+	VADDPS        X31, x, x; \
+	VPERMILPS     $0x4e, x, X31; \
+	VADDPS        X31, x, x; \
+	VPERMILPS     $0xb1, x, X31; \
+	VADDSS        X31, x, x; \
+	VMULSS        X30, x, x; \
+	VMOVSS        x, dst
+
 #define HSUM(z, y, x, dst) \
 	VEXTRACTF64X4 $1, z, Y31; \
 	VADDPS        Y31, y, y; \
@@ -138,8 +178,8 @@ store:
 	VADDSS        dst, x, x; \
 	VMOVSS        x, dst
 
-// func kernDot4x6(k16 int, tail uint16, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
-TEXT ·kernDot4x6(SB), NOSPLIT, $0-64
+// func kernDot4x6(k16 int, tail uint16, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, add bool)
+TEXT ·kernDot4x6(SB), NOSPLIT, $0-65
 	MOVQ  k16+0(FP), CX
 	MOVQ  a+16(FP), AX
 	MOVQ  lda+24(FP), R8
@@ -214,6 +254,9 @@ sums:
 	MOVQ   c+48(FP), DI
 	MOVQ   ldc+56(FP), DX
 	SHLQ   $2, DX
+	MOVBQZX add+64(FP), R8
+	TESTQ   R8, R8
+	JEQ     hset
 	HSUM(Z0, Y0, X0, (DI))
 	HSUM(Z1, Y1, X1, 4(DI))
 	HSUM(Z2, Y2, X2, 8(DI))
@@ -241,5 +284,36 @@ sums:
 	HSUM(Z21, Y21, X21, 12(DI))
 	HSUM(Z22, Y22, X22, 16(DI))
 	HSUM(Z23, Y23, X23, 20(DI))
+	VZEROUPPER
+	RET
+
+hset:
+	HSET(Z0, Y0, X0, (DI))
+	HSET(Z1, Y1, X1, 4(DI))
+	HSET(Z2, Y2, X2, 8(DI))
+	HSET(Z3, Y3, X3, 12(DI))
+	HSET(Z4, Y4, X4, 16(DI))
+	HSET(Z5, Y5, X5, 20(DI))
+	ADDQ   DX, DI
+	HSET(Z6, Y6, X6, (DI))
+	HSET(Z7, Y7, X7, 4(DI))
+	HSET(Z8, Y8, X8, 8(DI))
+	HSET(Z9, Y9, X9, 12(DI))
+	HSET(Z10, Y10, X10, 16(DI))
+	HSET(Z11, Y11, X11, 20(DI))
+	ADDQ   DX, DI
+	HSET(Z12, Y12, X12, (DI))
+	HSET(Z13, Y13, X13, 4(DI))
+	HSET(Z14, Y14, X14, 8(DI))
+	HSET(Z15, Y15, X15, 12(DI))
+	HSET(Z16, Y16, X16, 16(DI))
+	HSET(Z17, Y17, X17, 20(DI))
+	ADDQ   DX, DI
+	HSET(Z18, Y18, X18, (DI))
+	HSET(Z19, Y19, X19, 4(DI))
+	HSET(Z20, Y20, X20, 8(DI))
+	HSET(Z21, Y21, X21, 12(DI))
+	HSET(Z22, Y22, X22, 16(DI))
+	HSET(Z23, Y23, X23, 20(DI))
 	VZEROUPPER
 	RET
