@@ -62,26 +62,36 @@ func product(buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32,
 			kc := min(KC, k-pc)
 			add := pc > 0 || !set
 			bp := grow(&buf.b, panels(nc, NR)*kc*NR)
-			packB(bp, tB, b, ldb, pc, kc, jc, nc)
+			if tB {
+				packB(bp, tB, b, ldb, pc, kc, jc, nc)
+			} else if full := nc - nc%NR; full < nc {
+				// Whole panels of B stored k×n are read in place; only a last,
+				// partial one is packed (with its zero columns).
+				packB(bp[full*kc:], tB, b, ldb, pc, kc, jc+full, nc-full)
+			}
 			for ic := 0; ic < m; ic += MC {
 				mc := min(MC, m-ic)
 				ap := grow(&buf.a, panels(mc, MR)*kc*MR)
 				packA(ap, tA, alpha, a, lda, ic, mc, pc, kc)
 				for jr := 0; jr < nc; jr += NR {
 					nr := min(NR, nc-jr)
-					bpan := bp[jr*kc:]
+					bpan, bld := bp[jr*kc:], NR
+					if !tB && nr == NR {
+						bpan, bld = b[pc*ldb+jc+jr:], ldb
+						_ = bpan[(kc-1)*ldb+NR-1] // the kernel reads this far
+					}
 					for ir := 0; ir < mc; ir += MR {
 						mr := min(MR, mc-ir)
 						apan := ap[ir*kc:]
 						ci := (ic+ir)*ldc + jc + jr
 						if mr == MR && nr == NR {
 							_ = c[ci+(MR-1)*ldc+NR-1] // the kernel writes this far
-							kern14x32(kc, &apan[0], &bpan[0], &c[ci], ldc, add)
+							kern14x32(kc, &apan[0], &bpan[0], &c[ci], bld, ldc, add)
 							continue
 						}
 						// An edge block goes through the tile.
 						tile := &buf.tile
-						kern14x32(kc, &apan[0], &bpan[0], &tile[0], NR, false)
+						kern14x32(kc, &apan[0], &bpan[0], &tile[0], bld, NR, false)
 						for i := range mr {
 							row := c[ci+i*ldc : ci+i*ldc+nr]
 							if !add {

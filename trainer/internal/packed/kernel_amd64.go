@@ -6,12 +6,13 @@ import "golang.org/x/sys/cpu"
 // AVX-512 F is all it uses.
 var Available = cpu.X86.HasAVX512F
 
-// kern14x32 adds the product of a packed 14-row A panel and a packed
-// 32-column B panel, k steps deep, into the 14×32 block of C at c (rows
-// ldc apart), or writes it there when !add. See kernel_amd64.s.
+// kern14x32 adds the product of a packed 14-row A panel and a 32-column B
+// panel, k steps deep, into the 14×32 block of C at c (rows ldc apart), or
+// writes it there when !add. B's steps are ldb apart: NR when packed, the
+// row length of B when read in place. See kernel_amd64.s.
 //
 //go:noescape
-func kern14x32(k int, a, b, c *float32, ldc int, add bool)
+func kern14x32(k int, a, b, c *float32, ldb, ldc int, add bool)
 
 // kernDot4x6 adds alpha·A·Bᵀ into the 4×6 block of C at c (rows ldc apart)
 // for 4 rows of A at a (lda apart) and 6 rows of B at b (ldb apart), each

@@ -1,8 +1,8 @@
 #include "textflag.h"
 
 // The AVX-512 micro-kernel of gemm.go: C[14×32] += Ap·Bp for a
-// packed 14-row panel of A (k steps of 14 values) and a packed 32-column
-// panel of B (k steps of 32 values). The 14×32 block of C lives in Z0–Z27
+// packed 14-row panel of A (k steps of 14 values) and a 32-column panel of
+// B (k steps of 32 values, ldb apart: 32 when packed). The 14×32 block of C lives in Z0–Z27
 // for the whole loop, two registers a row; Z28 and Z29 hold one step of B
 // and Z30, Z31 the broadcast values of A.
 
@@ -26,13 +26,15 @@
 	VMOVUPS r1, 64(DI); \
 	ADDQ    DX, DI
 
-// func kern14x32(k int, a, b, c *float32, ldc int, add bool)
-TEXT ·kern14x32(SB), NOSPLIT, $0-41
+// func kern14x32(k int, a, b, c *float32, ldb, ldc int, add bool)
+TEXT ·kern14x32(SB), NOSPLIT, $0-49
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ b+16(FP), BX
 	MOVQ c+24(FP), DI
-	MOVQ ldc+32(FP), DX
+	MOVQ ldb+32(FP), R9
+	SHLQ $2, R9
+	MOVQ ldc+40(FP), DX
 	SHLQ $2, DX
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
@@ -83,12 +85,12 @@ loop:
 	ROW(48, Z30, Z24, Z25)
 	ROW(52, Z31, Z26, Z27)
 	ADDQ    $56, AX
-	ADDQ    $128, BX
+	ADDQ    R9, BX
 	DECQ    CX
 	JNZ     loop
 
 store:
-	MOVBQZX add+40(FP), R8
+	MOVBQZX add+48(FP), R8
 	TESTQ   R8, R8
 	JEQ     set
 	STORE(Z0, Z1)
