@@ -116,15 +116,23 @@ func im2colRun[T float](g convGeom, plane, out []T, u, v int) {
 	}
 }
 
-// copyRow copies src into dst (len(dst) elements). The 8-element rows of
-// the HiCS CNN's second convolution are copied as one array: copy would
-// call memmove for every 32 bytes.
+// copyRow copies src into dst (len(dst) elements). Rows of the models'
+// common widths are copied as arrays: copy would call memmove for every
+// row of 32 to 128 bytes (the HiCS CNN's and LeNet's second convolutions
+// have rows of 8, LeNet's first of 24).
 func copyRow[T float](dst, src []T) {
-	if len(dst) == 8 {
+	switch len(dst) {
+	case 8:
 		*(*[8]T)(dst) = *(*[8]T)(src)
-		return
+	case 16:
+		*(*[16]T)(dst) = *(*[16]T)(src)
+	case 24:
+		*(*[24]T)(dst) = *(*[24]T)(src)
+	case 32:
+		*(*[32]T)(dst) = *(*[32]T)(src)
+	default:
+		copy(dst, src[:len(dst)])
 	}
-	copy(dst, src[:len(dst)])
 }
 
 // col2im adds col ([cin·k·k, (n1−n0)·ho·wo], rows ld apart) back into
