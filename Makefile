@@ -28,6 +28,8 @@ test: bin/temporal bin/minio bin/temporal-server postgres data vet workflowcheck
 	env $$([ -x /usr/bin/chromium ] || echo FLSWEEP_NO_BROWSER=1) FLSWEEP_INTEGRATION=1 FLSWEEP_PROD=1 $(GO) test -count=1 -timeout 75m ./...
 	@echo "AVX-512 kernels against the portable loops (GOEXPERIMENT=simd; skipped on CPUs without AVX-512):"
 	GOEXPERIMENT=simd $(GO) test -count=1 -run 'Vec' ./trainer/
+	@echo "The trainer on the build's BLAS instead of the packed AVX-512 products (FLSWEEP_GEMM=blas):"
+	FLSWEEP_GEMM=blas $(GO) test -count=1 ./trainer/
 	@if $(HAVE_OPENBLAS); then echo "OpenBLAS build:"; \
 	$(OPENBLAS_ENV) $(GO) test -count=1 -tags openblas ./trainer/ ./engine/ ./algorithm/; \
 	else echo "OpenBLAS is not installed: the trainer's OpenBLAS build is not tested ('make openblas' installs it)"; fi
@@ -41,6 +43,7 @@ test: bin/temporal bin/minio bin/temporal-server postgres data vet workflowcheck
 ## scale: a round at 100, 1,000 and 10,000 clients (10 a round), planning 1,000 to 20,000 points, the status query's handler
 bench: build build-purego bin/temporal data
 	infra/bench/peer.sh models
+	$(GO) test -run '^$$' -bench Sgemm -benchtime 0.3s ./trainer/
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./aggregate/
 	$(GO) test -run '^$$' -bench Select -benchtime 3x ./methods/
 	$(GO) test -run '^$$' -bench RLU -benchtime 10x ./attack/
@@ -114,8 +117,8 @@ build-openblas:
 	$(OPENBLAS_ENV) $(GO) build -tags openblas -ldflags "$(LDFLAGS_OPENBLAS)" -o bin/worker$(OPENBLAS_OUT) ./worker
 
 build-purego:
-	$(GO) build -ldflags "$(LDFLAGS)" -o bin/starter$(PUREGO_OUT) ./cmd/starter
-	$(GO) build -ldflags "$(LDFLAGS)" -o bin/worker$(PUREGO_OUT) ./worker
+	GOEXPERIMENT=simd $(GO) build -ldflags "$(LDFLAGS)" -o bin/starter$(PUREGO_OUT) ./cmd/starter
+	GOEXPERIMENT=simd $(GO) build -ldflags "$(LDFLAGS)" -o bin/worker$(PUREGO_OUT) ./worker
 
 # The Temporal CLI (dev server + UI), built once through the Go module proxy.
 bin/temporal:

@@ -121,7 +121,7 @@ func main() {
 			log.Fatalln("worker: start:", err)
 		}
 	}
-	log.Printf("worker %s: serving queue %q (workflows: %v) and %q on %s/%s with %d slots; blob %s (bucket %s); data %s; BLAS %s (%s kernels), elementwise %s; sweeps of identity %s only",
+	log.Printf("worker %s: serving queue %q (workflows: %v) and %q on %s/%s with %d slots; blob %s (bucket %s); data %s; BLAS %s (products %s), elementwise %s; sweeps of identity %s only",
 		conf.Version, *queue, *serveWorkflows, *trainQueue, tc.Address, tc.Namespace, *slots, *blobURL, id.Bucket, *dataDir,
 		trainer.BLAS, trainer.Core(), trainer.Kernels(), id)
 	<-worker.InterruptCh()

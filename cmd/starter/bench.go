@@ -39,7 +39,7 @@ var benchModels = []benchModel{
 type benchReport struct {
 	Version            string  `json:"version"`
 	BLAS               string  `json:"blas"`
-	BLASCore           string  `json:"blas_core"`   // kernel family, e.g. OpenBLAS's "SkylakeX"
+	BLASCore           string  `json:"blas_core"`   // the products' kernels: "packed AVX-512", or the BLAS's, e.g. OpenBLAS's "SkylakeX"
 	Elementwise        string  `json:"elementwise"` // trainer.Kernels(): "AVX-512" or "portable Go"
 	Cores              int     `json:"cores"`
 	SGEMM              string  `json:"sgemm"` // what the SGEMM rate measures
@@ -154,7 +154,7 @@ func selectModels(list string) ([]benchModel, error) {
 }
 
 func printBench(g *globals, rep benchReport) {
-	fmt.Fprintf(g.out, "\nbuild %s, BLAS %s (%s kernels), elementwise ops %s, %d cores; SGEMM %.1f GFLOP/s (%s); with B transposed %.1f GFLOP/s\n\n",
+	fmt.Fprintf(g.out, "\nbuild %s (BLAS %s), products %s, elementwise ops %s, %d cores; SGEMM %.1f GFLOP/s (%s); with B transposed %.1f GFLOP/s\n\n",
 		rep.Version, rep.BLAS, rep.BLASCore, rep.Elementwise, rep.Cores, rep.MachineSGEMMGFLOPs, rep.SGEMM, rep.SGEMMNTGFLOPs)
 	tw := tabwriter.NewWriter(g.out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "model\tblas\tparams\tbatch\tclients\tsamples/s\talone\tMFLOP/sample\tGFLOP/s\tof SGEMM\t")

@@ -40,9 +40,9 @@ def cmd_models(a):
     pg_h, pg, _ = load(a.purego)
     peer_h, peer, _ = load(a.peer)
     bad = [n for n in order if n in peer and peer[n]["params"] != ours[n]["params"]]
-    head = ["model", "params", "PyTorch samples/s", f"ours ({ours_h['blas']}) samples/s", "ours/PyTorch"]
+    head = ["model", "params", "PyTorch samples/s", f"ours ({ours_h['blas']} build) samples/s", "ours/PyTorch"]
     if pg:
-        head += [f"pure Go ({pg_h['blas']}) samples/s", "pure Go/PyTorch", "ours/pure Go"]
+        head += ["pure Go build samples/s", "pure Go/PyTorch", "ours/pure Go"]
     rows = []
     for n in order:
         o, t, g = ours[n], peer.get(n), pg.get(n)
@@ -58,9 +58,10 @@ def cmd_models(a):
     print(f"Training speed, {ours_h['cores']} cores, batch 50, SGD, {ours[order[0]]['clients']} clients at once "
           f"(ours: goroutines; PyTorch: processes with one thread each); samples/s of all clients together:")
     table(rows, head)
-    print(f"ours: build {ours_h['version']}, BLAS {ours_h['blas']} ({ours_h['blas_core']} kernels), "
+    print(f"ours: build {ours_h['version']}, products {ours_h['blas_core']}, "
           f"elementwise {ours_h['elementwise']}; SGEMM {ours_h['machine_sgemm_gflops']:.1f} GFLOP/s"
-          + (f"; pure Go: build {pg_h['version']}" if pg else ""))
+          + (f"; pure Go: build {pg_h['version']}, products {pg_h['blas_core']}, elementwise {pg_h['elementwise']}"
+             if pg else ""))
     if peer_h:
         print(f"PyTorch {peer_h['torch']} (torch.set_num_threads(1) per client process); alone (one client): "
               + ", ".join(f"{n} {peer[n]['samples_per_s_1']:,.0f} vs ours {ours[n]['samples_per_s_1']:,.0f}"
