@@ -152,10 +152,16 @@
 // it (TestDeterminism).
 //
 // Almost all the time goes to matrix products: linear layers are one gemm
-// each way, convolutions im2col plus gemm over chunks of samples. The
-// default build uses gonum's pure-Go BLAS, with products rewritten into the
-// orientation its kernels run fastest (blas_gonum.go); the build tag
-// openblas uses OpenBLAS through gonum's netlib binding, single-threaded
+// each way, convolutions im2col plus gemm over chunks of samples. On CPUs
+// with AVX-512 both builds compute float32 products with our own packed
+// gemm (sgemm.go, internal/packed): a 14×32 register-blocked kernel over
+// packed blocks of A and B (B read in place where it is stored k×n) and a
+// 4×6 dot-product kernel for A·Bᵀ, in Go assembly; on the models' shapes
+// it runs 1.3–2× OpenBLAS's Haswell kernels (BenchmarkSgemm), and it needs
+// no cgo. Elsewhere, or with FLSWEEP_GEMM=blas, the build's BLAS computes
+// them: gonum's pure-Go BLAS by default, with products rewritten into the
+// orientation its kernels run fastest (blas_gonum.go), or with the build
+// tag openblas OpenBLAS through gonum's netlib binding, single-threaded
 // per call so that clients run in parallel and results stay deterministic,
 // on the widest kernels the CPU supports (Debian's OpenBLAS 0.3.21 falls
 // back to SSE3 kernels on CPUs newer than itself, a factor of 4 on the
@@ -163,10 +169,10 @@
 // runs inside the linear layers' weight-gradient gemms (fusedSGD in
 // op_linear.go), which saves the MLP a pass over its weights and gradient
 // every step. Portable elementwise float32 loops (ReLU, PReLU, max-pool)
-// are branch-free and their sums run in four float64 lanes; the OpenBLAS
-// build also compiles with GOEXPERIMENT=simd and replaces the CNNs' hot
-// loops (PReLU, BatchNorm, max-pool, per-channel sums) with AVX-512 kernels
-// on CPUs that have it (kernels.go, kernels_simd.go). `starter bench`
+// are branch-free and their sums run in four float64 lanes; both builds
+// compile with GOEXPERIMENT=simd and replace the hot loops (ReLU, PReLU,
+// BatchNorm, max-pool, per-channel sums) with AVX-512 kernels on CPUs that
+// have it (kernels.go, kernels_simd.go). `starter bench`
 // measures samples/s and GFLOP/s per model against the machine's SGEMM
 // rate.
 //
