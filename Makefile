@@ -104,7 +104,7 @@ build:
 	  echo "build: bin/starter and bin/worker are the OpenBLAS build ($(VERSION)+openblas)"; \
 	  $(MAKE) --no-print-directory build-openblas OPENBLAS_OUT=; \
 	else \
-	  echo "build: falling back to the pure-Go build (3-8x slower training): $$why"; \
+	  echo "build: falling back to the pure-Go build (as fast on CPUs with AVX-512, else 3-8x slower training): $$why"; \
 	  $(MAKE) --no-print-directory build-purego PUREGO_OUT=; \
 	fi
 
