@@ -1,13 +1,20 @@
-// Package packed is a packed float32 matrix product around an AVX-512
-// micro-kernel (kernel_amd64.s): the trainer's products on CPUs with
-// AVX-512, in both of its builds. It is laid out as BLIS and OpenBLAS lay
-// out theirs: op(B) is copied in blocks of KC rows into panels of NR
-// columns, op(A) in blocks of MC rows into panels of MR rows, and the
-// kernel multiplies one A panel by one B panel into an MR×NR block of C
-// held in registers. A B panel (KC·NR floats, 32 KB) stays in L1 while the
-// kernel sweeps the A block (at most MC·KC floats, 336 KB) from L2.
+// Package packed is the trainer's float32 matrix product on CPUs with
+// AVX-512, in both of its builds: two register-blocked kernels in Go
+// assembly (kernel_amd64.s) and the blocking around them.
 //
-// Sums run along k in a fixed order (within a block of KC, then block after
+// The main kernel multiplies a panel of MR rows of op(A) by a panel of NR
+// columns of op(B) into an MR×NR block of C held in registers, laid out as
+// BLIS and OpenBLAS lay out theirs: op(A) is copied in blocks of MC rows and
+// KC columns into panels, and a B panel (KC·NR floats, 32 KB) stays in L1
+// while the kernel sweeps the A block (at most MC·KC floats, 336 KB) from
+// L2. B stored k×n is read in place, one row of NR floats per step; only Bᵀ
+// and a last, partial panel are packed. C = A·Bᵀ with A and B both read
+// along their rows (the linear layers' forward pass, the convolutions'
+// weight gradients) goes instead to a dot-product kernel that needs no
+// packing at all: packing Bᵀ cost more than the product at the MLP's
+// shapes.
+//
+// Sums run along k in a fixed order (within a block, then block after
 // block into C), so results depend on the shapes and values only, never on
 // timing. They differ in rounding from gonum's and OpenBLAS's products.
 //
@@ -34,8 +41,8 @@ type Buffers struct {
 // Sgemm computes C = alpha·op(A)·op(B) + beta·C for row-major A, B and C
 // (rows lda, ldb, ldc apart), where op(X) is X, or Xᵀ when tX; op(A) is
 // m×k, op(B) k×n. With beta 0, C is written, not read (NaNs there do not
-// survive, as in BLAS); alpha scales A as it is packed. It needs the micro-kernel: call it
-// only when Available.
+// survive, as in BLAS); alpha scales A as it is packed (or each dot
+// product). It needs the kernels: call it only when Available.
 func Sgemm(buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if alpha == 0 || k == 0 {
 		scaleRows(beta, c, m, n, ldc)
@@ -116,7 +123,7 @@ func product(buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32,
 const dotMinK = 64
 
 // The dot-product kernel computes DM×DN blocks of C, DK deep at a time so
-// that its DM + DN rows (40 KB) stay in L1.
+// that its DM + DN rows (20 KB) stay in L1.
 const (
 	DM = 4
 	DN = 6

@@ -2,9 +2,9 @@ package packed
 
 import "golang.org/x/sys/cpu"
 
-// Available reports whether the CPU (and OS) runs the AVX-512 micro-kernel.
-// AVX-512 F is all it uses.
-var Available = cpu.X86.HasAVX512F
+// Available reports whether the CPU (and OS) runs the AVX-512 kernels: F,
+// and VL for the dot-product kernel's 256- and 128-bit steps on Z16–Z31.
+var Available = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
 
 // kern14x32 adds the product of a packed 14-row A panel and a 32-column B
 // panel, k steps deep, into the 14×32 block of C at c (rows ldc apart), or
