@@ -116,20 +116,35 @@ func im2colRun[T float](g convGeom, plane, out []T, u, v int) {
 	}
 }
 
-// copyRow copies src into dst (len(dst) elements). Rows of the models'
-// common widths are copied as arrays: copy would call memmove for every
-// row of 32 to 128 bytes (the HiCS CNN's and LeNet's second convolutions
-// have rows of 8, LeNet's first of 24).
+// copyRow copies src into dst (len(dst) elements). float32 rows of the
+// models' common widths are copied as arrays, in registers: copy calls
+// memmove for every row of 32 to 128 bytes (the HiCS CNN's and LeNet's
+// second convolutions have rows of 8, LeNet's first of 24). Go 1.26
+// compiles them to moves only with a concrete element type and through a
+// local: a generic array, or one copied from slice to slice directly (they
+// might overlap), goes to memmove as well.
 func copyRow[T float](dst, src []T) {
+	if d, ok := any(dst).([]float32); ok {
+		copyRow32(d, any(src).([]float32))
+		return
+	}
+	copy(dst, src[:len(dst)])
+}
+
+func copyRow32(dst, src []float32) {
 	switch len(dst) {
 	case 8:
-		*(*[8]T)(dst) = *(*[8]T)(src)
+		v := *(*[8]float32)(src)
+		*(*[8]float32)(dst) = v
 	case 16:
-		*(*[16]T)(dst) = *(*[16]T)(src)
+		v := *(*[16]float32)(src)
+		*(*[16]float32)(dst) = v
 	case 24:
-		*(*[24]T)(dst) = *(*[24]T)(src)
+		v := *(*[24]float32)(src)
+		*(*[24]float32)(dst) = v
 	case 32:
-		*(*[32]T)(dst) = *(*[32]T)(src)
+		v := *(*[32]float32)(src)
+		*(*[32]float32)(dst) = v
 	default:
 		copy(dst, src[:len(dst)])
 	}

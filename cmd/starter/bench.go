@@ -48,6 +48,12 @@ type benchReport struct {
 	// orientation gonum's kernels run fastest (trainer/blas_gonum.go).
 	SGEMMNTGFLOPs float64       `json:"sgemm_nt_gflops"`
 	Models        []benchResult `json:"models"`
+	// PeakRSSMB is the process's peak resident memory at the end (Linux;
+	// 0 elsewhere): with --models naming one model, what a worker needs to
+	// train it with the given clients at once, plus the runtime and the
+	// SGEMM measurement's matrices (a few MB). infra/bench/peer.sh runs one
+	// process per model for it.
+	PeakRSSMB float64 `json:"peak_rss_mb"`
 }
 
 type benchResult struct {
@@ -116,6 +122,7 @@ func benchCommand() *command {
 						res.Name, res.SamplesPerS, res.Clients, res.SamplesPerS1, res.GFLOPs, 100*res.RatioToSGEMM)
 				}
 			}
+			rep.PeakRSSMB = peakRSSMB()
 			if asJSON {
 				enc := json.NewEncoder(g.out)
 				enc.SetIndent("", "  ")
@@ -165,6 +172,9 @@ func printBench(g *globals, rep benchReport) {
 	tw.Flush()
 	fmt.Fprintln(g.out, "\nsamples/s: all clients trained concurrently; alone: one client. GFLOP/s counts matrix products only")
 	fmt.Fprintln(g.out, "(trainer.Net.FLOPs: forward, weight and input gradients); of SGEMM = GFLOP/s ÷ the SGEMM rate above.")
+	if rep.PeakRSSMB > 0 {
+		fmt.Fprintf(g.out, "peak resident memory of this process: %.0f MB (one model per run measures that model's)\n", rep.PeakRSSMB)
+	}
 }
 
 // sgemmSize is the side of the square SGEMM of the machine-rate figure.

@@ -17,12 +17,16 @@ import sys
 
 
 def load(paths):
-    """The models of one or more bench reports, in order, and the first report's header."""
+    """The models of one or more bench reports, in order, and the first report's header. A report of
+    one model lends it the process's peak memory."""
     models, head = [], None
     for p in filter(None, (paths or "").split(",")):
         with open(p) as f:
             rep = json.load(f)
         head = head or rep
+        for m in rep["models"]:
+            if len(rep["models"]) == 1 and rep.get("peak_rss_mb"):
+                m["peak_rss_mb"] = rep["peak_rss_mb"]  # one model per process: its peak memory
         models += rep["models"]
     return head, {m["name"]: m for m in models}, [m["name"] for m in models]
 
@@ -40,7 +44,8 @@ def cmd_models(a):
     pg_h, pg, _ = load(a.purego)
     peer_h, peer, _ = load(a.peer)
     bad = [n for n in order if n in peer and peer[n]["params"] != ours[n]["params"]]
-    head = ["model", "params", "PyTorch samples/s", f"ours ({ours_h['blas']} build) samples/s", "ours/PyTorch"]
+    head = ["model", "params", "PyTorch samples/s", f"ours ({ours_h['blas']} build) samples/s", "ours/PyTorch",
+            "PyTorch peak MB", "ours peak MB"]
     if pg:
         head += ["pure Go build samples/s", "pure Go/PyTorch", "ours/pure Go"]
     rows = []
@@ -48,7 +53,9 @@ def cmd_models(a):
         o, t, g = ours[n], peer.get(n), pg.get(n)
         row = [n, o["params"] if not t or t["params"] == o["params"] else f"{o['params']} (PyTorch {t['params']}!)",
                f"{t['samples_per_s']:,.0f}" if t else "-", f"{o['samples_per_s']:,.0f}",
-               f"{o['samples_per_s'] / t['samples_per_s']:.2f}" if t else "-"]
+               f"{o['samples_per_s'] / t['samples_per_s']:.2f}" if t else "-",
+               f"{t['peak_rss_mb']:,.0f}" if t and "peak_rss_mb" in t else "-",
+               f"{o['peak_rss_mb']:,.0f}" if o.get("peak_rss_mb") else "-"]
         if pg:
             row += [f"{g['samples_per_s']:,.0f}" if g else "-",
                     f"{g['samples_per_s'] / t['samples_per_s']:.2f}" if g and t else "-",
@@ -62,6 +69,8 @@ def cmd_models(a):
           f"elementwise {ours_h['elementwise']}; SGEMM {ours_h['machine_sgemm_gflops']:.1f} GFLOP/s"
           + (f"; pure Go: build {pg_h['version']}, products {pg_h['blas_core']}, elementwise {pg_h['elementwise']}"
              if pg else ""))
+    print("peak MB: resident memory at its peak; PyTorch's summed over its client processes (each holds its own "
+          "Python and torch), ours one process training the clients at once (starter bench --models NAME)")
     if peer_h:
         print(f"PyTorch {peer_h['torch']} (torch.set_num_threads(1) per client process); alone (one client): "
               + ", ".join(f"{n} {peer[n]['samples_per_s_1']:,.0f} vs ours {ours[n]['samples_per_s_1']:,.0f}"

@@ -41,6 +41,7 @@ import gzip
 import json
 import multiprocessing as mp
 import os
+import resource
 import struct
 import sys
 import time
@@ -184,7 +185,7 @@ def _client(name, batch, seconds, seed, barrier, out):
     start, samples = time.perf_counter(), 0
     while samples == 0 or time.perf_counter() - start < seconds:
         samples += call()
-    out.put((samples, time.perf_counter() - start))
+    out.put((samples, time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
 
 
 def _gather(procs, out, what):
@@ -200,11 +201,13 @@ def _gather(procs, out, what):
 
 
 def _concurrent(ctx, name, batch, seconds, clients):
-    """samples/s of `clients` processes training at once (all samples over the slowest's time)."""
+    """samples/s of `clients` processes training at once (all samples over the slowest's time), the
+    slowest's time, and the processes' peak resident memory in MB, summed (each holds its own
+    Python and torch)."""
     barrier, out = ctx.Barrier(clients), ctx.Queue()
     res = _gather([ctx.Process(target=_client, args=(name, batch, seconds, i, barrier, out)) for i in range(clients)],
                   out, name)
-    return sum(s for s, _ in res) / max(e for _, e in res), max(e for _, e in res)
+    return sum(s for s, _, _ in res) / max(e for _, e, _ in res), max(e for _, e, _ in res), sum(r for _, _, r in res)
 
 
 def cmd_models(a):
@@ -213,10 +216,11 @@ def cmd_models(a):
     rep = {"torch": torch.__version__, "threads_per_client": 1, "models": []}
     for name in names:
         params = count(build(name, SHAPES[name]))
-        all_, el = _concurrent(ctx, name, a.batch, a.seconds, a.clients)
-        one, el1 = _concurrent(ctx, name, a.batch, a.seconds / 2, 1)
+        all_, el, rss = _concurrent(ctx, name, a.batch, a.seconds, a.clients)
+        one, el1, rss1 = _concurrent(ctx, name, a.batch, a.seconds / 2, 1)
         m = {"name": name, "params": params, "batch": a.batch, "clients": a.clients,
-             "samples_per_s": all_, "samples_per_s_1": one, "seconds": el + el1}
+             "samples_per_s": all_, "samples_per_s_1": one, "seconds": el + el1,
+             "peak_rss_mb": rss, "peak_rss_mb_1": rss1}
         rep["models"].append(m)
         if not a.json:
             print(f"{name:<17} {all_:8.0f} samples/s ({a.clients} clients), {one:7.0f} alone, {params} parameters",
