@@ -102,6 +102,12 @@ func im2col[T float](g convGeom, x []T, n0, n1 int, col []T, ld int) {
 // convolution: output column j reads input column j+v−p, one contiguous run
 // per output row, zero-padded at its ends.
 func im2colRun[T float](g convGeom, plane, out []T, u, v int) {
+	if g.p == 0 { // every output row reads a whole run (LeNet, the HiCS CNNs)
+		for i := 0; i < g.ho; i++ {
+			copyRow(out[i*g.wo:(i+1)*g.wo], plane[(i+u)*g.w+v:])
+		}
+		return
+	}
 	jlo, jhi := max(0, g.p-v), min(g.wo, g.w+g.p-v)
 	for i := 0; i < g.ho; i++ {
 		dst := out[i*g.wo : (i+1)*g.wo]

@@ -381,12 +381,22 @@ func specInfos(ctx context.Context, g *globals, name string) []steps.PointInfo {
 }
 
 // watch redraws a sweep's progress, with an ETA, until its workflow
-// closes. A cancelled ctx (Ctrl-C) stops the watching, not the sweep.
+// closes. A cancelled ctx (Ctrl-C) stops the watching, not the sweep. It
+// redraws every second, and at once when the workflow closes: a long poll
+// on the workflow's result (which follows continue-as-new) wakes it, so
+// `sweep start --wait` returns as soon as the sweep ends.
 func watch(ctx context.Context, g *globals, c client.Client, id string, view statusView, pi *pointInfos) error {
 	r := newRenderer(g.out)
 	var eta etaClock
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
+	pollCtx, stopPoll := context.WithCancel(ctx)
+	defer stopPoll()
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		_ = c.GetWorkflow(pollCtx, id, "").Get(pollCtx, nil) // its outcome is read below
+	}()
 	for {
 		v, qerr := sweepLines(ctx, c, id, view, pi, true)
 		desc, err := c.DescribeWorkflowExecution(ctx, id, "")
@@ -409,6 +419,8 @@ func watch(ctx context.Context, g *globals, c client.Client, id string, view sta
 			fmt.Fprintf(g.out, "\nstopped watching; the sweep goes on (`starter sweep status %s`)\n", strings.TrimPrefix(id, workflows.SweepID("")))
 			return ctx.Err()
 		case <-t.C:
+		case <-ended:
+			ended = nil // a closed run is described on the next pass; a nil channel never fires again
 		}
 	}
 }
