@@ -157,7 +157,7 @@
 // gemm (sgemm.go, internal/packed): a 14×32 register-blocked kernel over
 // packed blocks of A and B (B read in place where it is stored k×n) and a
 // 4×6 dot-product kernel for A·Bᵀ, in Go assembly; on the models' shapes
-// it runs 1.3–2× OpenBLAS's Haswell kernels (BenchmarkSgemm), and it needs
+// it runs 1.4–2× OpenBLAS's Haswell kernels (BenchmarkSgemm), and it needs
 // no cgo. Elsewhere, or with FLSWEEP_GEMM=blas, the build's BLAS computes
 // them: gonum's pure-Go BLAS by default, with products rewritten into the
 // orientation its kernels run fastest (blas_gonum.go), or with the build
