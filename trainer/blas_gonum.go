@@ -2,6 +2,8 @@
 
 package trainer
 
+import "github.com/flsweep/flsweep/trainer/internal/packed"
+
 // BLAS names the float32 BLAS of this build: "gonum" (pure Go, the
 // default) or "openblas" (build tag openblas, see blas_openblas.go).
 const BLAS = "gonum"
@@ -51,18 +53,7 @@ func gonumGemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b 
 		gonumBLAS.Sgemm(trans(tA), trans(tB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
-	if beta != 1 {
-		for i := 0; i < m; i++ {
-			row := c[i*ldc : i*ldc+n]
-			if beta == 0 {
-				clear(row)
-				continue
-			}
-			for j := range row {
-				row[j] *= beta
-			}
-		}
-	}
+	packed.ScaleRows(beta, c, m, n, ldc)
 	// view is gonum's sliceView32: the r×cols block at (i, j) of a
 	// row-major matrix with leading dimension ld.
 	view := func(x []float32, ld, i, j, r, cols int) []float32 { return x[i*ld+j : (i+r-1)*ld+j+cols] }

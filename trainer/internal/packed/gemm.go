@@ -44,20 +44,21 @@ type Buffers struct {
 // survive, as in BLAS); alpha scales A as it is packed (or each dot
 // product). It needs the kernels: call it only when Available.
 func Sgemm(buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	if alpha == 0 || k == 0 {
-		scaleRows(beta, c, m, n, ldc)
-		return
+	switch {
+	case alpha == 0 || k == 0:
+		ScaleRows(beta, c, m, n, ldc)
+	case tB && !tA && k >= dotMinK:
+		// The dot-product kernel adds into C, scaled (or cleared) first:
+		// one pass over C against at least dotMinK steps per entry.
+		ScaleRows(beta, c, m, n, ldc)
+		dotProduct(buf, m, n, k, alpha, a, lda, b, ldb, c, ldc)
+	default:
+		// With beta 0 the first block along k writes C instead of adding.
+		if beta != 0 {
+			ScaleRows(beta, c, m, n, ldc)
+		}
+		product(buf, tA, tB, m, n, k, alpha, a, lda, b, ldb, c, ldc, beta == 0)
 	}
-	if beta != 0 {
-		scaleRows(beta, c, m, n, ldc)
-	}
-	// With beta 0 the first block along k writes C instead of adding to it.
-	set := beta == 0
-	if tB && !tA && k >= dotMinK {
-		dotProduct(buf, m, n, k, alpha, a, lda, b, ldb, c, ldc, set)
-		return
-	}
-	product(buf, tA, tB, m, n, k, alpha, a, lda, b, ldb, c, ldc, set)
 }
 
 // product adds alpha·op(A)·op(B) into C through packed blocks (set: writes
@@ -135,7 +136,7 @@ const (
 // summed in 16 lanes along k and then across the lanes. The last, partial
 // block row and column read copies of their rows padded with zero rows and
 // write through the edge tile.
-func dotProduct(buf *Buffers, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, set bool) {
+func dotProduct(buf *Buffers, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	m4, n6 := m-m%DM, n-n%DN
 	var ea, eb []float32 // the padded copies of the partial blocks' rows
 	if m4 < m {
@@ -147,7 +148,6 @@ func dotProduct(buf *Buffers, m, n, k int, alpha float32, a []float32, lda int, 
 	for pc := 0; pc < k; pc += DK {
 		kc := min(DK, k-pc)
 		k16, tail := kc/16, uint16(1)<<(kc%16)-1
-		add := pc > 0 || !set
 		for j := 0; j < n; j += DN {
 			bs, bld := b[j*ldb+pc:], ldb // row j of B, from column pc
 			if j >= n6 {
@@ -162,17 +162,14 @@ func dotProduct(buf *Buffers, m, n, k int, alpha float32, a []float32, lda int, 
 				_ = as[(DM-1)*ald+kc-1]
 				if i < m4 && j < n6 {
 					_ = c[(i+DM-1)*ldc+j+DN-1]
-					kernDot4x6(k16, tail, alpha, &as[0], ald, &bs[0], bld, &c[i*ldc+j], ldc, add)
+					kernDot4x6(k16, tail, alpha, &as[0], ald, &bs[0], bld, &c[i*ldc+j], ldc)
 					continue
 				}
 				tile := buf.tile[:DM*DN]
-				kernDot4x6(k16, tail, alpha, &as[0], ald, &bs[0], bld, &tile[0], DN, false)
+				clear(tile)
+				kernDot4x6(k16, tail, alpha, &as[0], ald, &bs[0], bld, &tile[0], DN)
 				for r := range min(DM, m-i) {
 					row := c[(i+r)*ldc+j:][:min(DN, n-j)]
-					if !add {
-						copy(row, tile[r*DN:])
-						continue
-					}
 					for q := range row {
 						row[q] += tile[r*DN+q]
 					}
@@ -199,9 +196,9 @@ func padRows(dst *[]float32, x []float32, ld, r0, r1, rows, k int) []float32 {
 // panels is the number of panels of width w that cover d.
 func panels(d, w int) int { return (d + w - 1) / w }
 
-// scaleRows multiplies the m×n matrix c (rows ldc apart) by beta; beta 0
+// ScaleRows multiplies the m×n matrix c (rows ldc apart) by beta; beta 0
 // clears it, so NaNs in c do not survive, as BLAS promises.
-func scaleRows(beta float32, c []float32, m, n, ldc int) {
+func ScaleRows(beta float32, c []float32, m, n, ldc int) {
 	if beta == 1 {
 		return
 	}

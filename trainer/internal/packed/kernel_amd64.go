@@ -17,7 +17,7 @@ func kern14x32(k int, a, b, c *float32, ldb, ldc int, add bool)
 // kernDot4x6 adds alpha·A·Bᵀ into the 4×6 block of C at c (rows ldc apart)
 // for 4 rows of A at a (lda apart) and 6 rows of B at b (ldb apart), each
 // 16·k16 values long and then the lanes set in tail (the mask of a last,
-// partial step of 16; 0 for none), or writes it there when !add. See kernel_amd64.s.
+// partial step of 16; 0 for none). See kernel_amd64.s.
 //
 //go:noescape
-func kernDot4x6(k16 int, tail uint16, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, add bool)
+func kernDot4x6(k16 int, tail uint16, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)

@@ -153,20 +153,7 @@ set:
 	VFMADD231PS Z27, bz, j3
 
 // HSUM sums the 16 lanes of z (whose lower halves are y and x), scales the
-// sum by alpha (X30) and adds it to the float32 at dst (HSET: writes it
-// there).
-#define HSET(z, y, x, dst) \
-	VEXTRACTF64X4 $1, z, Y31; \
-	VADDPS        Y31, y, y; \
-	VEXTRACTF32X4 $1, y, X31; \
-	VADDPS        X31, x, x; \
-	VPERMILPS     $0x4e, x, X31; \
-	VADDPS        X31, x, x; \
-	VPERMILPS     $0xb1, x, X31; \
-	VADDSS        X31, x, x; \
-	VMULSS        X30, x, x; \
-	VMOVSS        x, dst
-
+// sum by alpha (X30) and adds it to the float32 at dst.
 #define HSUM(z, y, x, dst) \
 	VEXTRACTF64X4 $1, z, Y31; \
 	VADDPS        Y31, y, y; \
@@ -180,8 +167,8 @@ set:
 	VADDSS        dst, x, x; \
 	VMOVSS        x, dst
 
-// func kernDot4x6(k16 int, tail uint16, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, add bool)
-TEXT ·kernDot4x6(SB), NOSPLIT, $0-65
+// func kernDot4x6(k16 int, tail uint16, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+TEXT ·kernDot4x6(SB), NOSPLIT, $0-64
 	MOVQ  k16+0(FP), CX
 	MOVQ  a+16(FP), AX
 	MOVQ  lda+24(FP), R8
@@ -256,9 +243,6 @@ sums:
 	MOVQ   c+48(FP), DI
 	MOVQ   ldc+56(FP), DX
 	SHLQ   $2, DX
-	MOVBQZX add+64(FP), R8
-	TESTQ   R8, R8
-	JEQ     hset
 	HSUM(Z0, Y0, X0, (DI))
 	HSUM(Z1, Y1, X1, 4(DI))
 	HSUM(Z2, Y2, X2, 8(DI))
@@ -286,36 +270,5 @@ sums:
 	HSUM(Z21, Y21, X21, 12(DI))
 	HSUM(Z22, Y22, X22, 16(DI))
 	HSUM(Z23, Y23, X23, 20(DI))
-	VZEROUPPER
-	RET
-
-hset:
-	HSET(Z0, Y0, X0, (DI))
-	HSET(Z1, Y1, X1, 4(DI))
-	HSET(Z2, Y2, X2, 8(DI))
-	HSET(Z3, Y3, X3, 12(DI))
-	HSET(Z4, Y4, X4, 16(DI))
-	HSET(Z5, Y5, X5, 20(DI))
-	ADDQ   DX, DI
-	HSET(Z6, Y6, X6, (DI))
-	HSET(Z7, Y7, X7, 4(DI))
-	HSET(Z8, Y8, X8, 8(DI))
-	HSET(Z9, Y9, X9, 12(DI))
-	HSET(Z10, Y10, X10, 16(DI))
-	HSET(Z11, Y11, X11, 20(DI))
-	ADDQ   DX, DI
-	HSET(Z12, Y12, X12, (DI))
-	HSET(Z13, Y13, X13, 4(DI))
-	HSET(Z14, Y14, X14, 8(DI))
-	HSET(Z15, Y15, X15, 12(DI))
-	HSET(Z16, Y16, X16, 16(DI))
-	HSET(Z17, Y17, X17, 20(DI))
-	ADDQ   DX, DI
-	HSET(Z18, Y18, X18, (DI))
-	HSET(Z19, Y19, X19, 4(DI))
-	HSET(Z20, Y20, X20, 8(DI))
-	HSET(Z21, Y21, X21, 12(DI))
-	HSET(Z22, Y22, X22, 16(DI))
-	HSET(Z23, Y23, X23, 20(DI))
 	VZEROUPPER
 	RET
