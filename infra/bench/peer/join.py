@@ -24,9 +24,8 @@ def load(paths):
         with open(p) as f:
             rep = json.load(f)
         head = head or rep
-        for m in rep["models"]:
-            if len(rep["models"]) == 1 and rep.get("peak_rss_mb"):
-                m["peak_rss_mb"] = rep["peak_rss_mb"]  # one model per process: its peak memory
+        if len(rep["models"]) == 1 and rep.get("peak_rss_mb"):
+            rep["models"][0]["peak_rss_mb"] = rep["peak_rss_mb"]  # one model per process: its peak memory
         models += rep["models"]
     return head, {m["name"]: m for m in models}, [m["name"] for m in models]
 
