@@ -138,7 +138,7 @@ func BenchmarkTrainCNNHiCSParallel(b *testing.B) {
 }
 
 // BenchmarkSgemm measures the trainer's product shapes in GFLOP/s, one
-// goroutine, with the packed AVX-512 product (package packed, where the CPU
+// goroutine, with the packed product (package packed, where the CPU
 // has it) and with the build's BLAS: the MLP's at batch 50 (forward, input
 // gradient, weight gradient; the forward product is 50×784 by Wᵀ) and
 // convolution chunks of LeNet and ResNet-18 (forward, input and weight

@@ -192,7 +192,7 @@ func (o *outBuf[T]) get(shape ...int) (*tensor.Dense, []T) {
 type workspace[T float] struct {
 	col, aux []T            // convolutions: the column matrix and a channel-major copy of dy
 	ta, tb   []T            // gemm: transposed operands (blas_gonum.go)
-	packed   packed.Buffers // the AVX-512 product's packed blocks (sgemm.go)
+	packed   packed.Buffers // the packed product's blocks (sgemm.go)
 }
 
 func grow[E any](buf *[]E, n int) []E {

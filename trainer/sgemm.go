@@ -7,14 +7,15 @@ import (
 	"github.com/flsweep/flsweep/trainer/internal/packed"
 )
 
-// usePacked sends float32 products to the packed AVX-512 product (package
-// packed): on CPUs with AVX-512 it is faster than OpenBLAS's kernels here
-// (BenchmarkSgemm) and needs no cgo, so both builds use it. FLSWEEP_GEMM=blas
+// usePacked sends float32 products to the packed product (package packed),
+// on CPUs with AVX-512 or AVX2: it is faster than OpenBLAS's kernels
+// (BenchmarkSgemm), needs no cgo, and gives the same bits with either
+// instruction set, so both builds use it. FLSWEEP_GEMM=blas
 // keeps the build's BLAS instead (gonum, or OpenBLAS in the openblas
 // build), whose rounding earlier results came from.
 var usePacked = packed.Available && os.Getenv("FLSWEEP_GEMM") != "blas"
 
-// sgemm is gemm for float32: the packed AVX-512 product where usePacked,
+// sgemm is gemm for float32: the packed product where usePacked,
 // else the build's BLAS (blasSgemm in blas_gonum.go or blas_openblas.go).
 func sgemm(ws *workspace[float32], tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if usePacked {
@@ -25,10 +26,11 @@ func sgemm(ws *workspace[float32], tA, tB bool, m, n, k int, alpha float32, a []
 }
 
 // Core names the kernels that compute the trainer's float32 products: the
-// packed AVX-512 kernel, or the BLAS's (blasCore).
+// packed product's ("packed AVX-512", "packed AVX2"), or the BLAS's
+// (blasCore).
 func Core() string {
 	if usePacked {
-		return "packed AVX-512"
+		return "packed " + packed.Kernels()
 	}
 	return blasCore()
 }

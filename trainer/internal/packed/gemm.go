@@ -1,34 +1,58 @@
 // Package packed is the trainer's float32 matrix product on CPUs with
-// AVX-512, in both of its builds: two register-blocked kernels in Go
-// assembly (kernel_amd64.s) and the blocking around them.
+// AVX-512 or AVX2, in both of its builds: register-blocked kernels in Go
+// assembly (kernel_amd64.s, kernel_avx2_amd64.s) and the blocking around
+// them.
 //
-// The main kernel multiplies a panel of MR rows of op(A) by a panel of NR
-// columns of op(B) into an MR×NR block of C held in registers, laid out as
-// BLIS and OpenBLAS lay out theirs: op(A) is copied in blocks of MC rows and
-// KC columns into panels, and a B panel (KC·NR floats, 32 KB) stays in L1
-// while the kernel sweeps the A block (at most MC·KC floats, 336 KB) from
-// L2. B stored k×n is read in place, one row of NR floats per step; only Bᵀ
-// and a last, partial panel are packed. C = A·Bᵀ with A and B both read
-// along their rows (the linear layers' forward pass, the convolutions'
-// weight gradients) goes instead to a dot-product kernel that needs no
-// packing at all: packing Bᵀ cost more than the product at the MLP's
-// shapes.
+// The main kernel multiplies a panel of mr rows of op(A) by a panel of nr
+// columns of op(B) into an mr×nr block of C held in registers (14×32 with
+// AVX-512, 6×16 with AVX2), laid out as BLIS and OpenBLAS lay out theirs:
+// op(A) is copied in blocks of MC rows and KC columns into panels, and a B
+// panel (KC·nr floats, 32 or 16 KB) stays in L1 while the kernel sweeps the
+// A block (at most MC·KC floats, 336 KB) from L2. B stored k×n is read in
+// place, one row of nr floats per step; only Bᵀ and a last, partial panel
+// are packed. C = A·Bᵀ with A and B both read along their rows (the linear
+// layers' forward pass, the convolutions' weight gradients) goes instead to
+// a dot-product kernel that needs no packing at all: packing Bᵀ cost more
+// than the product at the MLP's shapes.
 //
-// Sums run along k in a fixed order (within a block, then block after
-// block into C), so results depend on the shapes and values only, never on
-// timing. They differ in rounding from gonum's and OpenBLAS's products.
+// Sums run along k in a fixed order (within a block of KC or DK, then block
+// after block into C) that does not depend on the kernels' register
+// blocking, so results depend on the shapes and values only: never on
+// timing, and not on whether the CPU has AVX-512 or AVX2. They differ in
+// rounding from gonum's and OpenBLAS's products.
 //
 // It lives in its own package because a package using cgo (the trainer's
 // OpenBLAS build) cannot hold Go assembly.
 package packed
 
 const (
-	MR = 14   // rows of C a kernel call computes
-	NR = 32   // columns of C a kernel call computes (two 16-lane vectors)
+	MR = 14   // most rows of C a kernel call computes (AVX-512)
+	NR = 32   // most columns of C a kernel call computes (AVX-512: two 16-lane vectors)
 	KC = 256  // depth of a packed block
-	MC = 336  // rows of op(A) packed at once (24 panels)
-	NC = 1024 // columns of op(B) packed at once (32 panels)
+	MC = 336  // rows of op(A) packed at once (24 panels of 14, 56 of 6)
+	NC = 1024 // columns of op(B) packed at once (32 panels of 32, 64 of 16)
 )
+
+// kernels is one instruction set's pair of kernels and their blocks: kern
+// computes an mr×nr block of C from packed panels, dot a dm×dn block of
+// A·Bᵀ (tail: the lanes of a last, partial step of 16).
+type kernels struct {
+	name           string
+	mr, nr, dm, dn int
+	kern           func(k int, a, b, c *float32, ldb, ldc int, add bool)
+	dot            func(k16, tail int, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+}
+
+// Available reports whether the CPU runs the kernels (AVX-512, or AVX2
+// with FMA); Kernels names the set Sgemm uses.
+var Available = len(kernelSets) > 0
+
+func Kernels() string {
+	if !Available {
+		return ""
+	}
+	return kernelSets[0].name
+}
 
 // Buffers holds a caller's packed blocks and edge tile between products, so
 // that a product allocates nothing once they have grown. One goroutine at a
@@ -44,6 +68,11 @@ type Buffers struct {
 // survive, as in BLAS); alpha scales A as it is packed (or each dot
 // product). It needs the kernels: call it only when Available.
 func Sgemm(buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	sgemm(kernelSets[0], buf, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// sgemm is Sgemm with the kernels ks.
+func sgemm(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	switch {
 	case alpha == 0 || k == 0:
 		ScaleRows(beta, c, m, n, ldc)
@@ -51,62 +80,63 @@ func Sgemm(buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32, l
 		// The dot-product kernel adds into C, scaled (or cleared) first:
 		// one pass over C against at least dotMinK steps per entry.
 		ScaleRows(beta, c, m, n, ldc)
-		dotProduct(buf, m, n, k, alpha, a, lda, b, ldb, c, ldc)
+		dotProduct(ks, buf, m, n, k, alpha, a, lda, b, ldb, c, ldc)
 	default:
 		// With beta 0 the first block along k writes C instead of adding.
 		if beta != 0 {
 			ScaleRows(beta, c, m, n, ldc)
 		}
-		product(buf, tA, tB, m, n, k, alpha, a, lda, b, ldb, c, ldc, beta == 0)
+		product(ks, buf, tA, tB, m, n, k, alpha, a, lda, b, ldb, c, ldc, beta == 0)
 	}
 }
 
 // product adds alpha·op(A)·op(B) into C through packed blocks (set: writes
 // it over C).
-func product(buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, set bool) {
+func product(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, set bool) {
+	MRk, NRk := ks.mr, ks.nr
 	for jc := 0; jc < n; jc += NC {
 		nc := min(NC, n-jc)
 		for pc := 0; pc < k; pc += KC {
 			kc := min(KC, k-pc)
 			add := pc > 0 || !set
-			bp := grow(&buf.b, panels(nc, NR)*kc*NR)
+			bp := grow(&buf.b, panels(nc, NRk)*kc*NRk)
 			if tB {
-				packB(bp, tB, b, ldb, pc, kc, jc, nc)
-			} else if full := nc - nc%NR; full < nc {
+				packB(bp, NRk, tB, b, ldb, pc, kc, jc, nc)
+			} else if full := nc - nc%NRk; full < nc {
 				// Whole panels of B stored k×n are read in place; only a last,
 				// partial one is packed (with its zero columns).
-				packB(bp[full*kc:], tB, b, ldb, pc, kc, jc+full, nc-full)
+				packB(bp[full*kc:], NRk, tB, b, ldb, pc, kc, jc+full, nc-full)
 			}
 			for ic := 0; ic < m; ic += MC {
 				mc := min(MC, m-ic)
-				ap := grow(&buf.a, panels(mc, MR)*kc*MR)
-				packA(ap, tA, alpha, a, lda, ic, mc, pc, kc)
-				for jr := 0; jr < nc; jr += NR {
-					nr := min(NR, nc-jr)
-					bpan, bld := bp[jr*kc:], NR
-					if !tB && nr == NR {
+				ap := grow(&buf.a, panels(mc, MRk)*kc*MRk)
+				packA(ap, MRk, tA, alpha, a, lda, ic, mc, pc, kc)
+				for jr := 0; jr < nc; jr += NRk {
+					nr := min(NRk, nc-jr)
+					bpan, bld := bp[jr*kc:], NRk
+					if !tB && nr == NRk {
 						bpan, bld = b[pc*ldb+jc+jr:], ldb
-						_ = bpan[(kc-1)*ldb+NR-1] // the kernel reads this far
+						_ = bpan[(kc-1)*ldb+NRk-1] // the kernel reads this far
 					}
-					for ir := 0; ir < mc; ir += MR {
-						mr := min(MR, mc-ir)
+					for ir := 0; ir < mc; ir += MRk {
+						mr := min(MRk, mc-ir)
 						apan := ap[ir*kc:]
 						ci := (ic+ir)*ldc + jc + jr
-						if mr == MR && nr == NR {
-							_ = c[ci+(MR-1)*ldc+NR-1] // the kernel writes this far
-							kern14x32(kc, &apan[0], &bpan[0], &c[ci], bld, ldc, add)
+						if mr == MRk && nr == NRk {
+							_ = c[ci+(MRk-1)*ldc+NRk-1] // the kernel writes this far
+							ks.kern(kc, &apan[0], &bpan[0], &c[ci], bld, ldc, add)
 							continue
 						}
 						// An edge block goes through the tile.
-						tile := &buf.tile
-						kern14x32(kc, &apan[0], &bpan[0], &tile[0], bld, NR, false)
+						tile := buf.tile[:MRk*NRk]
+						ks.kern(kc, &apan[0], &bpan[0], &tile[0], bld, NRk, false)
 						for i := range mr {
 							row := c[ci+i*ldc : ci+i*ldc+nr]
 							if !add {
-								copy(row, tile[i*NR:])
+								copy(row, tile[i*NRk:])
 								continue
 							}
-							for j, v := range tile[i*NR : i*NR+nr] {
+							for j, v := range tile[i*NRk : i*NRk+nr] {
 								row[j] += v
 							}
 						}
@@ -123,51 +153,49 @@ func product(buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32,
 // (BenchmarkSgemm in package trainer).
 const dotMinK = 64
 
-// The dot-product kernel computes DM×DN blocks of C, DK deep at a time so
-// that its DM + DN rows (20 KB) stay in L1.
-const (
-	DM = 4
-	DN = 6
-	DK = 512
-)
+// The dot-product kernel computes dm×dn blocks of C (4×6 with AVX-512, 2×3
+// with AVX2), DK deep at a time so that its rows (at most 20 KB) stay in
+// L1.
+const DK = 512
 
 // dotProduct adds alpha·A·Bᵀ into C for A stored m×k and B stored n×k,
-// without packing: each DM×DN block of C is DM·DN dot products of rows,
+// without packing: each dm×dn block of C is dm·dn dot products of rows,
 // summed in 16 lanes along k and then across the lanes. The last, partial
 // block row and column read copies of their rows padded with zero rows and
 // write through the edge tile.
-func dotProduct(buf *Buffers, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
-	m4, n6 := m-m%DM, n-n%DN
-	var ea, eb []float32 // the padded copies of the partial blocks' rows
-	if m4 < m {
-		ea = padRows(&buf.a, a, lda, m4, m, DM, k)
+func dotProduct(ks *kernels, buf *Buffers, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	DM, DN := ks.dm, ks.dn
+	mf, nf := m-m%DM, n-n%DN // rows and columns in full blocks
+	var ea, eb []float32     // the padded copies of the partial blocks' rows
+	if mf < m {
+		ea = padRows(&buf.a, a, lda, mf, m, DM, k)
 	}
-	if n6 < n {
-		eb = padRows(&buf.b, b, ldb, n6, n, DN, k)
+	if nf < n {
+		eb = padRows(&buf.b, b, ldb, nf, n, DN, k)
 	}
 	for pc := 0; pc < k; pc += DK {
 		kc := min(DK, k-pc)
-		k16, tail := kc/16, uint16(1)<<(kc%16)-1
+		k16, tail := kc/16, kc%16
 		for j := 0; j < n; j += DN {
 			bs, bld := b[j*ldb+pc:], ldb // row j of B, from column pc
-			if j >= n6 {
+			if j >= nf {
 				bs, bld = eb[pc:], k
 			}
 			_ = bs[(DN-1)*bld+kc-1] // the kernel reads this far
 			for i := 0; i < m; i += DM {
 				as, ald := a[i*lda+pc:], lda
-				if i >= m4 {
+				if i >= mf {
 					as, ald = ea[pc:], k
 				}
 				_ = as[(DM-1)*ald+kc-1]
-				if i < m4 && j < n6 {
+				if i < mf && j < nf {
 					_ = c[(i+DM-1)*ldc+j+DN-1]
-					kernDot4x6(k16, tail, alpha, &as[0], ald, &bs[0], bld, &c[i*ldc+j], ldc)
+					ks.dot(k16, tail, alpha, &as[0], ald, &bs[0], bld, &c[i*ldc+j], ldc)
 					continue
 				}
 				tile := buf.tile[:DM*DN]
 				clear(tile)
-				kernDot4x6(k16, tail, alpha, &as[0], ald, &bs[0], bld, &tile[0], DN)
+				ks.dot(k16, tail, alpha, &as[0], ald, &bs[0], bld, &tile[0], DN)
 				for r := range min(DM, m-i) {
 					row := c[(i+r)*ldc+j:][:min(DN, n-j)]
 					for q := range row {
@@ -215,16 +243,16 @@ func ScaleRows(beta float32, c []float32, m, n, ldc int) {
 }
 
 // packA copies alpha times rows i0…i0+mc−1, columns p0…p0+kc−1 of op(A) into
-// dst as panels of MR rows: panel r holds, for each column p, the
-// MR values of rows r·MR… in order, rows past mc as zeros.
-func packA(dst []float32, tA bool, alpha float32, a []float32, lda, i0, mc, p0, kc int) {
-	for ir := 0; ir < mc; ir += MR {
-		mr := min(MR, mc-ir)
-		pan := dst[ir*kc : (ir+MR)*kc]
+// dst as panels of w rows: panel r holds, for each column p, the w values
+// of rows r·w… in order, rows past mc as zeros.
+func packA(dst []float32, w int, tA bool, alpha float32, a []float32, lda, i0, mc, p0, kc int) {
+	for ir := 0; ir < mc; ir += w {
+		mr := min(w, mc-ir)
+		pan := dst[ir*kc : (ir+w)*kc]
 		if tA { // A is stored k×m: a column of op(A)'s panel is contiguous
 			for p := range kc {
 				src := a[(p0+p)*lda+i0+ir:][:mr]
-				d := pan[p*MR : (p+1)*MR]
+				d := pan[p*w : (p+1)*w]
 				for i, v := range src {
 					d[i] = alpha * v
 				}
@@ -238,11 +266,20 @@ func packA(dst []float32, tA bool, alpha float32, a []float32, lda, i0, mc, p0, 
 		for i := range mr {
 			rows[i] = a[(i0+ir+i)*lda+p0:][:kc]
 		}
-		for i := mr; i < MR; i++ {
+		for i := mr; i < w; i++ {
 			rows[i] = zeros(kc)
 		}
+		if w == MR {
+			for p := range kc {
+				d := (*[MR]float32)(pan[p*MR:])
+				for i := range d {
+					d[i] = alpha * rows[i][p]
+				}
+			}
+			continue
+		}
 		for p := range kc {
-			d := (*[MR]float32)(pan[p*MR:])
+			d := pan[p*w : (p+1)*w]
 			for i := range d {
 				d[i] = alpha * rows[i][p]
 			}
@@ -251,15 +288,15 @@ func packA(dst []float32, tA bool, alpha float32, a []float32, lda, i0, mc, p0, 
 }
 
 // packB copies rows p0…p0+kc−1, columns j0…j0+nc−1 of op(B) into dst as
-// panels of NR columns: panel r holds, for each row p, the NR values
-// of columns r·NR… in order, columns past nc as zeros.
-func packB(dst []float32, tB bool, b []float32, ldb, p0, kc, j0, nc int) {
-	for jr := 0; jr < nc; jr += NR {
-		nr := min(NR, nc-jr)
-		pan := dst[jr*kc : (jr+NR)*kc]
+// panels of w columns (a multiple of 8): panel r holds, for each row p, the
+// w values of columns r·w… in order, columns past nc as zeros.
+func packB(dst []float32, w int, tB bool, b []float32, ldb, p0, kc, j0, nc int) {
+	for jr := 0; jr < nc; jr += w {
+		nr := min(w, nc-jr)
+		pan := dst[jr*kc : (jr+w)*kc]
 		if !tB { // B is stored k×n: a row of the panel is contiguous
 			for p := range kc {
-				d := pan[p*NR : (p+1)*NR]
+				d := pan[p*w : (p+1)*w]
 				copy(d, b[(p0+p)*ldb+j0+jr:][:nr])
 				clear(d[nr:])
 			}
@@ -267,7 +304,7 @@ func packB(dst []float32, tB bool, b []float32, ldb, p0, kc, j0, nc int) {
 		}
 		// B is stored n×k: gather 8 of the panel's columns at a time, row
 		// by row, so that each write fills 32 contiguous bytes.
-		for j := 0; j < NR; j += 8 {
+		for j := 0; j < w; j += 8 {
 			var cols [8][]float32
 			for q := range cols {
 				if jj := jr + j + q; jj < nc {
@@ -277,7 +314,7 @@ func packB(dst []float32, tB bool, b []float32, ldb, p0, kc, j0, nc int) {
 				}
 			}
 			for p := range kc {
-				d := (*[8]float32)(pan[p*NR+j:])
+				d := (*[8]float32)(pan[p*w+j:])
 				d[0], d[1], d[2], d[3] = cols[0][p], cols[1][p], cols[2][p], cols[3][p]
 				d[4], d[5], d[6], d[7] = cols[4][p], cols[5][p], cols[6][p], cols[7][p]
 			}

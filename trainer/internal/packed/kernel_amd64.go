@@ -2,9 +2,24 @@ package packed
 
 import "golang.org/x/sys/cpu"
 
-// Available reports whether the CPU (and OS) runs the AVX-512 kernels: F,
-// and VL for the dot-product kernel's 256- and 128-bit steps on Z16–Z31.
-var Available = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
+// The CPU's kernel sets, best first: AVX-512 (F, and VL for the dot-product
+// kernel's 256- and 128-bit steps on Z16–Z31), then AVX2 with FMA. Both
+// give the same bits (kernel_avx2_amd64.s).
+var kernelSets = func() []*kernels {
+	var ks []*kernels
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL {
+		ks = append(ks, &avx512)
+	}
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		ks = append(ks, &avx2)
+	}
+	return ks
+}()
+
+var (
+	avx512 = kernels{name: "AVX-512", mr: 14, nr: 32, dm: 4, dn: 6, kern: kern14x32, dot: dot4x6}
+	avx2   = kernels{name: "AVX2", mr: 6, nr: 16, dm: 2, dn: 3, kern: kern6x16, dot: dot2x3}
+)
 
 // kern14x32 adds the product of a packed 14-row A panel and a 32-column B
 // panel, k steps deep, into the 14×32 block of C at c (rows ldc apart), or
@@ -21,3 +36,31 @@ func kern14x32(k int, a, b, c *float32, ldb, ldc int, add bool)
 //
 //go:noescape
 func kernDot4x6(k16 int, tail uint16, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+func dot4x6(k16, tail int, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {
+	kernDot4x6(k16, uint16(1)<<tail-1, alpha, a, lda, b, ldb, c, ldc)
+}
+
+// kern6x16 is kern14x32 for a 6-row A panel and a 16-column B panel, in
+// AVX2. See kernel_avx2_amd64.s.
+//
+//go:noescape
+func kern6x16(k int, a, b, c *float32, ldb, ldc int, add bool)
+
+// kernDot2x3 is kernDot4x6 for a 2×3 block of C, in AVX2; mask points at
+// the 16 lane masks of the last, partial step (nil for none). See
+// kernel_avx2_amd64.s.
+//
+//go:noescape
+func kernDot2x3(k16 int, mask *int32, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// laneMasks[16−t:] are the lane masks of a step with its first t lanes.
+var laneMasks = [32]int32{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+
+func dot2x3(k16, tail int, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {
+	var mask *int32
+	if tail > 0 {
+		mask = &laneMasks[16-tail]
+	}
+	kernDot2x3(k16, mask, alpha, a, lda, b, ldb, c, ldc)
+}
