@@ -3,11 +3,13 @@ package trainer
 // Vector kernels. The float32 inner loops of the elementwise ops (ReLU, PReLU,
 // BatchNorm, max-pooling, per-channel sums) are written in portable Go,
 // which the Go compiler does not vectorise. A build with GOEXPERIMENT=simd
-// on amd64 (the OpenBLAS build: make openblas) compiles kernels_simd.go,
-// whose init fills vec with AVX-512 versions when the CPU has AVX-512 (F,
-// CD, BW, DQ, VL); otherwise vec stays empty and the portable loops run.
+// on amd64 (both builds of the Makefile) compiles kernels_simd.go and
+// kernels_avx2.go, whose init fills vec with AVX-512 versions when the CPU
+// has AVX-512 (F, CD, BW, DQ, VL), else with AVX2 versions where it has
+// AVX2 (all but max-pooling); otherwise vec stays empty and the portable
+// loops run.
 //
-// Each kernel takes a whole tensor: switching between AVX-512 code and the
+// Each kernel takes a whole tensor: switching between vector code and the
 // SSE code Go compiles scalar float arithmetic to costs tens of
 // nanoseconds, so a kernel call per 2×2-pool row or per 8×8 plane would
 // lose more than the vectors gain.
@@ -17,14 +19,21 @@ package trainer
 // TestVecKernels checks it, NaN, infinities and signed zeros included). The
 // float64 sums (BatchNorm statistics and gradients, bias gradients, the
 // PReLU slope gradient) add in a different, equally fixed, order (16 lanes
-// per channel instead of 4 per plane), so their last bits differ from the
-// portable build's, as OpenBLAS's products do; runs of one build still
-// repeat bit for bit.
+// per channel instead of 4 per plane), the same in the AVX-512 and AVX2
+// kernels, so their last bits differ from the portable loops', as
+// OpenBLAS's products do; runs of one build still repeat bit for bit.
 
-// vec holds the AVX-512 kernels, or nils. Tensors are [B, C, hw] with C =
-// len(per-channel slice).
-var vec struct {
-	name string // "AVX-512", or "" for the portable loops
+// vec holds the best vector kernels the CPU runs (vecSets[0]), or nils.
+var vec vecSet
+
+// vecSets are the kernel sets the CPU runs, best first (kernels_simd.go):
+// the tests check each of them.
+var vecSets []vecSet
+
+// vecSet is one instruction set's kernels; a nil kernel leaves its portable
+// loop in place. Tensors are [B, C, hw] with C = len(per-channel slice).
+type vecSet struct {
+	name string // "AVX-512", "AVX2", or "" for the portable loops
 
 	// relu: y = x where x > 0 or NaN, else +0, as relu computes it.
 	relu func(y, x []float32)
@@ -49,7 +58,8 @@ var vec struct {
 	negDot func(x, dy []float32) float64
 }
 
-// Kernels names the elementwise kernels in use: "AVX-512" or "portable Go".
+// Kernels names the elementwise kernels in use: "AVX-512", "AVX2" or
+// "portable Go".
 func Kernels() string {
 	if vec.name == "" {
 		return "portable Go"

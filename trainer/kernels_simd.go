@@ -21,20 +21,24 @@ import (
 // stay scalar: masked 16-lane loads and stores were slower there.
 
 func init() {
-	if !archsimd.X86.AVX512() {
-		return
+	if archsimd.X86.AVX512() {
+		vecSets = append(vecSets, vecSet{
+			name: "AVX-512", relu: reluAVX, reluDx: reluDxAVX, prelu: preluAVX,
+			bnAffine: bnAffineAVX, bnDx: bnDxAVX, maxPool: maxPoolAVX,
+			channelSum: channelSumAVX, channelSqDev: channelSqDevAVX, channelDot: channelDotAVX, negDot: negDotAVX,
+		})
 	}
-	vec.name = "AVX-512"
-	vec.relu = reluAVX
-	vec.reluDx = reluDxAVX
-	vec.prelu = preluAVX
-	vec.bnAffine = bnAffineAVX
-	vec.bnDx = bnDxAVX
-	vec.maxPool = maxPoolAVX
-	vec.channelSum = channelSumAVX
-	vec.channelSqDev = channelSqDevAVX
-	vec.channelDot = channelDotAVX
-	vec.negDot = negDotAVX
+	if archsimd.X86.AVX2() {
+		// kernels_avx2.go; max-pooling keeps its portable loop.
+		vecSets = append(vecSets, vecSet{
+			name: "AVX2", relu: reluAVX2, reluDx: reluDxAVX2, prelu: preluAVX2,
+			bnAffine: bnAffineAVX2, bnDx: bnDxAVX2,
+			channelSum: channelSumAVX2, channelSqDev: channelSqDevAVX2, channelDot: channelDotAVX2, negDot: negDotAVX2,
+		})
+	}
+	if len(vecSets) > 0 {
+		vec = vecSets[0]
+	}
 }
 
 func reluAVX(y, x []float32) {

@@ -39,13 +39,26 @@ func sameBits(t *testing.T, what string, got, want []float32) {
 	}
 }
 
-// TestVecKernels checks the vector kernels (kernels_simd.go) against the
-// portable loops: the elementwise ones bit for bit, the float64 sums to
-// within rounding. It checks nothing in a build without them.
+// TestVecKernels checks each set of vector kernels the CPU runs
+// (kernels_simd.go, kernels_avx2.go) against the portable loops: the
+// elementwise ones bit for bit, the float64 sums to within rounding and,
+// bit for bit, against sums16, the 16-lane order every set keeps. It
+// checks nothing in a build without them.
 func TestVecKernels(t *testing.T) {
-	if vec.name == "" {
-		t.Skip("portable build: no vector kernels (GOEXPERIMENT=simd on an AVX-512 CPU adds them)")
+	if len(vecSets) == 0 {
+		t.Skip("portable build: no vector kernels (GOEXPERIMENT=simd on an AVX-512 or AVX2 CPU adds them)")
 	}
+	saved := vec
+	defer func() { vec = saved }()
+	for _, set := range vecSets {
+		t.Run(set.name, func(t *testing.T) {
+			vec = set
+			testVecKernels(t)
+		})
+	}
+}
+
+func testVecKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
 	for _, n := range []int{0, 1, 7, 8, 15, 16, 17, 24, 64, 100, 576, 1000} {
 		x, d := vecData(r, n), vecData(r, n)
@@ -131,6 +144,20 @@ func TestVecKernels(t *testing.T) {
 		if gotNeg := vec.negDot(f, g); math.Abs(gotNeg-wantNeg) > 1e-13*(magN+1) {
 			t.Errorf("shape %v: negDot = %v, portable %v", shape, gotNeg, wantNeg)
 		}
+		for ch := range c {
+			want := sums16(f, g, mean[ch], ch, c, hw)
+			for _, q := range []struct {
+				what      string
+				got, want float64
+			}{{"channelSum", gSum[ch], want[0]}, {"channelSqDev", gSq[ch], want[1]}, {"channelDot Σdy", gDy[ch], want[2]}, {"channelDot Σdy·(x−m)", gDyx[ch], want[3]}} {
+				if math.Float64bits(q.got) != math.Float64bits(q.want) {
+					t.Errorf("shape %v channel %d: %s = %v, want %v in the 16-lane order", shape, ch, q.what, q.got, q.want)
+				}
+			}
+		}
+		if got, want := vec.negDot(f, g), negDot16(f, g); math.Float64bits(got) != math.Float64bits(want) {
+			t.Errorf("shape %v: negDot = %v, want %v in the 16-lane order", shape, got, want)
+		}
 		if n > 0 {
 			f[n-1] = float32(math.NaN())
 			vec.channelSum(gSum, f, c, hw)
@@ -141,11 +168,80 @@ func TestVecKernels(t *testing.T) {
 	}
 }
 
+// sums16 is channel ch's four float64 sums (Σx, Σ(x−m)², Σdy, Σdy·(x−m),
+// with x = f and dy = g) in the vector kernels' order: 16 lanes, lane q
+// adding element q of every full step of 16 of every plane of the channel;
+// then lane q + lane q+8, then the pairs as sumLanes adds them; then the
+// planes' scalar tails, in order.
+func sums16(f, g []float32, m float64, ch, c, hw int) [4]float64 {
+	var lanes [4][16]float64
+	var tails [4]float64
+	for p := ch; p < len(f)/hw; p += c {
+		xs, ds := f[p*hw:(p+1)*hw], g[p*hw:(p+1)*hw]
+		i := 0
+		for ; i+16 <= hw; i += 16 {
+			for q := range 16 {
+				x, d := float64(xs[i+q]), float64(ds[i+q])
+				v := float64(x - m)
+				lanes[0][q] += x
+				lanes[1][q] += float64(v * v)
+				lanes[2][q] += d
+				lanes[3][q] += float64(d * v)
+			}
+		}
+		for ; i < hw; i++ {
+			x, d := float64(xs[i]), float64(ds[i])
+			v := float64(x - m)
+			tails[0] += x
+			tails[1] += float64(v * v)
+			tails[2] += d
+			tails[3] += float64(d * v)
+		}
+	}
+	var out [4]float64
+	for k := range out {
+		var l [8]float64
+		for q := range l {
+			l[q] = lanes[k][q] + lanes[k][q+8]
+		}
+		out[k] = ((l[0]+l[1])+(l[2]+l[3]))+((l[4]+l[5])+(l[6]+l[7])) + tails[k]
+	}
+	return out
+}
+
+// negDot16 is negDot in the vector kernels' order (as sums16).
+func negDot16(x, dy []float32) float64 {
+	var lanes [16]float64
+	i := 0
+	for ; i+16 <= len(x); i += 16 {
+		for q := range 16 {
+			v := x[i+q]
+			if v > 0 {
+				v = 0
+			}
+			lanes[q] += float64(float64(v) * float64(dy[i+q]))
+		}
+	}
+	var l [8]float64
+	for q := range l {
+		l[q] = lanes[q] + lanes[q+8]
+	}
+	s := ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]))
+	for ; i < len(x); i++ {
+		v := x[i]
+		if v > 0 {
+			v = 0
+		}
+		s += float64(float64(v) * float64(dy[i]))
+	}
+	return s
+}
+
 // TestVecMaxPool checks the vector max-pooling against the portable one,
 // NaN (the first wins), ties (the first wins) and ±0 included.
 func TestVecMaxPool(t *testing.T) {
-	if vec.name == "" {
-		t.Skip("portable build: no vector kernels")
+	if vec.maxPool == nil {
+		t.Skip("no vector max-pooling here")
 	}
 	r := rand.New(rand.NewPCG(8, 8))
 	for _, hw := range [][2]int{{2, 2}, {4, 8}, {24, 24}, {8, 8}, {5, 33}, {6, 48}, {3, 64}} {

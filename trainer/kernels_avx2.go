@@ -1,0 +1,224 @@
+//go:build goexperiment.simd && amd64
+
+package trainer
+
+import (
+	"math"
+	"simd/archsimd"
+)
+
+// AVX2 versions of the float32 inner loops, for CPUs without AVX-512:
+// vectors of 8 float32 or 4 float64 lanes. The elementwise ones compute
+// what the portable loops compute, bit for bit, as the AVX-512 ones do. The
+// float64 sums keep the AVX-512 kernels' 16 lanes per channel, as four
+// 4-lane accumulators, and add them in the same order, so a step's sums,
+// and so its weights, are the same with either instruction set
+// (TestVecKernels compares the sets bit for bit where a CPU runs both).
+
+func reluAVX2(y, x []float32) {
+	n := len(y)
+	x = x[:n]
+	var zero archsimd.Float32x8
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		xv := archsimd.LoadFloat32x8Slice(x[i:])
+		xv.Merge(zero, xv.Greater(zero).Or(xv.IsNaN())).StoreSlice(y[i:])
+	}
+	if i < n {
+		xv := archsimd.LoadFloat32x8SlicePart(x[i:])
+		xv.Merge(zero, xv.Greater(zero).Or(xv.IsNaN())).StoreSlicePart(y[i:])
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+func reluDxAVX2(dx, x, dy []float32) {
+	n := len(dx)
+	x, dy = x[:n], dy[:n]
+	var zero archsimd.Float32x8
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		xv, dv := archsimd.LoadFloat32x8Slice(x[i:]), archsimd.LoadFloat32x8Slice(dy[i:])
+		dv.Merge(zero, xv.Greater(zero)).StoreSlice(dx[i:])
+	}
+	if i < n {
+		xv, dv := archsimd.LoadFloat32x8SlicePart(x[i:]), archsimd.LoadFloat32x8SlicePart(dy[i:])
+		dv.Merge(zero, xv.Greater(zero)).StoreSlicePart(dx[i:])
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+func preluAVX2(y, x, d []float32, a float32) {
+	n := len(y)
+	x, d = x[:n], d[:n]
+	av := archsimd.BroadcastFloat32x8(a)
+	var zero archsimd.Float32x8
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		xv, dv := archsimd.LoadFloat32x8Slice(x[i:]), archsimd.LoadFloat32x8Slice(d[i:])
+		pos := xv.Greater(zero) // false for NaN
+		dp, dn := dv.Merge(zero, pos), zero.Merge(dv, pos)
+		dp.Add(dn.Mul(av)).StoreSlice(y[i:])
+	}
+	archsimd.ClearAVXUpperBits()
+	if i < n {
+		preluGo(y[i:], x[i:], d[i:], a)
+	}
+}
+
+func bnAffineAVX2(y, x, s, b []float32, hw int) {
+	x = x[:len(y)]
+	c := len(s)
+	for p := 0; p*hw < len(y); p++ {
+		ch := p % c
+		ys, xs := y[p*hw:(p+1)*hw], x[p*hw:(p+1)*hw]
+		sv, bv := archsimd.BroadcastFloat32x8(s[ch]), archsimd.BroadcastFloat32x8(b[ch])
+		i := 0
+		for ; i+8 <= hw; i += 8 {
+			archsimd.LoadFloat32x8Slice(xs[i:]).Mul(sv).Add(bv).StoreSlice(ys[i:])
+		}
+		if i < hw {
+			archsimd.LoadFloat32x8SlicePart(xs[i:]).Mul(sv).Add(bv).StoreSlicePart(ys[i:])
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+func bnDxAVX2(y, dy, x, a, b, k []float32, hw int) {
+	dy, x = dy[:len(y)], x[:len(y)]
+	c := len(a)
+	for p := 0; p*hw < len(y); p++ {
+		ch := p % c
+		ys, ds, xs := y[p*hw:(p+1)*hw], dy[p*hw:(p+1)*hw], x[p*hw:(p+1)*hw]
+		av, bv, kv := archsimd.BroadcastFloat32x8(a[ch]), archsimd.BroadcastFloat32x8(b[ch]), archsimd.BroadcastFloat32x8(k[ch])
+		i := 0
+		for ; i+8 <= hw; i += 8 {
+			d, v := archsimd.LoadFloat32x8Slice(ds[i:]), archsimd.LoadFloat32x8Slice(xs[i:])
+			d.Mul(av).Add(v.Mul(bv)).Add(kv).StoreSlice(ys[i:])
+		}
+		if i < hw {
+			d, v := archsimd.LoadFloat32x8SlicePart(ds[i:]), archsimd.LoadFloat32x8SlicePart(xs[i:])
+			d.Mul(av).Add(v.Mul(bv)).Add(kv).StoreSlicePart(ys[i:])
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// The sums hold the AVX-512 kernels' 16 float64 lanes (two 8-lane vectors
+// s0, s1) in four 4-lane vectors: q0, q1 are s0's halves, q2, q3 s1's.
+// (Four variables, not an array: Go keeps arrays of vectors in memory.)
+
+// load4 converts the 16 float32 at x[i:] to float64, 4 lanes a vector.
+func load4(x []float32, i int) (archsimd.Float64x4, archsimd.Float64x4, archsimd.Float64x4, archsimd.Float64x4) {
+	return archsimd.LoadFloat32x4Slice(x[i:]).ConvertToFloat64(), archsimd.LoadFloat32x4Slice(x[i+4:]).ConvertToFloat64(),
+		archsimd.LoadFloat32x4Slice(x[i+8:]).ConvertToFloat64(), archsimd.LoadFloat32x4Slice(x[i+12:]).ConvertToFloat64()
+}
+
+// sum16 adds the lanes as the AVX-512 kernels do: s0 + s1, then sumLanes.
+func sum16(q0, q1, q2, q3 archsimd.Float64x4) float64 {
+	var l [8]float64
+	q0.Add(q2).Store((*[4]float64)(l[:4]))
+	q1.Add(q3).Store((*[4]float64)(l[4:]))
+	return sumLanes(&l)
+}
+
+func channelSumAVX2(sum []float64, x []float32, c, hw int) {
+	planes := len(x) / hw
+	for ch := range c {
+		var s0, s1, s2, s3 archsimd.Float64x4
+		var tail float64
+		for p := ch; p < planes; p += c {
+			xs := x[p*hw : (p+1)*hw]
+			i := 0
+			for ; i+16 <= hw; i += 16 {
+				v0, v1, v2, v3 := load4(xs, i)
+				s0, s1, s2, s3 = s0.Add(v0), s1.Add(v1), s2.Add(v2), s3.Add(v3)
+			}
+			for ; i < hw; i++ {
+				tail += float64(xs[i])
+			}
+		}
+		sum[ch] = sum16(s0, s1, s2, s3) + tail
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+func channelSqDevAVX2(ss []float64, x []float32, mean []float64, hw int) {
+	c := len(mean)
+	planes := len(x) / hw
+	for ch := range c {
+		m := mean[ch]
+		mv := archsimd.BroadcastFloat64x4(m)
+		var s0, s1, s2, s3 archsimd.Float64x4
+		var tail float64
+		for p := ch; p < planes; p += c {
+			xs := x[p*hw : (p+1)*hw]
+			i := 0
+			for ; i+16 <= hw; i += 16 {
+				v0, v1, v2, v3 := load4(xs, i)
+				d0, d1, d2, d3 := v0.Sub(mv), v1.Sub(mv), v2.Sub(mv), v3.Sub(mv)
+				s0, s1, s2, s3 = s0.Add(d0.Mul(d0)), s1.Add(d1.Mul(d1)), s2.Add(d2.Mul(d2)), s3.Add(d3.Mul(d3))
+			}
+			for ; i < hw; i++ {
+				d := float64(xs[i]) - m
+				tail += d * d
+			}
+		}
+		ss[ch] = sum16(s0, s1, s2, s3) + tail
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+func channelDotAVX2(sdy, sdyx []float64, x, dy []float32, mean []float64, hw int) {
+	c := len(mean)
+	dy = dy[:len(x)]
+	planes := len(x) / hw
+	for ch := range c {
+		m := mean[ch]
+		mv := archsimd.BroadcastFloat64x4(m)
+		var a0, a1, a2, a3, b0, b1, b2, b3 archsimd.Float64x4
+		var ta, tb float64
+		for p := ch; p < planes; p += c {
+			xs, ds := x[p*hw:(p+1)*hw], dy[p*hw:(p+1)*hw]
+			i := 0
+			for ; i+16 <= hw; i += 16 {
+				d0, d1, d2, d3 := load4(ds, i)
+				v0, v1, v2, v3 := load4(xs, i)
+				a0, a1, a2, a3 = a0.Add(d0), a1.Add(d1), a2.Add(d2), a3.Add(d3)
+				b0, b1 = b0.Add(d0.Mul(v0.Sub(mv))), b1.Add(d1.Mul(v1.Sub(mv)))
+				b2, b3 = b2.Add(d2.Mul(v2.Sub(mv))), b3.Add(d3.Mul(v3.Sub(mv)))
+			}
+			for ; i < hw; i++ {
+				d := float64(ds[i])
+				ta += d
+				tb += d * (float64(xs[i]) - m)
+			}
+		}
+		sdy[ch], sdyx[ch] = sum16(a0, a1, a2, a3)+ta, sum16(b0, b1, b2, b3)+tb
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// negPart is x with +0 where x > 0 (NaN kept), as negDot, in float64.
+func negPart(x []float32, i int) archsimd.Float64x4 {
+	var zero archsimd.Float32x4
+	xv := archsimd.LoadFloat32x4Slice(x[i:])
+	return zero.Merge(xv, xv.Greater(zero)).ConvertToFloat64()
+}
+
+func negDotAVX2(x, dy []float32) float64 {
+	dy = dy[:len(x)]
+	var s0, s1, s2, s3 archsimd.Float64x4
+	i := 0
+	for ; i+16 <= len(x); i += 16 {
+		d0, d1, d2, d3 := load4(dy, i)
+		s0, s1 = s0.Add(negPart(x, i).Mul(d0)), s1.Add(negPart(x, i+4).Mul(d1))
+		s2, s3 = s2.Add(negPart(x, i+8).Mul(d2)), s3.Add(negPart(x, i+12).Mul(d3))
+	}
+	r := sum16(s0, s1, s2, s3)
+	archsimd.ClearAVXUpperBits()
+	for ; i < len(x); i++ {
+		b := math.Float32bits(x[i])
+		r += float64(math.Float32frombits(b&^posMask(b))) * float64(dy[i])
+	}
+	return r
+}
