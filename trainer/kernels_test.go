@@ -204,7 +204,7 @@ func sums16(f, g []float32, m float64, ch, c, hw int) [4]float64 {
 		for q := range l {
 			l[q] = lanes[k][q] + lanes[k][q+8]
 		}
-		out[k] = ((l[0]+l[1])+(l[2]+l[3]))+((l[4]+l[5])+(l[6]+l[7])) + tails[k]
+		out[k] = ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7])) + tails[k]
 	}
 	return out
 }
