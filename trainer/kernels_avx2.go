@@ -222,3 +222,58 @@ func negDotAVX2(x, dy []float32) float64 {
 	}
 	return r
 }
+
+// Constants of maxPoolAVX2, loaded from arrays (see kernels_simd.go).
+var (
+	// grouped is where the 8 windows of a step sit after SelectFromPairGrouped
+	// splits two rows of 8 into their even and odd elements, half by half:
+	// windows 0, 1, 4, 5 | 2, 3, 6, 7. Its entries are also the windows'
+	// first columns divided by 2, and the permutation that puts the windows
+	// back in order (it is its own inverse).
+	grouped  = [8]int32{0, 1, 4, 5, 2, 3, 6, 7}
+	abs31    = [8]int32{0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff}
+	infBits8 = [8]int32{0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000}
+)
+
+// signedKey is floatKey with its top bit flipped, on 8 lanes: ordered as
+// floatKey is, but by signed comparison, which AVX2 has (b for b ≥ 0,
+// b ^ 0x7fffffff for negative b, 0x7fffffff for every NaN).
+func signedKey(v archsimd.Float32x8, abs, inf archsimd.Int32x8) archsimd.Int32x8 {
+	b := v.AsInt32x8()
+	key := b.Xor(b.ShiftAllRight(31).And(abs))
+	return abs.Merge(key, b.And(abs).Greater(inf))
+}
+
+// maxPoolAVX2 is maxPool32 with 8 windows per step, as maxPoolAVX, with
+// AVX2's in-half shuffles: the windows are pooled in the order grouped
+// gives and put back in order at the end.
+func maxPoolAVX2(y []float32, arg []int32, x []float32, planes, h, w int) {
+	ho, wo := h/2, w/2
+	perm := archsimd.LoadInt32x8(&grouped)
+	abs, inf := archsimd.LoadInt32x8(&abs31), archsimd.LoadInt32x8(&infBits8)
+	cols := perm.Add(perm) // each window's first column, in grouped order
+	offs := [3]archsimd.Int32x8{archsimd.BroadcastInt32x8(1), archsimd.BroadcastInt32x8(int32(w)), archsimd.BroadcastInt32x8(int32(w + 1))}
+	for p := 0; p < planes; p++ {
+		for i := 0; i < ho; i++ {
+			r := p*h*w + 2*i*w
+			o := (p*ho + i) * wo
+			r0, r1 := x[r:r+w], x[r+w:r+2*w]
+			for j := 0; j < wo; j += 8 {
+				a0, a1 := archsimd.LoadFloat32x8SlicePart(r0[2*j:]), archsimd.LoadFloat32x8SlicePart(r0[min(2*j+8, w):])
+				b0, b1 := archsimd.LoadFloat32x8SlicePart(r1[2*j:]), archsimd.LoadFloat32x8SlicePart(r1[min(2*j+8, w):])
+				at := archsimd.BroadcastInt32x8(int32(r + 2*j)).Add(cols)
+				best, bestArg := a0.SelectFromPairGrouped(0, 2, 4, 6, a1), at
+				bestKey := signedKey(best, abs, inf)
+				for e, v := range [3]archsimd.Float32x8{a0.SelectFromPairGrouped(1, 3, 5, 7, a1), b0.SelectFromPairGrouped(0, 2, 4, 6, b1), b0.SelectFromPairGrouped(1, 3, 5, 7, b1)} {
+					key := signedKey(v, abs, inf)
+					m := key.Greater(bestKey)
+					best, bestKey = v.Merge(best, m), key.Merge(bestKey, m)
+					bestArg = at.Add(offs[e]).Merge(bestArg, m)
+				}
+				best.AsInt32x8().Permute(perm.AsUint32x8()).AsFloat32x8().StoreSlicePart(y[o+j : o+wo])
+				bestArg.Permute(perm.AsUint32x8()).StoreSlicePart(arg[o+j : o+wo])
+			}
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}

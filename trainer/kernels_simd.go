@@ -29,10 +29,10 @@ func init() {
 		})
 	}
 	if archsimd.X86.AVX2() {
-		// kernels_avx2.go; max-pooling keeps its portable loop.
+		// kernels_avx2.go
 		vecSets = append(vecSets, vecSet{
 			name: "AVX2", relu: reluAVX2, reluDx: reluDxAVX2, prelu: preluAVX2,
-			bnAffine: bnAffineAVX2, bnDx: bnDxAVX2,
+			bnAffine: bnAffineAVX2, bnDx: bnDxAVX2, maxPool: maxPoolAVX2,
 			channelSum: channelSumAVX2, channelSqDev: channelSqDevAVX2, channelDot: channelDotAVX2, negDot: negDotAVX2,
 		})
 	}

@@ -237,14 +237,26 @@ func negDot16(x, dy []float32) float64 {
 	return s
 }
 
-// TestVecMaxPool checks the vector max-pooling against the portable one,
-// NaN (the first wins), ties (the first wins) and ±0 included.
+// TestVecMaxPool checks each vector max-pooling the CPU runs against the
+// portable one, NaN (the first wins), ties (the first wins) and ±0
+// included.
 func TestVecMaxPool(t *testing.T) {
-	if vec.maxPool == nil {
-		t.Skip("no vector max-pooling here")
+	if len(vecSets) == 0 {
+		t.Skip("portable build: no vector kernels")
 	}
+	saved := vec
+	defer func() { vec = saved }()
+	for _, set := range vecSets {
+		t.Run(set.name, func(t *testing.T) {
+			vec = set
+			testVecMaxPool(t)
+		})
+	}
+}
+
+func testVecMaxPool(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 8))
-	for _, hw := range [][2]int{{2, 2}, {4, 8}, {24, 24}, {8, 8}, {5, 33}, {6, 48}, {3, 64}} {
+	for _, hw := range [][2]int{{2, 2}, {4, 8}, {24, 24}, {8, 8}, {5, 33}, {6, 48}, {3, 64}, {4, 7}, {2, 34}, {6, 18}} {
 		h, w := hw[0], hw[1]
 		for trial := 0; trial < 20; trial++ {
 			planes := 1 + trial%3
