@@ -26,9 +26,9 @@ demo: build bin/temporal data up
 test: bin/temporal bin/minio bin/temporal-server postgres data vet workflowcheck chromium-maybe
 	@# Without Chromium (chromium-maybe could not install it) the browser test skips instead of failing.
 	env $$([ -x /usr/bin/chromium ] || echo FLSWEEP_NO_BROWSER=1) FLSWEEP_INTEGRATION=1 FLSWEEP_PROD=1 $(GO) test -count=1 -timeout 75m ./...
-	@echo "AVX-512 kernels against the portable loops (GOEXPERIMENT=simd; skipped on CPUs without AVX-512):"
+	@echo "AVX-512 and AVX2 kernels against the portable loops (GOEXPERIMENT=simd; each set the CPU runs):"
 	GOEXPERIMENT=simd $(GO) test -count=1 -run 'Vec' ./trainer/
-	@echo "The trainer on the build's BLAS instead of the packed AVX-512 products (FLSWEEP_GEMM=blas):"
+	@echo "The trainer on the build's BLAS instead of the packed products (FLSWEEP_GEMM=blas):"
 	FLSWEEP_GEMM=blas $(GO) test -count=1 ./trainer/
 	@if $(HAVE_OPENBLAS); then echo "OpenBLAS build:"; \
 	$(OPENBLAS_ENV) $(GO) test -count=1 -tags openblas ./trainer/ ./engine/ ./algorithm/; \
@@ -60,8 +60,10 @@ LDFLAGS := -X github.com/flsweep/flsweep/conf.Version=$(VERSION)
 # version says so; every committed round records it.
 LDFLAGS_OPENBLAS := -X github.com/flsweep/flsweep/conf.Version=$(VERSION)+openblas
 # The OpenBLAS build is the fast one: OpenBLAS for the products, and Go's
-# experimental simd package (GOEXPERIMENT=simd) for AVX-512 elementwise
-# kernels (trainer/kernels_simd.go; portable loops on CPUs without AVX-512).
+# experimental simd package (GOEXPERIMENT=simd) for AVX-512 or AVX2 elementwise
+# kernels (trainer/kernels_simd.go, kernels_avx2.go; portable loops on older CPUs).
+# On CPUs with AVX2 or AVX-512 both builds take their products from the packed
+# gemm instead (trainer/internal/packed), so OpenBLAS matters only on older ones.
 OPENBLAS_ENV := CGO_ENABLED=1 CGO_LDFLAGS=-lopenblas GOEXPERIMENT=simd
 # (grep without -q reads all of ldconfig's output: with pipefail, an early
 # exit would fail the pipeline on SIGPIPE.)
@@ -104,7 +106,7 @@ build:
 	  echo "build: bin/starter and bin/worker are the OpenBLAS build ($(VERSION)+openblas)"; \
 	  $(MAKE) --no-print-directory build-openblas OPENBLAS_OUT=; \
 	else \
-	  echo "build: falling back to the pure-Go build (as fast on CPUs with AVX-512, else 3-8x slower training): $$why"; \
+	  echo "build: falling back to the pure-Go build (as fast on CPUs with AVX2 or AVX-512, else 3-8x slower training): $$why"; \
 	  $(MAKE) --no-print-directory build-purego PUREGO_OUT=; \
 	fi
 

@@ -153,12 +153,15 @@
 //
 // Almost all the time goes to matrix products: linear layers are one gemm
 // each way, convolutions im2col plus gemm over chunks of samples. On CPUs
-// with AVX-512 both builds compute float32 products with our own packed
-// gemm (sgemm.go, internal/packed): a 14×32 register-blocked kernel over
-// packed blocks of A and B (B read in place where it is stored k×n) and a
-// 4×6 dot-product kernel for A·Bᵀ, in Go assembly; on the models' shapes
-// it runs 1.4–2× OpenBLAS's Haswell kernels (BenchmarkSgemm), and it needs
-// no cgo. Elsewhere, or with FLSWEEP_GEMM=blas, the build's BLAS computes
+// with AVX-512 or AVX2 (with FMA) both builds compute float32 products with
+// our own packed gemm (sgemm.go, internal/packed): a register-blocked
+// kernel over packed blocks of A and B (B read in place where it is stored
+// k×n; 14×32 with AVX-512, 6×16 with AVX2) and a dot-product kernel for
+// A·Bᵀ (4×6, 2×3), in Go assembly. Every entry of C is summed in one fixed
+// order whatever the kernel's blocking, so both instruction sets give the
+// same bits (TestSgemmOrder); on the models' shapes it runs 1.4–2×
+// OpenBLAS's Haswell kernels on an AVX-512 CPU (BenchmarkSgemm), and it
+// needs no cgo. Elsewhere, or with FLSWEEP_GEMM=blas, the build's BLAS computes
 // them: gonum's pure-Go BLAS by default, with products rewritten into the
 // orientation its kernels run fastest (blas_gonum.go), or with the build
 // tag openblas OpenBLAS through gonum's netlib binding, single-threaded
@@ -171,8 +174,9 @@
 // every step. Portable elementwise float32 loops (ReLU, PReLU, max-pool)
 // are branch-free and their sums run in four float64 lanes; both builds
 // compile with GOEXPERIMENT=simd and replace the hot loops (ReLU, PReLU,
-// BatchNorm, max-pool, per-channel sums) with AVX-512 kernels on CPUs that
-// have it (kernels.go, kernels_simd.go). `starter bench`
+// BatchNorm, max-pool, per-channel sums) with AVX-512 or AVX2 kernels on
+// CPUs that have them (kernels.go, kernels_simd.go, kernels_avx2.go), whose
+// sums agree bit for bit. `starter bench`
 // measures samples/s and GFLOP/s per model against the machine's SGEMM
 // rate.
 //

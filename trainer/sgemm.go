@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/flsweep/flsweep/trainer/internal/packed"
@@ -49,3 +50,24 @@ func SGEMM(transB bool, m, n, k int, a, b, c []float32) {
 }
 
 var workspaces = sync.Pool{New: func() any { return new(workspace[float32]) }}
+
+// Numerics names what, besides the build (conf.Version), decides the bits a
+// model trains to on this machine, as a version suffix: "" for the packed
+// products with the vector kernels, which give the same bits on every CPU
+// with AVX2 or AVX-512 (the default); else "+blas-<kernels>" when the
+// build's BLAS computes the products (FLSWEEP_GEMM=blas, or a CPU without
+// AVX2: its rounding depends on its kernels) and "+portable" when the
+// elementwise sums run in the portable loops' order (a build without
+// GOEXPERIMENT=simd, or a CPU without AVX2). Workers and in-process runs
+// record conf.Version + Numerics() as their build, so a point's rounds,
+// and the workers a sweep's tasks are routed to, agree on it.
+func Numerics() string {
+	var s string
+	if !usePacked {
+		s += "+blas-" + strings.ToLower(strings.ReplaceAll(Core(), " ", ""))
+	}
+	if vec.name == "" {
+		s += "+portable"
+	}
+	return s
+}

@@ -79,7 +79,7 @@ func main() {
 	}
 	defer c.Close()
 
-	acts := &activities.Activities{Engine: engine.New(st, &engine.Options{DataDir: *dataDir, Version: conf.Version})}
+	acts := &activities.Activities{Engine: engine.New(st, &engine.Options{DataDir: *dataDir, Version: conf.Version + trainer.Numerics()})}
 	opts := worker.Options{
 		MaxConcurrentActivityExecutionSize:      *slots,
 		MaxConcurrentActivityTaskPollers:        *pollers,
@@ -122,7 +122,7 @@ func main() {
 		}
 	}
 	log.Printf("worker %s: serving queue %q (workflows: %v) and %q on %s/%s with %d slots; blob %s (bucket %s); data %s; BLAS %s (products %s), elementwise %s; sweeps of identity %s only",
-		conf.Version, *queue, *serveWorkflows, *trainQueue, tc.Address, tc.Namespace, *slots, *blobURL, id.Bucket, *dataDir,
+		conf.Version+trainer.Numerics(), *queue, *serveWorkflows, *trainQueue, tc.Address, tc.Namespace, *slots, *blobURL, id.Bucket, *dataDir,
 		trainer.BLAS, trainer.Core(), trainer.Kernels(), id)
 	<-worker.InterruptCh()
 	for _, w := range ws {

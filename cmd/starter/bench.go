@@ -39,8 +39,8 @@ var benchModels = []benchModel{
 type benchReport struct {
 	Version            string  `json:"version"`
 	BLAS               string  `json:"blas"`
-	BLASCore           string  `json:"blas_core"`   // the products' kernels: "packed AVX-512", or the BLAS's, e.g. OpenBLAS's "SkylakeX"
-	Elementwise        string  `json:"elementwise"` // trainer.Kernels(): "AVX-512" or "portable Go"
+	BLASCore           string  `json:"blas_core"`   // the products' kernels: "packed AVX-512", "packed AVX2", or the BLAS's, e.g. OpenBLAS's "SkylakeX"
+	Elementwise        string  `json:"elementwise"` // trainer.Kernels(): "AVX-512", "AVX2" or "portable Go"
 	Cores              int     `json:"cores"`
 	SGEMM              string  `json:"sgemm"` // what the SGEMM rate measures
 	MachineSGEMMGFLOPs float64 `json:"machine_sgemm_gflops"`

@@ -38,6 +38,7 @@ import (
 
 	"github.com/flsweep/flsweep/conf"
 	"github.com/flsweep/flsweep/temporalclient"
+	"github.com/flsweep/flsweep/trainer"
 )
 
 // command is a node of the command tree: a group with subcommands or a leaf
@@ -199,3 +200,9 @@ func needArgs(args []string, n int, synopsis string) error {
 	}
 	return nil
 }
+
+// build is the build this starter records for what it computes in-process
+// and compares with a sweep's: conf.Version, suffixed with what decides the
+// bits on this machine besides it (trainer.Numerics: "" on the default
+// path), as the worker's.
+func build() string { return conf.Version + trainer.Numerics() }

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/flsweep/flsweep/conf"
 	"github.com/flsweep/flsweep/engine"
 	"github.com/flsweep/flsweep/store"
 	"github.com/flsweep/flsweep/sweep"
@@ -94,7 +93,7 @@ func showPartition(ctx context.Context, g *globals, file string, index int, asJS
 		return err
 	}
 	defer st.Close()
-	eng := engine.New(st, &engine.Options{DataDir: g.dataDir, Version: conf.Version})
+	eng := engine.New(st, &engine.Options{DataDir: g.dataDir, Version: build()})
 	sp, err := eng.PointSplit(ctx, p)
 	if err != nil {
 		return err

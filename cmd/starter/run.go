@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flsweep/flsweep/conf"
 	"github.com/flsweep/flsweep/engine"
 	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store"
@@ -52,7 +51,7 @@ func runCommand() *command {
 				return err
 			}
 			defer st.Close()
-			eng := engine.New(st, &engine.Options{DataDir: g.dataDir, Workers: workers, Version: conf.Version})
+			eng := engine.New(st, &engine.Options{DataDir: g.dataDir, Workers: workers, Version: build()})
 			lines := make([]pointLine, len(sw.Points))
 			index := map[string]int{}
 			for i, p := range sw.Points {

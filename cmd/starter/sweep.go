@@ -18,7 +18,6 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"github.com/flsweep/flsweep/conf"
 	"github.com/flsweep/flsweep/engine"
 	"github.com/flsweep/flsweep/methods"
 	"github.com/flsweep/flsweep/steps"
@@ -284,12 +283,12 @@ func warnBuild(ctx context.Context, g *globals, name string) {
 	}
 	defer st.Close()
 	id, ok, err := engine.RecordedSweepIdentity(ctx, st, name)
-	if err != nil || !ok || id.Build == conf.Version {
+	if err != nil || !ok || id.Build == build() {
 		return
 	}
 	fmt.Fprintf(g.out, "note: sweep %s runs on build %q (recorded when it was first planned); this starter is build %q. "+
 		"Only workers of build %q compute its points: start one (a worker's first log line names its build), or run the spec under a new name to compute it with this build.\n",
-		name, id.Build, conf.Version, id.Build)
+		name, id.Build, build(), id.Build)
 }
 
 // unfinished returns the number of points of a sweep whose last workflow

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flsweep/flsweep/conf"
 	"github.com/flsweep/flsweep/engine"
 	"github.com/flsweep/flsweep/store"
 )
@@ -28,7 +27,7 @@ func TestWarnBuild(t *testing.T) {
 	for _, c := range []struct {
 		build string
 		note  bool
-	}{{conf.Version, false}, {"v0-other", true}} {
+	}{{build(), false}, {"v0-other", true}} {
 		out.Reset()
 		if err := st.PutJSON(t.Context(), "sweeps/s1/IDENTITY.json", engine.Identity{Bucket: "b", Build: c.build}); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,29 @@
+package trainer
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/flsweep/flsweep/trainer/internal/packed"
+)
+
+// TestNumerics checks the build suffix against what computes this
+// process's products and sums: empty only for the packed products with the
+// vector kernels, "+blas-…" under FLSWEEP_GEMM=blas (make test runs the
+// trainer's tests so once), "+portable" without vector kernels. The
+// suffix goes into task-queue names, so it has no spaces or '@'.
+func TestNumerics(t *testing.T) {
+	n := Numerics()
+	blas := os.Getenv("FLSWEEP_GEMM") == "blas" || !packed.Available
+	if got := strings.Contains(n, "+blas-"); got != blas {
+		t.Errorf("Numerics() = %q with products %q: +blas- present %v, want %v", n, Core(), got, blas)
+	}
+	if got, want := strings.Contains(n, "+portable"), vec.name == ""; got != want {
+		t.Errorf("Numerics() = %q with elementwise kernels %q: +portable present %v, want %v", n, Kernels(), got, want)
+	}
+	if strings.ContainsAny(n, " @") {
+		t.Errorf("Numerics() = %q holds a space or '@'", n)
+	}
+	t.Logf("Numerics() = %q (products %s, elementwise %s)", n, Core(), Kernels())
+}
