@@ -41,6 +41,13 @@ type kernels struct {
 	mr, nr, dm, dn int
 	kern           func(k int, a, b, c *float32, ldb, ldc int, add bool)
 	dot            func(k16, tail int, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+	// packMinM is the fewest rows of C for which B stored k×n is packed
+	// rather than read in place (0: always in place). Packing pays where
+	// many A panels reuse a B panel: with AVX2, whose B panel rows are 64
+	// bytes, a panel read in place from rows a power of two apart thrashes
+	// a few L1 sets (BenchmarkSgemm: 512³ at 68 GFLOP/s in place, 82
+	// packed; the MLP's 50×784×200 at 76 in place, 60 packed).
+	packMinM int
 }
 
 // Available reports whether the CPU runs the kernels (AVX-512, or AVX2
@@ -94,13 +101,14 @@ func sgemm(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a
 // it over C).
 func product(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, set bool) {
 	MRk, NRk := ks.mr, ks.nr
+	inPlace := !tB && (ks.packMinM == 0 || m < ks.packMinM) // B's whole panels are read where they are
 	for jc := 0; jc < n; jc += NC {
 		nc := min(NC, n-jc)
 		for pc := 0; pc < k; pc += KC {
 			kc := min(KC, k-pc)
 			add := pc > 0 || !set
 			bp := grow(&buf.b, panels(nc, NRk)*kc*NRk)
-			if tB {
+			if !inPlace {
 				packB(bp, NRk, tB, b, ldb, pc, kc, jc, nc)
 			} else if full := nc - nc%NRk; full < nc {
 				// Whole panels of B stored k×n are read in place; only a last,
@@ -114,7 +122,7 @@ func product(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32,
 				for jr := 0; jr < nc; jr += NRk {
 					nr := min(NRk, nc-jr)
 					bpan, bld := bp[jr*kc:], NRk
-					if !tB && nr == NRk {
+					if inPlace && nr == NRk {
 						bpan, bld = b[pc*ldb+jc+jr:], ldb
 						_ = bpan[(kc-1)*ldb+NRk-1] // the kernel reads this far
 					}
