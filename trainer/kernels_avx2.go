@@ -106,66 +106,79 @@ func bnDxAVX2(y, dy, x, a, b, k []float32, hw int) {
 // The sums hold the AVX-512 kernels' 16 float64 lanes (two 8-lane vectors
 // s0, s1) in four 4-lane vectors: q0, q1 are s0's halves, q2, q3 s1's.
 // (Four variables, not an array: Go keeps arrays of vectors in memory.)
+// Each channel's vector loop runs without scalar float code in between:
+// the planes' scalar tails are summed after ClearAVXUpperBits. A scalar
+// load of the mean into a register whose upper half a vector op had set
+// made channelDot 20 times slower on a Zen 3.
 
-// load4 converts the 16 float32 at x[i:] to float64, 4 lanes a vector.
+// load4 converts the 16 float32 at x[i:] to float64, 4 lanes a vector
+// (two 8-lane loads, split).
 func load4(x []float32, i int) (archsimd.Float64x4, archsimd.Float64x4, archsimd.Float64x4, archsimd.Float64x4) {
-	return archsimd.LoadFloat32x4Slice(x[i:]).ConvertToFloat64(), archsimd.LoadFloat32x4Slice(x[i+4:]).ConvertToFloat64(),
-		archsimd.LoadFloat32x4Slice(x[i+8:]).ConvertToFloat64(), archsimd.LoadFloat32x4Slice(x[i+12:]).ConvertToFloat64()
+	v, w := archsimd.LoadFloat32x8Slice(x[i:]), archsimd.LoadFloat32x8Slice(x[i+8:])
+	return v.GetLo().ConvertToFloat64(), v.GetHi().ConvertToFloat64(), w.GetLo().ConvertToFloat64(), w.GetHi().ConvertToFloat64()
 }
 
-// sum16 adds the lanes as the AVX-512 kernels do: s0 + s1, then sumLanes.
-func sum16(q0, q1, q2, q3 archsimd.Float64x4) float64 {
-	var l [8]float64
+// store16 stores the 16 lanes as the AVX-512 kernels' s0 + s1, the 8 lanes
+// sumLanes adds.
+func store16(l *[8]float64, q0, q1, q2, q3 archsimd.Float64x4) {
 	q0.Add(q2).Store((*[4]float64)(l[:4]))
 	q1.Add(q3).Store((*[4]float64)(l[4:]))
-	return sumLanes(&l)
 }
+
+// full is the part of a plane of hw values the vector loops cover.
+func full(hw int) int { return hw - hw%16 }
 
 func channelSumAVX2(sum []float64, x []float32, c, hw int) {
 	planes := len(x) / hw
 	for ch := range c {
 		var s0, s1, s2, s3 archsimd.Float64x4
-		var tail float64
 		for p := ch; p < planes; p += c {
-			xs := x[p*hw : (p+1)*hw]
-			i := 0
-			for ; i+16 <= hw; i += 16 {
+			xs := x[p*hw : p*hw+full(hw)]
+			for i := 0; i+16 <= len(xs); i += 16 {
 				v0, v1, v2, v3 := load4(xs, i)
 				s0, s1, s2, s3 = s0.Add(v0), s1.Add(v1), s2.Add(v2), s3.Add(v3)
 			}
-			for ; i < hw; i++ {
-				tail += float64(xs[i])
+		}
+		var l [8]float64
+		store16(&l, s0, s1, s2, s3)
+		archsimd.ClearAVXUpperBits()
+		var tail float64
+		for p := ch; p < planes && full(hw) < hw; p += c {
+			for _, v := range x[p*hw+full(hw) : (p+1)*hw] {
+				tail += float64(v)
 			}
 		}
-		sum[ch] = sum16(s0, s1, s2, s3) + tail
+		sum[ch] = sumLanes(&l) + tail
 	}
-	archsimd.ClearAVXUpperBits()
 }
 
 func channelSqDevAVX2(ss []float64, x []float32, mean []float64, hw int) {
 	c := len(mean)
 	planes := len(x) / hw
 	for ch := range c {
-		m := mean[ch]
-		mv := archsimd.BroadcastFloat64x4(m)
+		mv := archsimd.BroadcastFloat64x4(mean[ch])
 		var s0, s1, s2, s3 archsimd.Float64x4
-		var tail float64
 		for p := ch; p < planes; p += c {
-			xs := x[p*hw : (p+1)*hw]
-			i := 0
-			for ; i+16 <= hw; i += 16 {
+			xs := x[p*hw : p*hw+full(hw)]
+			for i := 0; i+16 <= len(xs); i += 16 {
 				v0, v1, v2, v3 := load4(xs, i)
 				d0, d1, d2, d3 := v0.Sub(mv), v1.Sub(mv), v2.Sub(mv), v3.Sub(mv)
 				s0, s1, s2, s3 = s0.Add(d0.Mul(d0)), s1.Add(d1.Mul(d1)), s2.Add(d2.Mul(d2)), s3.Add(d3.Mul(d3))
 			}
-			for ; i < hw; i++ {
-				d := float64(xs[i]) - m
+		}
+		var l [8]float64
+		store16(&l, s0, s1, s2, s3)
+		archsimd.ClearAVXUpperBits()
+		m := mean[ch]
+		var tail float64
+		for p := ch; p < planes && full(hw) < hw; p += c {
+			for _, v := range x[p*hw+full(hw) : (p+1)*hw] {
+				d := float64(v) - m
 				tail += d * d
 			}
 		}
-		ss[ch] = sum16(s0, s1, s2, s3) + tail
+		ss[ch] = sumLanes(&l) + tail
 	}
-	archsimd.ClearAVXUpperBits()
 }
 
 func channelDotAVX2(sdy, sdyx []float64, x, dy []float32, mean []float64, hw int) {
@@ -173,29 +186,40 @@ func channelDotAVX2(sdy, sdyx []float64, x, dy []float32, mean []float64, hw int
 	dy = dy[:len(x)]
 	planes := len(x) / hw
 	for ch := range c {
-		m := mean[ch]
-		mv := archsimd.BroadcastFloat64x4(m)
+		mv := archsimd.BroadcastFloat64x4(mean[ch])
 		var a0, a1, a2, a3, b0, b1, b2, b3 archsimd.Float64x4
-		var ta, tb float64
 		for p := ch; p < planes; p += c {
-			xs, ds := x[p*hw:(p+1)*hw], dy[p*hw:(p+1)*hw]
-			i := 0
-			for ; i+16 <= hw; i += 16 {
-				d0, d1, d2, d3 := load4(ds, i)
-				v0, v1, v2, v3 := load4(xs, i)
-				a0, a1, a2, a3 = a0.Add(d0), a1.Add(d1), a2.Add(d2), a3.Add(d3)
-				b0, b1 = b0.Add(d0.Mul(v0.Sub(mv))), b1.Add(d1.Mul(v1.Sub(mv)))
-				b2, b3 = b2.Add(d2.Mul(v2.Sub(mv))), b3.Add(d3.Mul(v3.Sub(mv)))
-			}
-			for ; i < hw; i++ {
-				d := float64(ds[i])
-				ta += d
-				tb += d * (float64(xs[i]) - m)
+			xs, ds := x[p*hw:p*hw+full(hw)], dy[p*hw:p*hw+full(hw)]
+			for i := 0; i+16 <= len(xs); i += 16 {
+				// A quarter of the step at a time, so that the 8 sums, the
+				// loaded halves and the mean fit in the 16 vector registers.
+				dv, xv := archsimd.LoadFloat32x8Slice(ds[i:]), archsimd.LoadFloat32x8Slice(xs[i:])
+				d, v := dv.GetLo().ConvertToFloat64(), xv.GetLo().ConvertToFloat64().Sub(mv)
+				a0, b0 = a0.Add(d), b0.Add(d.Mul(v))
+				d, v = dv.GetHi().ConvertToFloat64(), xv.GetHi().ConvertToFloat64().Sub(mv)
+				a1, b1 = a1.Add(d), b1.Add(d.Mul(v))
+				dv, xv = archsimd.LoadFloat32x8Slice(ds[i+8:]), archsimd.LoadFloat32x8Slice(xs[i+8:])
+				d, v = dv.GetLo().ConvertToFloat64(), xv.GetLo().ConvertToFloat64().Sub(mv)
+				a2, b2 = a2.Add(d), b2.Add(d.Mul(v))
+				d, v = dv.GetHi().ConvertToFloat64(), xv.GetHi().ConvertToFloat64().Sub(mv)
+				a3, b3 = a3.Add(d), b3.Add(d.Mul(v))
 			}
 		}
-		sdy[ch], sdyx[ch] = sum16(a0, a1, a2, a3)+ta, sum16(b0, b1, b2, b3)+tb
+		var la, lb [8]float64
+		store16(&la, a0, a1, a2, a3)
+		store16(&lb, b0, b1, b2, b3)
+		archsimd.ClearAVXUpperBits()
+		m := mean[ch]
+		var ta, tb float64
+		for p := ch; p < planes && full(hw) < hw; p += c {
+			for i := p*hw + full(hw); i < (p+1)*hw; i++ {
+				d := float64(dy[i])
+				ta += d
+				tb += d * (float64(x[i]) - m)
+			}
+		}
+		sdy[ch], sdyx[ch] = sumLanes(&la)+ta, sumLanes(&lb)+tb
 	}
-	archsimd.ClearAVXUpperBits()
 }
 
 // negPart is x with +0 where x > 0 (NaN kept), as negDot, in float64.
@@ -214,8 +238,10 @@ func negDotAVX2(x, dy []float32) float64 {
 		s0, s1 = s0.Add(negPart(x, i).Mul(d0)), s1.Add(negPart(x, i+4).Mul(d1))
 		s2, s3 = s2.Add(negPart(x, i+8).Mul(d2)), s3.Add(negPart(x, i+12).Mul(d3))
 	}
-	r := sum16(s0, s1, s2, s3)
+	var l [8]float64
+	store16(&l, s0, s1, s2, s3)
 	archsimd.ClearAVXUpperBits()
+	r := sumLanes(&l)
 	for ; i < len(x); i++ {
 		b := math.Float32bits(x[i])
 		r += float64(math.Float32frombits(b&^posMask(b))) * float64(dy[i])
