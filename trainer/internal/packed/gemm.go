@@ -41,15 +41,12 @@ type kernels struct {
 	mr, nr, dm, dn int
 	kern           func(k int, a, b, c *float32, ldb, ldc int, add bool)
 	dot            func(k16, tail int, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
-	// packMinM is the fewest rows of C for which B is packed: B stored k×n
-	// rather than read in place, and Bᵀ rather than multiplied by the
-	// dot-product kernel (0: never). Packing pays where many A panels reuse
-	// a B panel: with AVX2, whose B panel rows are 64 bytes, a panel read
-	// in place from rows a power of two apart thrashes a few L1 sets
-	// (BenchmarkSgemm: 512³ at 68 GFLOP/s in place, 82 packed; the MLP's
-	// 50×784×200 at 76 in place, 60 packed), and the dot-product kernel
-	// runs 512³ with B transposed at 108 GFLOP/s on two cores against 158
-	// packed, while the MLP's forward product runs at 65 against 43.
+	// packMinM is the fewest rows of C for which B stored k×n is packed
+	// rather than read in place (0: always in place). Packing pays where
+	// many A panels reuse a B panel: with AVX2, whose B panel rows are 64
+	// bytes, a panel read in place from rows a power of two apart thrashes
+	// a few L1 sets (BenchmarkSgemm: 512³ at 68 GFLOP/s in place, 82
+	// packed; the MLP's 50×784×200 at 76 in place, 60 packed).
 	packMinM int
 }
 
@@ -86,8 +83,7 @@ func sgemm(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a
 	switch {
 	case alpha == 0 || k == 0:
 		ScaleRows(beta, c, m, n, ldc)
-	case tB && !tA && k >= dotMinK && (ks.packMinM == 0 || m < ks.packMinM):
-		// C = A·Bᵀ with few rows (AVX2) or any (AVX-512): dot products.
+	case tB && !tA && k >= dotMinK:
 		// The dot-product kernel adds into C, scaled (or cleared) first:
 		// one pass over C against at least dotMinK steps per entry.
 		ScaleRows(beta, c, m, n, ldc)
