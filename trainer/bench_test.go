@@ -150,6 +150,7 @@ func BenchmarkSgemm(b *testing.B) {
 		m, n, k int
 	}{
 		{"mlp-fwd-50x200x784-NT", false, true, 50, 200, 784},
+		{"mlp-eval-256x200x784-NT", false, true, 256, 200, 784},
 		{"mlp-dx-50x784x200", false, false, 50, 784, 200},
 		{"mlp-dw-200x784x50-TN", true, false, 200, 784, 50},
 		{"lenet-conv1-6x3136x25", false, false, 6, 3136, 25},
