@@ -216,13 +216,13 @@ func ordered(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []
 // TestSgemmOrder checks every kernel set the CPU runs against ordered, bit
 // for bit, on shapes with edge blocks of both kernels' register blocks,
 // several KC and DK blocks, dot-product tails of 4 and 8 lanes, and B
-// read in place and packed (m ≥ packMinM).
+// read in place and packed (m ≥ packMinM), and A·Bᵀ in chunks of dotRows.
 func TestSgemmOrder(t *testing.T) {
 	if !Available {
 		t.Skip("no AVX-512 or AVX2 on this CPU")
 	}
 	r := rand.New(rand.NewPCG(5, 6))
-	shapes := [][3]int{{1, 1, 1}, {13, 35, 600}, {7, 50, 100}, {20, 70, 9}, {16, 33, 257}, {5, 7, 64}, {70, 40, 300}}
+	shapes := [][3]int{{1, 1, 1}, {13, 35, 600}, {7, 50, 100}, {20, 70, 9}, {16, 33, 257}, {5, 7, 64}, {70, 40, 300}, {100, 9, 70}}
 	for _, ks := range kernelSets {
 		var buf Buffers
 		for _, s := range shapes {
