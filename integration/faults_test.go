@@ -31,6 +31,7 @@ import (
 	"github.com/flsweep/flsweep/conf"
 	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store/miniotest"
+	"github.com/flsweep/flsweep/trainer"
 	"github.com/flsweep/flsweep/workflows"
 )
 
@@ -242,8 +243,11 @@ func TestWorkersOfOtherBuildAndBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	queue := desc.ExecutionConfig.GetTaskQueue().GetName()
-	if !strings.HasPrefix(queue, e.queue+"@dev@") {
-		t.Errorf("point workflow on task queue %q; want %s@dev@<bucket>", queue, e.queue)
+	// The workers record their build as conf.Version ("dev") followed by
+	// trainer.Numerics(), the same for them as for this test process (both
+	// built by go with the same settings, on this CPU).
+	if build := "dev" + trainer.Numerics(); !strings.HasPrefix(queue, e.queue+"@"+build+"@") {
+		t.Errorf("point workflow on task queue %q; want %s@%s@<bucket>", queue, e.queue, build)
 	}
 	t.Logf("points ran on %s; workers: matching %d, other build %d, other bucket %d", queue, match.pid, otherBuildW.pid, otherBucketW.pid)
 	mine := fmt.Sprintf("%d@", match.pid)

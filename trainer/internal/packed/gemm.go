@@ -299,6 +299,15 @@ func packA(dst []float32, w int, tA bool, alpha float32, a []float32, lda, i0, m
 			}
 			continue
 		}
+		if w == 6 { // AVX2's panels, row by row without bounds checks
+			r0, r1, r2, r3, r4, r5 := rows[0][:kc], rows[1][:kc], rows[2][:kc], rows[3][:kc], rows[4][:kc], rows[5][:kc]
+			for p := range kc {
+				d := (*[6]float32)(pan[p*6:])
+				d[0], d[1], d[2] = alpha*r0[p], alpha*r1[p], alpha*r2[p]
+				d[3], d[4], d[5] = alpha*r3[p], alpha*r4[p], alpha*r5[p]
+			}
+			continue
+		}
 		for p := range kc {
 			d := pan[p*w : (p+1)*w]
 			for i := range d {
