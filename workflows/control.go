@@ -42,8 +42,19 @@ func listen(ctx workflow.Context, handle func(ctx workflow.Context, signal strin
 	return s
 }
 
-// drain handles every signal already received but not yet handled.
+// drain handles every signal already received but not yet handled. It
+// first yields once: a signal that reaches the workflow while the
+// receiving goroutine waits in its selector is handed to that goroutine,
+// not left in the channel, so ReceiveAsync cannot see it, and the goroutine
+// handles it only when it next runs. Without the yield a point that
+// decided to continue as new in the workflow task that brought an unpause
+// carried "paused" into its next run, and waited there for ever
+// (TestDamagedCheckpoint). The yield adds no command: histories replay
+// unchanged.
 func (s *signals) drain(ctx workflow.Context) {
+	yielded := false
+	workflow.Go(ctx, func(workflow.Context) { yielded = true })
+	_ = workflow.Await(ctx, func() bool { return yielded })
 	for i, ch := range s.chans {
 		for {
 			var c Control
