@@ -6,8 +6,7 @@ package trainer
 // on amd64 (both builds of the Makefile) compiles kernels_simd.go and
 // kernels_avx2.go, whose init fills vec with AVX-512 versions when the CPU
 // has AVX-512 (F, CD, BW, DQ, VL), else with AVX2 versions where it has
-// AVX2 (all but max-pooling); otherwise vec stays empty and the portable
-// loops run.
+// AVX2; otherwise vec stays empty and the portable loops run.
 //
 // Each kernel takes a whole tensor: switching between vector code and the
 // SSE code Go compiles scalar float arithmetic to costs tens of

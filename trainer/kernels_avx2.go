@@ -125,15 +125,12 @@ func store16(l *[8]float64, q0, q1, q2, q3 archsimd.Float64x4) {
 	q1.Add(q3).Store((*[4]float64)(l[4:]))
 }
 
-// full is the part of a plane of hw values the vector loops cover.
-func full(hw int) int { return hw - hw%16 }
-
 func channelSumAVX2(sum []float64, x []float32, c, hw int) {
-	planes := len(x) / hw
+	planes, f := len(x)/hw, hw-hw%16 // f: the part of a plane the vector loop covers
 	for ch := range c {
 		var s0, s1, s2, s3 archsimd.Float64x4
 		for p := ch; p < planes; p += c {
-			xs := x[p*hw : p*hw+full(hw)]
+			xs := x[p*hw : p*hw+f]
 			for i := 0; i+16 <= len(xs); i += 16 {
 				v0, v1, v2, v3 := load4(xs, i)
 				s0, s1, s2, s3 = s0.Add(v0), s1.Add(v1), s2.Add(v2), s3.Add(v3)
@@ -143,8 +140,8 @@ func channelSumAVX2(sum []float64, x []float32, c, hw int) {
 		store16(&l, s0, s1, s2, s3)
 		archsimd.ClearAVXUpperBits()
 		var tail float64
-		for p := ch; p < planes && full(hw) < hw; p += c {
-			for _, v := range x[p*hw+full(hw) : (p+1)*hw] {
+		for p := ch; f < hw && p < planes; p += c {
+			for _, v := range x[p*hw+f : (p+1)*hw] {
 				tail += float64(v)
 			}
 		}
@@ -154,12 +151,12 @@ func channelSumAVX2(sum []float64, x []float32, c, hw int) {
 
 func channelSqDevAVX2(ss []float64, x []float32, mean []float64, hw int) {
 	c := len(mean)
-	planes := len(x) / hw
+	planes, f := len(x)/hw, hw-hw%16 // f: the part of a plane the vector loop covers
 	for ch := range c {
 		mv := archsimd.BroadcastFloat64x4(mean[ch])
 		var s0, s1, s2, s3 archsimd.Float64x4
 		for p := ch; p < planes; p += c {
-			xs := x[p*hw : p*hw+full(hw)]
+			xs := x[p*hw : p*hw+f]
 			for i := 0; i+16 <= len(xs); i += 16 {
 				v0, v1, v2, v3 := load4(xs, i)
 				d0, d1, d2, d3 := v0.Sub(mv), v1.Sub(mv), v2.Sub(mv), v3.Sub(mv)
@@ -171,8 +168,8 @@ func channelSqDevAVX2(ss []float64, x []float32, mean []float64, hw int) {
 		archsimd.ClearAVXUpperBits()
 		m := mean[ch]
 		var tail float64
-		for p := ch; p < planes && full(hw) < hw; p += c {
-			for _, v := range x[p*hw+full(hw) : (p+1)*hw] {
+		for p := ch; f < hw && p < planes; p += c {
+			for _, v := range x[p*hw+f : (p+1)*hw] {
 				d := float64(v) - m
 				tail += d * d
 			}
@@ -184,12 +181,12 @@ func channelSqDevAVX2(ss []float64, x []float32, mean []float64, hw int) {
 func channelDotAVX2(sdy, sdyx []float64, x, dy []float32, mean []float64, hw int) {
 	c := len(mean)
 	dy = dy[:len(x)]
-	planes := len(x) / hw
+	planes, f := len(x)/hw, hw-hw%16 // f: the part of a plane the vector loop covers
 	for ch := range c {
 		mv := archsimd.BroadcastFloat64x4(mean[ch])
 		var a0, a1, a2, a3, b0, b1, b2, b3 archsimd.Float64x4
 		for p := ch; p < planes; p += c {
-			xs, ds := x[p*hw:p*hw+full(hw)], dy[p*hw:p*hw+full(hw)]
+			xs, ds := x[p*hw:p*hw+f], dy[p*hw:p*hw+f]
 			for i := 0; i+16 <= len(xs); i += 16 {
 				// A quarter of the step at a time, so that the 8 sums, the
 				// loaded halves and the mean fit in the 16 vector registers.
@@ -211,8 +208,8 @@ func channelDotAVX2(sdy, sdyx []float64, x, dy []float32, mean []float64, hw int
 		archsimd.ClearAVXUpperBits()
 		m := mean[ch]
 		var ta, tb float64
-		for p := ch; p < planes && full(hw) < hw; p += c {
-			for i := p*hw + full(hw); i < (p+1)*hw; i++ {
+		for p := ch; f < hw && p < planes; p += c {
+			for i := p*hw + f; i < (p+1)*hw; i++ {
 				d := float64(dy[i])
 				ta += d
 				tb += d * (float64(x[i]) - m)

@@ -64,7 +64,7 @@ var workspaces = sync.Pool{New: func() any { return new(workspace[float32]) }}
 func Numerics() string {
 	var s string
 	if !usePacked {
-		s += "+blas-" + strings.ToLower(strings.ReplaceAll(Core(), " ", ""))
+		s += "+blas-" + strings.ToLower(strings.ReplaceAll(blasCore(), " ", ""))
 	}
 	if vec.name == "" {
 		s += "+portable"

@@ -79,7 +79,10 @@ func main() {
 	}
 	defer c.Close()
 
-	acts := &activities.Activities{Engine: engine.New(st, &engine.Options{DataDir: *dataDir, Version: conf.Version + trainer.Numerics()})}
+	// The build this worker records and routes by: the binary's version and
+	// what else decides its bits on this machine.
+	build := conf.Version + trainer.Numerics()
+	acts := &activities.Activities{Engine: engine.New(st, &engine.Options{DataDir: *dataDir, Version: build})}
 	opts := worker.Options{
 		MaxConcurrentActivityExecutionSize:      *slots,
 		MaxConcurrentActivityTaskPollers:        *pollers,
@@ -122,7 +125,7 @@ func main() {
 		}
 	}
 	log.Printf("worker %s: serving queue %q (workflows: %v) and %q on %s/%s with %d slots; blob %s (bucket %s); data %s; BLAS %s (products %s), elementwise %s; sweeps of identity %s only",
-		conf.Version+trainer.Numerics(), *queue, *serveWorkflows, *trainQueue, tc.Address, tc.Namespace, *slots, *blobURL, id.Bucket, *dataDir,
+		build, *queue, *serveWorkflows, *trainQueue, tc.Address, tc.Namespace, *slots, *blobURL, id.Bucket, *dataDir,
 		trainer.BLAS, trainer.Core(), trainer.Kernels(), id)
 	<-worker.InterruptCh()
 	for _, w := range ws {

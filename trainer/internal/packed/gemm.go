@@ -188,13 +188,13 @@ func dotProduct(ks *kernels, buf *Buffers, m, n, k int, alpha float32, a []float
 	if nf < n {
 		eb = padRows(&buf.b, b, ldb, nf, n, DN, k)
 	}
+	mi := m // rows of A per sweep over B's rows
+	if ks.dotRows > 0 {
+		mi = ks.dotRows
+	}
 	for pc := 0; pc < k; pc += DK {
 		kc := min(DK, k-pc)
 		k16, tail := kc/16, kc%16
-		mi := m // rows of A per sweep over B's rows
-		if ks.dotRows > 0 {
-			mi = ks.dotRows
-		}
 		for i0 := 0; i0 < m; i0 += mi {
 			for j := 0; j < n; j += DN {
 				bs, bld := b[j*ldb+pc:], ldb // row j of B, from column pc
@@ -290,29 +290,23 @@ func packA(dst []float32, w int, tA bool, alpha float32, a []float32, lda, i0, m
 		for i := mr; i < w; i++ {
 			rows[i] = zeros(kc)
 		}
-		if w == MR {
+		switch w {
+		case MR: // AVX-512's panels
 			for p := range kc {
 				d := (*[MR]float32)(pan[p*MR:])
 				for i := range d {
 					d[i] = alpha * rows[i][p]
 				}
 			}
-			continue
-		}
-		if w == 6 { // AVX2's panels, row by row without bounds checks
+		case 6: // AVX2's panels, row by row without bounds checks
 			r0, r1, r2, r3, r4, r5 := rows[0][:kc], rows[1][:kc], rows[2][:kc], rows[3][:kc], rows[4][:kc], rows[5][:kc]
 			for p := range kc {
 				d := (*[6]float32)(pan[p*6:])
 				d[0], d[1], d[2] = alpha*r0[p], alpha*r1[p], alpha*r2[p]
 				d[3], d[4], d[5] = alpha*r3[p], alpha*r4[p], alpha*r5[p]
 			}
-			continue
-		}
-		for p := range kc {
-			d := pan[p*w : (p+1)*w]
-			for i := range d {
-				d[i] = alpha * rows[i][p]
-			}
+		default:
+			panic("packed: no A panels of this height")
 		}
 	}
 }
