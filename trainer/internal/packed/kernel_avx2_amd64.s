@@ -7,6 +7,21 @@
 // writes it), as kern14x32 does; kernDot2x3 keeps each entry's 16 lanes as
 // two 8-lane halves and sums them in kernDot4x6's tree.
 
+// ZERO12 clears Y0–Y11, the sums of either kernel.
+#define ZERO12 \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7; \
+	VXORPS Y8, Y8, Y8; \
+	VXORPS Y9, Y9, Y9; \
+	VXORPS Y10, Y10, Y10; \
+	VXORPS Y11, Y11, Y11
+
 // The main kernel: C[6×16] += Ap·Bp for a packed 6-row panel of A (k steps
 // of 6 values) and a 16-column panel of B (k steps of 16 values, ldb
 // apart). Y0–Y11 hold the block of C, two registers a row; Y12 and Y13 a
@@ -40,18 +55,7 @@ TEXT ·kern6x16(SB), NOSPLIT, $0-49
 	SHLQ   $2, R9
 	MOVQ   ldc+40(FP), DX
 	SHLQ   $2, DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	ZERO12
 	TESTQ  CX, CX
 	JEQ    store
 
@@ -139,18 +143,7 @@ TEXT ·kernDot2x3(SB), NOSPLIT, $0-72
 	MOVQ   ldb+48(FP), R10
 	SHLQ   $2, R8
 	SHLQ   $2, R10
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	ZERO12
 	TESTQ  CX, CX
 	JEQ    tail
 
