@@ -44,7 +44,11 @@ func sameBits(t *testing.T, what string, got, want []float32) {
 // elementwise ones bit for bit, the float64 sums to within rounding and,
 // bit for bit, against sums16, the 16-lane order every set keeps. It
 // checks nothing in a build without them.
-func TestVecKernels(t *testing.T) {
+func TestVecKernels(t *testing.T) { eachVecSet(t, testVecKernels) }
+
+// eachVecSet runs test once per vector kernel set the CPU runs, with vec
+// set to it, and skips in a build without them.
+func eachVecSet(t *testing.T, test func(*testing.T)) {
 	if len(vecSets) == 0 {
 		t.Skip("portable build: no vector kernels (GOEXPERIMENT=simd on an AVX-512 or AVX2 CPU adds them)")
 	}
@@ -53,7 +57,7 @@ func TestVecKernels(t *testing.T) {
 	for _, set := range vecSets {
 		t.Run(set.name, func(t *testing.T) {
 			vec = set
-			testVecKernels(t)
+			test(t)
 		})
 	}
 }
@@ -240,19 +244,7 @@ func negDot16(x, dy []float32) float64 {
 // TestVecMaxPool checks each vector max-pooling the CPU runs against the
 // portable one, NaN (the first wins), ties (the first wins) and ±0
 // included.
-func TestVecMaxPool(t *testing.T) {
-	if len(vecSets) == 0 {
-		t.Skip("portable build: no vector kernels")
-	}
-	saved := vec
-	defer func() { vec = saved }()
-	for _, set := range vecSets {
-		t.Run(set.name, func(t *testing.T) {
-			vec = set
-			testVecMaxPool(t)
-		})
-	}
-}
+func TestVecMaxPool(t *testing.T) { eachVecSet(t, testVecMaxPool) }
 
 func testVecMaxPool(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 8))

@@ -69,53 +69,73 @@ func testSgemm(t *testing.T, ks *kernels) {
 		{MC + MR + 3, NC + NR + 5, KC + 1},
 	}
 	var buf Buffers
-	for _, s := range shapes {
-		m, n, k := s[0], s[1], s[2]
-		for _, tA := range []bool{false, true} {
-			for _, tB := range []bool{false, true} {
-				for _, ab := range [][2]float32{{1, 0}, {1, 1}, {-0.25, 1}, {2, 0.5}} {
-					alpha, beta := ab[0], ab[1]
-					name := fmt.Sprintf("%dx%dx%d/tA=%v/tB=%v/alpha=%v/beta=%v", m, n, k, tA, tB, alpha, beta)
-					lda, ar := k+3, m
-					if tA {
-						lda, ar = m+2, k
+	for _, tc := range cases(shapes, [][2]float32{{1, 0}, {1, 1}, {-0.25, 1}, {2, 0.5}}) {
+		m, n, k, tA, tB, alpha, beta := tc.m, tc.n, tc.k, tc.tA, tc.tB, tc.alpha, tc.beta
+		lda, ar := k+3, m
+		if tA {
+			lda, ar = m+2, k
+		}
+		ldb, br := n+1, k
+		if tB {
+			ldb, br = k+5, n
+		}
+		ldc := n + 4
+		a := randSlice(r, ar*lda)
+		b := randSlice(r, br*ldb)
+		c := randSlice(r, m*ldc)
+		if beta == 0 {
+			c[0] = float32(math.NaN())
+		}
+		want := reference(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		sgemm(ks, &buf, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		for i := range m {
+			for j := range ldc {
+				got, w := float64(c[i*ldc+j]), want[i*ldc+j]
+				if j >= n {
+					if got != w {
+						t.Fatalf("%v: C[%d,%d] outside the matrix changed: %v, was %v", tc, i, j, got, w)
 					}
-					ldb, br := n+1, k
-					if tB {
-						ldb, br = k+5, n
-					}
-					ldc := n + 4
-					a := randSlice(r, ar*lda)
-					b := randSlice(r, br*ldb)
-					c := randSlice(r, m*ldc)
-					if beta == 0 {
-						c[0] = float32(math.NaN())
-					}
-					want := reference(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-					sgemm(ks, &buf, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-					for i := range m {
-						for j := range ldc {
-							got, w := float64(c[i*ldc+j]), want[i*ldc+j]
-							if j >= n {
-								if got != w {
-									t.Fatalf("%s: C[%d,%d] outside the matrix changed: %v, was %v", name, i, j, got, w)
-								}
-								continue
-							}
-							var scale float64
-							for p := range k {
-								scale += math.Abs(float64(at(a, lda, tA, i, p)) * float64(at(b, ldb, tB, p, j)))
-							}
-							scale = math.Abs(float64(alpha))*scale + math.Abs(w)
-							if math.IsNaN(got) || math.Abs(got-w) > 8*float64(k+2)*0x1p-24*scale {
-								t.Fatalf("%s: C[%d,%d] = %v, want %v", name, i, j, got, w)
-							}
-						}
-					}
+					continue
+				}
+				var scale float64
+				for p := range k {
+					scale += math.Abs(float64(at(a, lda, tA, i, p)) * float64(at(b, ldb, tB, p, j)))
+				}
+				scale = math.Abs(float64(alpha))*scale + math.Abs(w)
+				if math.IsNaN(got) || math.Abs(got-w) > 8*float64(k+2)*0x1p-24*scale {
+					t.Fatalf("%v: C[%d,%d] = %v, want %v", tc, i, j, got, w)
 				}
 			}
 		}
 	}
+}
+
+// gemmCase is one product the tests run: its shape (op(A) m×k, op(B)
+// k×n), orientations, alpha and beta.
+type gemmCase struct {
+	m, n, k     int
+	tA, tB      bool
+	alpha, beta float32
+}
+
+func (c gemmCase) String() string {
+	return fmt.Sprintf("%dx%dx%d/tA=%v/tB=%v/alpha=%v/beta=%v", c.m, c.n, c.k, c.tA, c.tB, c.alpha, c.beta)
+}
+
+// cases is every shape with A and B each as stored and transposed and
+// every (alpha, beta) pair, in that order of nesting.
+func cases(shapes [][3]int, alphaBeta [][2]float32) []gemmCase {
+	var out []gemmCase
+	for _, s := range shapes {
+		for _, tA := range []bool{false, true} {
+			for _, tB := range []bool{false, true} {
+				for _, ab := range alphaBeta {
+					out = append(out, gemmCase{s[0], s[1], s[2], tA, tB, ab[0], ab[1]})
+				}
+			}
+		}
+	}
+	return out
 }
 
 // TestSgemmDeterministic: the same product twice, with buffers that held
@@ -225,31 +245,23 @@ func TestSgemmOrder(t *testing.T) {
 	shapes := [][3]int{{1, 1, 1}, {13, 35, 600}, {7, 50, 100}, {20, 70, 9}, {16, 33, 257}, {5, 7, 64}, {70, 40, 300}, {100, 9, 70}}
 	for _, ks := range kernelSets {
 		var buf Buffers
-		for _, s := range shapes {
-			m, n, k := s[0], s[1], s[2]
-			for _, tA := range []bool{false, true} {
-				for _, tB := range []bool{false, true} {
-					for _, ab := range [][2]float32{{1, 0}, {1, 1}, {-0.25, 1}, {0.3, 0.7}} {
-						alpha, beta := ab[0], ab[1]
-						lda, ldb, ldc := k+1, n+2, n+3
-						if tA {
-							lda = m + 1
-						}
-						if tB {
-							ldb = k + 2
-						}
-						a, b := randSlice(r, max(m, k)*lda), randSlice(r, max(n, k)*ldb)
-						c := randSlice(r, m*ldc)
-						want := append([]float32(nil), c...)
-						ordered(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, want, ldc)
-						sgemm(ks, &buf, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-						for q := range c {
-							if math.Float32bits(c[q]) != math.Float32bits(want[q]) {
-								t.Fatalf("%s %dx%dx%d tA=%v tB=%v alpha=%v beta=%v: C[%d,%d] = %v, want %v",
-									ks.name, m, n, k, tA, tB, alpha, beta, q/ldc, q%ldc, c[q], want[q])
-							}
-						}
-					}
+		for _, tc := range cases(shapes, [][2]float32{{1, 0}, {1, 1}, {-0.25, 1}, {0.3, 0.7}}) {
+			m, n, k, tA, tB, alpha, beta := tc.m, tc.n, tc.k, tc.tA, tc.tB, tc.alpha, tc.beta
+			lda, ldb, ldc := k+1, n+2, n+3
+			if tA {
+				lda = m + 1
+			}
+			if tB {
+				ldb = k + 2
+			}
+			a, b := randSlice(r, max(m, k)*lda), randSlice(r, max(n, k)*ldb)
+			c := randSlice(r, m*ldc)
+			want := append([]float32(nil), c...)
+			ordered(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, want, ldc)
+			sgemm(ks, &buf, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			for q := range c {
+				if math.Float32bits(c[q]) != math.Float32bits(want[q]) {
+					t.Fatalf("%s %v: C[%d,%d] = %v, want %v", ks.name, tc, q/ldc, q%ldc, c[q], want[q])
 				}
 			}
 		}
