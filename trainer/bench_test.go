@@ -151,6 +151,10 @@ func BenchmarkSgemm(b *testing.B) {
 	}{
 		{"mlp-fwd-50x200x784-NT", false, true, 50, 200, 784},
 		{"mlp-eval-256x200x784-NT", false, true, 256, 200, 784},
+		{"mlp-eval-500x200x784-NT", false, true, 500, 200, 784},
+		{"mlp-eval-500x200x784-NN", false, false, 500, 200, 784},
+		{"mlp-eval2-500x200x200-NT", false, true, 500, 200, 200},
+		{"mlp-eval2-500x200x200-NN", false, false, 500, 200, 200},
 		{"mlp-dx-50x784x200", false, false, 50, 784, 200},
 		{"mlp-dw-200x784x50-TN", true, false, 200, 784, 50},
 		{"lenet-conv1-6x3136x25", false, false, 6, 3136, 25},

@@ -39,6 +39,7 @@ type session[T float] struct {
 	grads []gradSlot[T] // training graphs: where each trainable tensor's gradient comes from
 	masks []*mask[T]    // dropout masks (training graphs only)
 	bns   []*bnOp[T]
+	wts   []*evalW[T] // evaluation graphs: the linear layers' transposed weights
 	xent  *xentOp[T]
 	embed *embedOp[T] // nil for logreg
 	con   contrast[T] // MOON's constants and batch rows (training graphs)
@@ -162,6 +163,10 @@ func buildSession[T float](n *Net, batch int, train, grad bool) (s *session[T], 
 		case layerLinear:
 			op := &linearOp[T]{name: l.name, in: l.in.size(), out: l.out[0], xdims: dims(l), xshape: l.in, needDx: l.src >= 0,
 				ws: &s.ws, fuse: &s.fuse, w: view(l.w)}
+			if !train {
+				op.wt = &evalW[T]{w: op.w, in: op.in}
+				s.wts = append(s.wts, op.wt)
+			}
 			out, err = G.ApplyOp(op, h, nodes[l.w], nodes[l.b])
 			p := n.params[l.w]
 			s.fused = append(s.fused, span{p.Offset, p.Offset + p.Len})
@@ -264,7 +269,14 @@ func subtractSpans(spans, cut []span) []span {
 }
 
 // loadWeights copies the flat vector w into the session.
-func loadWeights[T, S float](s *session[T], w []S) { convertCopy(s.w, w) }
+func loadWeights[T, S float](s *session[T], w []S) {
+	convertCopy(s.w, w)
+	for _, wt := range s.wts {
+		out := len(wt.w) / wt.in
+		wt.data = grow(&wt.own, len(wt.w))
+		transpose(wt.data, wt.w, out, wt.in, wt.in)
+	}
+}
 
 // storeWeights copies the session's weights into the flat vector w.
 func storeWeights[T, S float](s *session[T], w []S) { convertCopy(w, s.w) }
@@ -273,6 +285,9 @@ func storeWeights[T, S float](s *session[T], w []S) { convertCopy(w, s.w) }
 // two sessions of the same net (an epoch's full and last partial batch).
 func moveState[T float](dst, src *session[T]) {
 	copy(dst.w, src.w)
+	for i, wt := range dst.wts {
+		wt.data = src.wts[i].data
+	}
 	dst.opt.copyFrom(&src.opt)
 }
 

@@ -629,6 +629,63 @@ func TestPredictPadding(t *testing.T) {
 	}
 }
 
+// TestPredictTransposedWeights: evaluation graphs multiply by their linear
+// layers' weights transposed once per loaded model (evalW), and the
+// sessions of a batch's rest share that copy. A sample's logits are the
+// same whatever the evaluation batch and whichever pooled sessions ran
+// other models before: the same bits with the packed gemm, to rounding
+// with a BLAS (gonum's blocking depends on the shape); and they agree with
+// the training graph's forward pass, which sums in another order, to
+// rounding.
+func TestPredictTransposedWeights(t *testing.T) {
+	n := mustNet(t, Spec{Arch: ArchMLP, Hidden: []int{40, 24}}, [3]int{1, 9, 9}, 7)
+	ex := uniformData(3, 41, n.Dim(), 7)
+	w1, w2 := initWeights(t, n, 4), initWeights(t, n, 5)
+	logits := func(tr *Trainer, w []float32) []float32 {
+		out := make([]float32, len(ex.Idx)*n.Classes())
+		if err := tr.Forward(t.Context(), n, w, ex, nil, out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	ref1, ref2 := logits(New(&Options{EvalBatch: 1}), w1), logits(New(&Options{EvalBatch: 1}), w2)
+	// EvalBatch 32 runs the 41 samples as 32 + 8 + 1: three sessions, the
+	// third taking its weights from the second.
+	for _, eb := range []int{500, 32, 7} {
+		tr := New(&Options{EvalBatch: eb})
+		for i, c := range []struct {
+			w, want []float32
+		}{{w1, ref1}, {w2, ref2}, {w1, ref1}} {
+			got := logits(tr, c.w)
+			for q := range got {
+				if d := math.Abs(float64(got[q] - c.want[q])); !usePacked && d <= 1e-5 || got[q] == c.want[q] {
+					continue
+				}
+				t.Fatalf("EvalBatch %d, call %d: logit %d is %v; one sample at a time gave %v", eb, i, q, got[q], c.want[q])
+			}
+		}
+	}
+	// The training graph's forward pass (x·Wᵀ on the dot-product path):
+	// its mean loss against Predict's.
+	s, err := newSession[float32](n, len(ex.Idx), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loadWeights(s, w1)
+	s.setBatch(ex, ex.Idx)
+	s.setContrast(nil, 0, nil)
+	if err := s.run(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := New(nil).Evaluate(t.Context(), n, w1, ex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.LossSum/float64(res.N), s.xent.mean; math.Abs(got-want) > 1e-6*math.Abs(want) {
+		t.Errorf("Predict's mean loss %v; the training graph's %v", got, want)
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	n := mustNet(t, Spec{Arch: ArchLogReg}, [3]int{1, 2, 2}, 3)
 	good := uniformData(1, 6, n.Dim(), 3)
