@@ -18,7 +18,7 @@ var kernelSets = func() []*kernels {
 
 var (
 	avx512 = kernels{name: "AVX-512", mr: 14, nr: 32, dm: 4, dn: 6, kern: kern14x32, dot: dot4x6}
-	avx2   = kernels{name: "AVX2", mr: 6, nr: 16, dm: 2, dn: 3, kern: kern6x16, dot: dot2x3, packMinM: 64, dotRows: 96}
+	avx2   = kernels{name: "AVX2", mr: 6, nr: 16, dm: 2, dn: 3, kern: kern6x16, kernA: kern6x16a, dot: dot2x3, packMinM: 64, dotRows: 96}
 )
 
 // kern14x32 adds the product of a packed 14-row A panel and a 32-column B
@@ -46,6 +46,13 @@ func dot4x6(k16, tail int, alpha float32, a *float32, lda int, b *float32, ldb i
 //
 //go:noescape
 func kern6x16(k int, a, b, c *float32, ldb, ldc int, add bool)
+
+// kern6x16a is kern6x16 with the A panel's 6 rows read in place, lda
+// floats apart, from a: for products with alpha 1 (packA would only copy
+// them). See kernel_avx2_amd64.s.
+//
+//go:noescape
+func kern6x16a(k int, a *float32, lda int, b, c *float32, ldb, ldc int, add bool)
 
 // kernDot2x3 is kernDot4x6 for a 2×3 block of C, in AVX2; mask points at
 // the 16 lane masks of the last, partial step (nil for none). See

@@ -96,6 +96,70 @@ set:
 	VZEROUPPER
 	RET
 
+// kern6x16a is kern6x16 with A read in place: its 6 rows are lda floats
+// apart, row 0 at a, and step p reads column p of each. AX and R10 point
+// at rows 0 and 3, R11 holds lda in bytes.
+#define ROW8A(addr, by, r0, r1) \
+	VBROADCASTSS addr, by; \
+	VFMADD231PS  Y12, by, r0; \
+	VFMADD231PS  Y13, by, r1
+
+// func kern6x16a(k int, a *float32, lda int, b, c *float32, ldb, ldc int, add bool)
+TEXT ·kern6x16a(SB), NOSPLIT, $0-57
+	MOVQ   k+0(FP), CX
+	MOVQ   a+8(FP), AX
+	MOVQ   lda+16(FP), R11
+	SHLQ   $2, R11
+	LEAQ   (AX)(R11*2), R10
+	ADDQ   R11, R10
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), DI
+	MOVQ   ldb+40(FP), R9
+	SHLQ   $2, R9
+	MOVQ   ldc+48(FP), DX
+	SHLQ   $2, DX
+	ZERO12
+	TESTQ  CX, CX
+	JEQ    storea
+
+loopa:
+	VMOVUPS (BX), Y12
+	VMOVUPS 32(BX), Y13
+	ROW8A((AX), Y14, Y0, Y1)
+	ROW8A((AX)(R11*1), Y15, Y2, Y3)
+	ROW8A((AX)(R11*2), Y14, Y4, Y5)
+	ROW8A((R10), Y15, Y6, Y7)
+	ROW8A((R10)(R11*1), Y14, Y8, Y9)
+	ROW8A((R10)(R11*2), Y15, Y10, Y11)
+	ADDQ    $4, AX
+	ADDQ    $4, R10
+	ADDQ    R9, BX
+	DECQ    CX
+	JNZ     loopa
+
+storea:
+	MOVBQZX add+56(FP), R8
+	TESTQ   R8, R8
+	JEQ     seta
+	STORE8(Y0, Y1)
+	STORE8(Y2, Y3)
+	STORE8(Y4, Y5)
+	STORE8(Y6, Y7)
+	STORE8(Y8, Y9)
+	STORE8(Y10, Y11)
+	VZEROUPPER
+	RET
+
+seta:
+	SET8(Y0, Y1)
+	SET8(Y2, Y3)
+	SET8(Y4, Y5)
+	SET8(Y6, Y7)
+	SET8(Y8, Y9)
+	SET8(Y10, Y11)
+	VZEROUPPER
+	RET
+
 // The dot-product kernel for C = A·Bᵀ, unpacked: C[2×3] += alpha·A[2×k]·B[3×k]ᵀ
 // for 2 rows of A (lda floats apart) and 3 rows of B (ldb apart). Entry
 // (i, j) of C keeps the lanes 0–7 of its 16-lane partial sums in Y(3i+j)
