@@ -159,6 +159,7 @@ func BenchmarkSgemm(b *testing.B) {
 		{"mlp-dw-200x784x50-TN", true, false, 200, 784, 50},
 		{"lenet-conv1-6x3136x25", false, false, 6, 3136, 25},
 		{"conv-64x1024x576", false, false, 64, 1024, 576},
+		{"conv-cifar-64x1100x1600", false, false, 64, 1100, 1600},
 		{"conv-dx-576x1024x64-TN", true, false, 576, 1024, 64},
 		{"conv-dw-64x576x1024-NT", false, true, 64, 576, 1024},
 		{"square-512", false, false, 512, 512, 512},

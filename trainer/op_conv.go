@@ -56,6 +56,30 @@ func (g convGeom) chunk() int {
 	return max(1, min(c, maxColFloats/(g.kdim()*g.hw())))
 }
 
+// colLd is the distance between the rows of a chunk's column matrix of cols
+// columns: cols, or 16 more when cols is a multiple of 32. The packed gemm
+// reads B in place unless its rows are a multiple of 32 floats apart
+// (package packed, packMinM), and ResNet-18's chunks are all 1,024 columns
+// wide. The padding is never read.
+func colLd(cols int) int {
+	if cols%32 == 0 {
+		return cols + 16
+	}
+	return cols
+}
+
+// colOffset is where the column matrix of the chunk starting at sample n0
+// (a multiple of chunk()) begins in a training step's cached matrices;
+// colOffset(batch) for a batch's end is their length.
+func (g convGeom) colOffset(n0 int) int {
+	c := g.chunk()
+	off := n0 / c * g.kdim() * colLd(c*g.hw())
+	if rest := n0 % c; rest > 0 {
+		off += g.kdim() * colLd(rest*g.hw())
+	}
+	return off
+}
+
 // im2col writes the receptive fields of samples [n0, n1) of x ([B, cin, h,
 // w]) into col ([cin·k·k, (n1−n0)·ho·wo], rows ld apart): row (c·k+u)·k+v
 // holds x[n, c, i·s+u−p, j·s+v−p] (0 outside the image) at column
@@ -305,15 +329,16 @@ func (op *convOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	for n0 := 0; n0 < batch; n0 += g.chunk() {
 		n1 := min(n0+g.chunk(), batch)
 		cols := (n1 - n0) * hw
-		col, ycm := grow(&op.ws.col, g.kdim()*cols), grow(&op.ws.aux, g.cout*cols)
+		ld := colLd(cols)
+		col, ycm := grow(&op.ws.col, g.kdim()*ld), grow(&op.ws.aux, g.cout*cols)
 		if op.cached {
-			col = grow(&op.cols, g.kdim()*batch*hw)[g.kdim()*n0*hw:][:g.kdim()*cols]
+			col = grow(&op.cols, g.colOffset(batch))[g.colOffset(n0):][:g.kdim()*ld]
 		}
-		im2col(g, x, n0, n1, col, cols)
+		im2col(g, x, n0, n1, col, ld)
 		if n1-n0 == 1 {
 			// One sample: its [cout, ho·wo] output is the product's layout.
 			yn := y[n0*g.outSize():][:g.outSize()]
-			gemm(op.ws, false, false, g.cout, cols, g.kdim(), 1, w, g.kdim(), col, cols, 0, yn, cols)
+			gemm(op.ws, false, false, g.cout, cols, g.kdim(), 1, w, g.kdim(), col, ld, 0, yn, cols)
 			for o := 0; b != nil && o < g.cout; o++ {
 				bo := b[o]
 				for j := range yn[o*hw : (o+1)*hw] {
@@ -322,7 +347,7 @@ func (op *convOp[T]) Do(vs ...G.Value) (G.Value, error) {
 			}
 			continue
 		}
-		gemm(op.ws, false, false, g.cout, cols, g.kdim(), 1, w, g.kdim(), col, cols, 0, ycm, cols)
+		gemm(op.ws, false, false, g.cout, cols, g.kdim(), 1, w, g.kdim(), col, ld, 0, ycm, cols)
 		for n := n0; n < n1; n++ {
 			for o := 0; o < g.cout; o++ {
 				src, dst := ycm[o*cols+(n-n0)*hw:][:hw], y[(n*g.cout+o)*hw:][:hw]
@@ -399,10 +424,11 @@ func (op *convDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	for n0 := 0; n0 < batch; n0 += g.chunk() {
 		n1 := min(n0+g.chunk(), batch)
 		cols := (n1 - n0) * hw
-		col := grow(&op.ws.col, g.kdim()*cols)
+		ld := colLd(cols)
+		col := grow(&op.ws.col, g.kdim()*ld)
 		dycm := channelMajor(g, op.ws, dy, n0, n1)
-		gemm(op.ws, true, false, g.kdim(), cols, g.cout, 1, w, g.kdim(), dycm, cols, 0, col, cols)
-		col2im(g, col, cols, dx, n0, n1)
+		gemm(op.ws, true, false, g.kdim(), cols, g.cout, 1, w, g.kdim(), dycm, cols, 0, col, ld)
+		col2im(g, col, ld, dx, n0, n1)
 	}
 	return t, nil
 }
@@ -441,19 +467,20 @@ func (op *convDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	for n0 := 0; n0 < batch; n0 += g.chunk() {
 		n1 := min(n0+g.chunk(), batch)
 		cols := (n1 - n0) * hw
+		ld := colLd(cols)
 		var col []T
 		if op.fwd.cached {
-			col = op.fwd.cols[g.kdim()*n0*hw:][:g.kdim()*cols]
+			col = op.fwd.cols[g.colOffset(n0):][:g.kdim()*ld]
 		} else {
-			col = grow(&op.ws.col, g.kdim()*cols)
-			im2col(g, x, n0, n1, col, cols)
+			col = grow(&op.ws.col, g.kdim()*ld)
+			im2col(g, x, n0, n1, col, ld)
 		}
 		dycm := channelMajor(g, op.ws, dy, n0, n1)
 		beta := T(1)
 		if n0 == 0 {
 			beta = 0
 		}
-		gemm(op.ws, false, true, g.cout, g.kdim(), cols, 1, dycm, cols, col, cols, beta, dw, g.kdim())
+		gemm(op.ws, false, true, g.cout, g.kdim(), cols, 1, dycm, cols, col, ld, beta, dw, g.kdim())
 	}
 	return t, nil
 }

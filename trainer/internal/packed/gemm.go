@@ -50,11 +50,15 @@ type kernels struct {
 	kernA func(k int, a *float32, lda int, b, c *float32, ldb, ldc int, add bool)
 	dot   func(k16, tail int, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 	// packMinM is the fewest rows of C for which B stored k×n is packed
-	// rather than read in place (0: always in place). Packing pays where
-	// many A panels reuse a B panel: with AVX2, whose B panel rows are 64
-	// bytes, a panel read in place from rows a power of two apart thrashes
-	// a few L1 sets (BenchmarkSgemm: 512³ at 68 GFLOP/s in place, 82
-	// packed; the MLP's 50×784×200 at 76 in place, 60 packed).
+	// rather than read in place (0: always in place), when B's rows are a
+	// multiple of 32 floats (128 bytes) apart. With AVX2, whose B panel
+	// rows are 64 bytes, a panel read in place from rows a power of two
+	// apart thrashes a few L1 sets, which packing avoids where many A
+	// panels reuse the B panel (BenchmarkSgemm: 512³ at 68 GFLOP/s in
+	// place, 82 packed); below packMinM rows packing does not pay (the
+	// MLP's 50×784×200 at 76 in place, 60 packed). Rows at other distances
+	// spread over the sets and stay in place: the CIFAR CNN's convolution
+	// 64×1100×1600 ran at 52 packed, 73 in place.
 	packMinM int
 	// dotRows is how many rows of A (a multiple of dm) the dot-product
 	// kernel takes against all of B's rows before the next ones (0: all of
@@ -116,7 +120,7 @@ func sgemm(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a
 // it over C).
 func product(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, set bool) {
 	MRk, NRk := ks.mr, ks.nr
-	inPlace := !tB && (ks.packMinM == 0 || m < ks.packMinM) // B's whole panels are read where they are
+	inPlace := !tB && (ks.packMinM == 0 || m < ks.packMinM || ldb%32 != 0) // B's whole panels are read where they are
 	inA := ks.kernA != nil && !tA && alpha == 1             // so are A's whole panels
 	for jc := 0; jc < n; jc += NC {
 		nc := min(NC, n-jc)

@@ -242,7 +242,7 @@ func TestSgemmOrder(t *testing.T) {
 		t.Skip("no AVX-512 or AVX2 on this CPU")
 	}
 	r := rand.New(rand.NewPCG(5, 6))
-	shapes := [][3]int{{1, 1, 1}, {13, 35, 600}, {7, 50, 100}, {20, 70, 9}, {16, 33, 257}, {5, 7, 64}, {70, 40, 300}, {100, 9, 70}}
+	shapes := [][3]int{{1, 1, 1}, {13, 35, 600}, {7, 50, 100}, {20, 70, 9}, {16, 33, 257}, {5, 7, 64}, {70, 40, 300}, {70, 94, 300}, {100, 9, 70}}
 	for _, ks := range kernelSets {
 		var buf Buffers
 		for _, tc := range cases(shapes, [][2]float32{{1, 0}, {1, 1}, {-0.25, 1}, {0.3, 0.7}}) {
