@@ -71,3 +71,12 @@ func dot2x3(k16, tail int, alpha float32, a *float32, lda int, b *float32, ldb i
 	}
 	kernDot2x3(k16, mask, alpha, a, lda, b, ldb, c, ldc)
 }
+
+// transposeStrip transposes blocks 8×8 blocks of src (lds floats between
+// rows) that lie side by side into blocks of dst (ldd floats between rows)
+// that lie one below the other, in AVX2. See kernel_avx2_amd64.s.
+//
+//go:noescape
+func transposeStrip(dst *float32, ldd int, src *float32, lds int, blocks int)
+
+var haveAVX2 = cpu.X86.HasAVX2

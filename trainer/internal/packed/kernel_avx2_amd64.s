@@ -258,3 +258,82 @@ sums:
 	HSUM8(Y5, X5, Y11, 8(DI))
 	VZEROUPPER
 	RET
+
+// func transposeStrip(dst *float32, ldd int, src *float32, lds int, blocks int)
+//
+// Transposes blocks 8×8 blocks side by side: block b holds rows 0–7 of src
+// (lds floats apart), columns 8b…8b+7, and goes to rows 8b…8b+7 of dst
+// (ldd floats apart), columns 0–7. Y0–Y7 hold a block's rows, Y8–Y15 the
+// interleaved steps.
+TEXT ·transposeStrip(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), DX
+	SHLQ $2, DX
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R8
+	SHLQ $2, R8
+	MOVQ blocks+32(FP), CX
+	LEAQ (SI)(R8*4), R9 // row 4 of src
+	LEAQ (R8)(R8*2), R10 // 3 rows of src, in bytes
+	TESTQ CX, CX
+	JEQ  tdone
+
+tloop:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(R8*1), Y1
+	VMOVUPS (SI)(R8*2), Y2
+	VMOVUPS (SI)(R10*1), Y3
+	VMOVUPS (R9), Y4
+	VMOVUPS (R9)(R8*1), Y5
+	VMOVUPS (R9)(R8*2), Y6
+	VMOVUPS (R9)(R10*1), Y7
+	VUNPCKLPS Y1, Y0, Y8  // r0[0] r1[0] r0[1] r1[1] per 128-bit lane
+	VUNPCKHPS Y1, Y0, Y9  // r0[2] r1[2] r0[3] r1[3]
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+	VSHUFPS $0x44, Y10, Y8, Y0 // column 0 (and 4) of rows 0–3
+	VSHUFPS $0xEE, Y10, Y8, Y1 // column 1 (and 5)
+	VSHUFPS $0x44, Y11, Y9, Y2 // column 2 (and 6)
+	VSHUFPS $0xEE, Y11, Y9, Y3 // column 3 (and 7)
+	VSHUFPS $0x44, Y14, Y12, Y4 // the same of rows 4–7
+	VSHUFPS $0xEE, Y14, Y12, Y5
+	VSHUFPS $0x44, Y15, Y13, Y6
+	VSHUFPS $0xEE, Y15, Y13, Y7
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x31, Y7, Y3, Y15
+	MOVQ DI, R11
+	VMOVUPS Y8, (R11)
+	ADDQ DX, R11
+	VMOVUPS Y9, (R11)
+	ADDQ DX, R11
+	VMOVUPS Y10, (R11)
+	ADDQ DX, R11
+	VMOVUPS Y11, (R11)
+	ADDQ DX, R11
+	VMOVUPS Y12, (R11)
+	ADDQ DX, R11
+	VMOVUPS Y13, (R11)
+	ADDQ DX, R11
+	VMOVUPS Y14, (R11)
+	ADDQ DX, R11
+	VMOVUPS Y15, (R11)
+	ADDQ DX, R11
+	MOVQ R11, DI // the next block's rows of dst
+	ADDQ $32, SI
+	ADDQ $32, R9
+	DECQ CX
+	JNZ  tloop
+
+tdone:
+	VZEROUPPER
+	RET
