@@ -44,9 +44,12 @@ type kernels struct {
 	kern           func(k int, a, b, c *float32, ldb, ldc int, add bool)
 	// kernA, if not nil, is kern with A's panel read in place (lda floats
 	// between its rows) instead of packed, for op(A) = A and alpha 1, where
-	// packing would only copy. The trainer's evaluation forward pass
-	// multiplies its whole input batch by the transposed weights; packing
-	// that input took 6% of the demo's CPU time (2.4 of 37 s), 1.2% after.
+	// packing would only copy, and n < NC, where few B panels share a
+	// packed A block. The trainer's evaluation forward pass multiplies its
+	// whole input batch by the transposed weights (n = 200 for the MLP);
+	// packing that input took 6% of the demo's CPU time (2.4 of 37 s),
+	// 1.2% after. The convolutions' forward products (n ≥ 1,024) ran
+	// about 2% slower with A in place (ResNet-18, BenchmarkTrainResNet18).
 	kernA func(k int, a *float32, lda int, b, c *float32, ldb, ldc int, add bool)
 	dot   func(k16, tail int, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 	// packMinM is the fewest rows of C for which B stored k×n is packed
@@ -121,7 +124,7 @@ func sgemm(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a
 func product(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, set bool) {
 	MRk, NRk := ks.mr, ks.nr
 	inPlace := !tB && (ks.packMinM == 0 || m < ks.packMinM || ldb%32 != 0) // B's whole panels are read where they are
-	inA := ks.kernA != nil && !tA && alpha == 1                            // so are A's whole panels
+	inA := ks.kernA != nil && !tA && alpha == 1 && n < NC                  // so are A's whole panels
 	for jc := 0; jc < n; jc += NC {
 		nc := min(NC, n-jc)
 		for pc := 0; pc < k; pc += KC {
