@@ -122,6 +122,64 @@ func im2col[T float](g convGeom, x []T, n0, n1 int, col []T, ld int) {
 	}
 }
 
+// padded is g on inputs already zero-padded by p on every side, with no
+// padding of its own.
+func (g convGeom) padded() convGeom {
+	gp := g
+	gp.h, gp.w, gp.p = g.h+2*g.p, g.w+2*g.p, 0
+	return gp
+}
+
+// im2colChunk is im2col for the chunk [n0, n1), writing col (rows ld
+// apart). A padded stride-1 convolution (ResNet-18's, the HiCS CNNs')
+// first copies the chunk's planes into ws.pad with their zero borders, so
+// that every row of every receptive field is one whole copy: the rows of
+// im2colRun's padded path are a clear, a copy and a clear each, 31 floats
+// long for ResNet-18's first stage.
+func im2colChunk[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, col []T, ld int) {
+	if g.p == 0 || g.s != 1 {
+		im2col(g, x, n0, n1, col, ld)
+		return
+	}
+	gp := g.padded()
+	xp := grow(&ws.pad, (n1-n0)*gp.inSize())
+	clear(xp)
+	for n := n0; n < n1; n++ {
+		for c := range g.cin {
+			src := x[n*g.inSize()+c*g.h*g.w:][:g.h*g.w]
+			dst := xp[((n-n0)*g.cin+c)*gp.h*gp.w:][:gp.h*gp.w]
+			for y := range g.h {
+				copy(dst[(y+g.p)*gp.w+g.p:][:g.w], src[y*g.w:(y+1)*g.w])
+			}
+		}
+	}
+	im2col(gp, xp, 0, n1-n0, col, ld)
+}
+
+// col2imChunk is col2im for the chunk [n0, n1) of dx, which holds zeros
+// there: a padded stride-1 convolution adds into zero-padded planes in
+// ws.pad and copies their insides to dx. Each entry of dx receives the
+// same additions in the same order from zero either way.
+func col2imChunk[T float](g convGeom, ws *workspace[T], col []T, ld int, dx []T, n0, n1 int) {
+	if g.p == 0 || g.s != 1 {
+		col2im(g, col, ld, dx, n0, n1)
+		return
+	}
+	gp := g.padded()
+	dp := grow(&ws.pad, (n1-n0)*gp.inSize())
+	clear(dp)
+	col2im(gp, col, ld, dp, 0, n1-n0)
+	for n := n0; n < n1; n++ {
+		for c := range g.cin {
+			dst := dx[n*g.inSize()+c*g.h*g.w:][:g.h*g.w]
+			src := dp[((n-n0)*g.cin+c)*gp.h*gp.w:][:gp.h*gp.w]
+			for y := range g.h {
+				copy(dst[y*g.w:(y+1)*g.w], src[(y+g.p)*gp.w+g.p:][:g.w])
+			}
+		}
+	}
+}
+
 // im2colRun fills one sample's part of the row (u, v) of a stride-1
 // convolution: output column j reads input column j+v−p, one contiguous run
 // per output row, zero-padded at its ends.
@@ -353,7 +411,7 @@ func (op *convOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		if op.cached {
 			col = grow(&op.cols, g.colOffset(batch))[g.colOffset(n0):][:g.kdim()*ld]
 		}
-		im2col(g, x, n0, n1, col, ld)
+		im2colChunk(g, op.ws, x, n0, n1, col, ld)
 		if n1-n0 == 1 {
 			// One sample: its [cout, ho·wo] output is the product's layout.
 			yn := y[n0*g.outSize():][:g.outSize()]
@@ -447,7 +505,7 @@ func (op *convDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		col := grow(&op.ws.col, g.kdim()*ld)
 		dycm := channelMajor(g, op.ws, dy, n0, n1)
 		gemm(op.ws, true, false, g.kdim(), cols, g.cout, 1, w, g.kdim(), dycm, cols, 0, col, ld)
-		col2im(g, col, ld, dx, n0, n1)
+		col2imChunk(g, op.ws, col, ld, dx, n0, n1)
 	}
 	return t, nil
 }
@@ -492,7 +550,7 @@ func (op *convDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
 			col = op.fwd.cols[g.colOffset(n0):][:g.kdim()*ld]
 		} else {
 			col = grow(&op.ws.col, g.kdim()*ld)
-			im2col(g, x, n0, n1, col, ld)
+			im2colChunk(g, op.ws, x, n0, n1, col, ld)
 		}
 		dycm := channelMajor(g, op.ws, dy, n0, n1)
 		beta := T(1)

@@ -191,6 +191,7 @@ func (o *outBuf[T]) get(shape ...int) (*tensor.Dense, []T) {
 // and is then reused, so a compiled graph allocates nothing per step.
 type workspace[T float] struct {
 	col, aux []T            // convolutions: the column matrix and a channel-major copy of dy
+	pad      []T            // convolutions: a chunk's input or input gradient, zero-padded
 	ta, tb   []T            // gemm: transposed operands (blas_gonum.go)
 	packed   packed.Buffers // the packed product's blocks (sgemm.go)
 }
