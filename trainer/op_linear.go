@@ -35,8 +35,8 @@ type linearOp[T float] struct {
 // evalW is an evaluation graph's linear layer weight stored transposed,
 // [in, out]. The forward product x·Wᵀ is then a plain one, x·(Wᵀ), which
 // the packed gemm runs from B read along its rows rather than through the
-// dot-product kernel (BenchmarkSgemm: mlp-eval-500x200x784 at 80 GFLOP/s
-// against 63). loadWeights transposes W into own; the sessions a lease
+// dot-product kernel (BenchmarkSgemm on a Zen 3: mlp-eval-500x200x784 at
+// 84 GFLOP/s against 62). loadWeights transposes W into own; the sessions a lease
 // switches to for the rest of an evaluation share that copy (moveState
 // points data at it), so a model is transposed once per Predict call.
 // Training graphs keep x·Wᵀ: every step changes W, so nothing would
@@ -44,8 +44,8 @@ type linearOp[T float] struct {
 //
 // The two orders sum differently (package packed), so an evaluation
 // graph's outputs differ in rounding from a training graph's forward pass.
-// Each is deterministic, and a sample's outputs do not depend on the batch
-// it is evaluated in.
+// Each is deterministic, and with the packed gemm a sample's outputs do
+// not depend on the batch it is evaluated in.
 type evalW[T float] struct {
 	data []T // the transposed weight: own, or another session's own
 	own  []T

@@ -268,7 +268,8 @@ func subtractSpans(spans, cut []span) []span {
 	return out
 }
 
-// loadWeights copies the flat vector w into the session.
+// loadWeights copies the flat vector w into the session, and transposes an
+// evaluation session's linear weights (evalW).
 func loadWeights[T, S float](s *session[T], w []S) {
 	convertCopy(s.w, w)
 	for _, wt := range s.wts {
