@@ -157,29 +157,23 @@ func product(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32,
 					for ir := 0; ir < mc; ir += MRk {
 						mr := min(MRk, mc-ir)
 						ci := (ic+ir)*ldc + jc + jr
+						// A whole block is written into C; an edge block goes
+						// through the tile.
+						edge := mr < MRk || nr < NRk
+						dst, dld, dadd := buf.tile[:MRk*NRk], NRk, false
+						if !edge {
+							dst, dld, dadd = c[ci:ci+(MRk-1)*ldc+NRk], ldc, add
+						}
 						if inA && ir < full {
 							ai := (ic+ir)*lda + pc
 							_ = a[ai+(MRk-1)*lda+kc-1] // the kernel reads this far
-							if nr == NRk {
-								_ = c[ci+(MRk-1)*ldc+NRk-1] // the kernel writes this far
-								ks.kernA(kc, &a[ai], lda, &bpan[0], &c[ci], bld, ldc, add)
-								continue
-							}
-							tile := buf.tile[:MRk*NRk]
-							ks.kernA(kc, &a[ai], lda, &bpan[0], &tile[0], bld, NRk, false)
-							addTile(c[ci:], ldc, tile, NRk, mr, nr, add)
-							continue
+							ks.kernA(kc, &a[ai], lda, &bpan[0], &dst[0], bld, dld, dadd)
+						} else {
+							ks.kern(kc, &ap[ir*kc], &bpan[0], &dst[0], bld, dld, dadd)
 						}
-						apan := ap[ir*kc:]
-						if mr == MRk && nr == NRk {
-							_ = c[ci+(MRk-1)*ldc+NRk-1] // the kernel writes this far
-							ks.kern(kc, &apan[0], &bpan[0], &c[ci], bld, ldc, add)
-							continue
+						if edge {
+							addTile(c[ci:], ldc, dst, NRk, mr, nr, add)
 						}
-						// An edge block goes through the tile.
-						tile := buf.tile[:MRk*NRk]
-						ks.kern(kc, &apan[0], &bpan[0], &tile[0], bld, NRk, false)
-						addTile(c[ci:], ldc, tile, NRk, mr, nr, add)
 					}
 				}
 			}
