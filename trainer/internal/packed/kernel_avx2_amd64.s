@@ -27,9 +27,9 @@
 // apart). Y0–Y11 hold the block of C, two registers a row; Y12 and Y13 a
 // step of B; Y14 and Y15 the broadcast values of A.
 
-// ROW8 adds the broadcast A value at off(AX) times B's step into one row.
-#define ROW8(off, by, r0, r1) \
-	VBROADCASTSS off(AX), by; \
+// ROW8 adds the broadcast A value at addr times B's step into one row.
+#define ROW8(addr, by, r0, r1) \
+	VBROADCASTSS addr, by; \
 	VFMADD231PS  Y12, by, r0; \
 	VFMADD231PS  Y13, by, r1
 
@@ -44,6 +44,28 @@
 	VADDPS  (DI), r0, r0; \
 	VADDPS  32(DI), r1, r1; \
 	SET8(r0, r1)
+
+// STORE12 adds the block Y0–Y11 into C's 6 rows at DI and returns; SET12
+// writes it over them.
+#define STORE12 \
+	STORE8(Y0, Y1); \
+	STORE8(Y2, Y3); \
+	STORE8(Y4, Y5); \
+	STORE8(Y6, Y7); \
+	STORE8(Y8, Y9); \
+	STORE8(Y10, Y11); \
+	VZEROUPPER; \
+	RET
+
+#define SET12 \
+	SET8(Y0, Y1); \
+	SET8(Y2, Y3); \
+	SET8(Y4, Y5); \
+	SET8(Y6, Y7); \
+	SET8(Y8, Y9); \
+	SET8(Y10, Y11); \
+	VZEROUPPER; \
+	RET
 
 // func kern6x16(k int, a, b, c *float32, ldb, ldc int, add bool)
 TEXT ·kern6x16(SB), NOSPLIT, $0-49
@@ -62,12 +84,12 @@ TEXT ·kern6x16(SB), NOSPLIT, $0-49
 loop:
 	VMOVUPS (BX), Y12
 	VMOVUPS 32(BX), Y13
-	ROW8(0, Y14, Y0, Y1)
-	ROW8(4, Y15, Y2, Y3)
-	ROW8(8, Y14, Y4, Y5)
-	ROW8(12, Y15, Y6, Y7)
-	ROW8(16, Y14, Y8, Y9)
-	ROW8(20, Y15, Y10, Y11)
+	ROW8(0(AX), Y14, Y0, Y1)
+	ROW8(4(AX), Y15, Y2, Y3)
+	ROW8(8(AX), Y14, Y4, Y5)
+	ROW8(12(AX), Y15, Y6, Y7)
+	ROW8(16(AX), Y14, Y8, Y9)
+	ROW8(20(AX), Y15, Y10, Y11)
 	ADDQ    $24, AX
 	ADDQ    R9, BX
 	DECQ    CX
@@ -77,32 +99,14 @@ store:
 	MOVBQZX add+48(FP), R8
 	TESTQ   R8, R8
 	JEQ     set
-	STORE8(Y0, Y1)
-	STORE8(Y2, Y3)
-	STORE8(Y4, Y5)
-	STORE8(Y6, Y7)
-	STORE8(Y8, Y9)
-	STORE8(Y10, Y11)
-	VZEROUPPER
-	RET
+	STORE12
 
 set:
-	SET8(Y0, Y1)
-	SET8(Y2, Y3)
-	SET8(Y4, Y5)
-	SET8(Y6, Y7)
-	SET8(Y8, Y9)
-	SET8(Y10, Y11)
-	VZEROUPPER
-	RET
+	SET12
 
 // kern6x16a is kern6x16 with A read in place: its 6 rows are lda floats
 // apart, row 0 at a, and step p reads column p of each. AX and R10 point
 // at rows 0 and 3, R11 holds lda in bytes.
-#define ROW8A(addr, by, r0, r1) \
-	VBROADCASTSS addr, by; \
-	VFMADD231PS  Y12, by, r0; \
-	VFMADD231PS  Y13, by, r1
 
 // func kern6x16a(k int, a *float32, lda int, b, c *float32, ldb, ldc int, add bool)
 TEXT ·kern6x16a(SB), NOSPLIT, $0-57
@@ -125,12 +129,12 @@ TEXT ·kern6x16a(SB), NOSPLIT, $0-57
 loopa:
 	VMOVUPS (BX), Y12
 	VMOVUPS 32(BX), Y13
-	ROW8A((AX), Y14, Y0, Y1)
-	ROW8A((AX)(R11*1), Y15, Y2, Y3)
-	ROW8A((AX)(R11*2), Y14, Y4, Y5)
-	ROW8A((R10), Y15, Y6, Y7)
-	ROW8A((R10)(R11*1), Y14, Y8, Y9)
-	ROW8A((R10)(R11*2), Y15, Y10, Y11)
+	ROW8((AX), Y14, Y0, Y1)
+	ROW8((AX)(R11*1), Y15, Y2, Y3)
+	ROW8((AX)(R11*2), Y14, Y4, Y5)
+	ROW8((R10), Y15, Y6, Y7)
+	ROW8((R10)(R11*1), Y14, Y8, Y9)
+	ROW8((R10)(R11*2), Y15, Y10, Y11)
 	ADDQ    $4, AX
 	ADDQ    $4, R10
 	ADDQ    R9, BX
@@ -141,24 +145,10 @@ storea:
 	MOVBQZX add+56(FP), R8
 	TESTQ   R8, R8
 	JEQ     seta
-	STORE8(Y0, Y1)
-	STORE8(Y2, Y3)
-	STORE8(Y4, Y5)
-	STORE8(Y6, Y7)
-	STORE8(Y8, Y9)
-	STORE8(Y10, Y11)
-	VZEROUPPER
-	RET
+	STORE12
 
 seta:
-	SET8(Y0, Y1)
-	SET8(Y2, Y3)
-	SET8(Y4, Y5)
-	SET8(Y6, Y7)
-	SET8(Y8, Y9)
-	SET8(Y10, Y11)
-	VZEROUPPER
-	RET
+	SET12
 
 // The dot-product kernel for C = A·Bᵀ, unpacked: C[2×3] += alpha·A[2×k]·B[3×k]ᵀ
 // for 2 rows of A (lda floats apart) and 3 rows of B (ldb apart). Entry
