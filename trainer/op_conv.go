@@ -141,19 +141,10 @@ func im2colChunk[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, col [
 		im2col(g, x, n0, n1, col, ld)
 		return
 	}
-	gp := g.padded()
-	xp := grow(&ws.pad, (n1-n0)*gp.inSize())
+	xp := grow(&ws.pad, (n1-n0)*g.padded().inSize())
 	clear(xp)
-	for n := n0; n < n1; n++ {
-		for c := range g.cin {
-			src := x[n*g.inSize()+c*g.h*g.w:][:g.h*g.w]
-			dst := xp[((n-n0)*g.cin+c)*gp.h*gp.w:][:gp.h*gp.w]
-			for y := range g.h {
-				copy(dst[(y+g.p)*gp.w+g.p:][:g.w], src[y*g.w:(y+1)*g.w])
-			}
-		}
-	}
-	im2col(gp, xp, 0, n1-n0, col, ld)
+	copyPadded(g, x, n0, n1, xp, true)
+	im2col(g.padded(), xp, 0, n1-n0, col, ld)
 }
 
 // col2imChunk is col2im for the chunk [n0, n1) of dx, which holds zeros
@@ -165,16 +156,28 @@ func col2imChunk[T float](g convGeom, ws *workspace[T], col []T, ld int, dx []T,
 		col2im(g, col, ld, dx, n0, n1)
 		return
 	}
-	gp := g.padded()
-	dp := grow(&ws.pad, (n1-n0)*gp.inSize())
+	dp := grow(&ws.pad, (n1-n0)*g.padded().inSize())
 	clear(dp)
-	col2im(gp, col, ld, dp, 0, n1-n0)
+	col2im(g.padded(), col, ld, dp, 0, n1-n0)
+	copyPadded(g, dx, n0, n1, dp, false)
+}
+
+// copyPadded copies samples [n0, n1) of x into the insides of the chunk's
+// zero-padded planes xp (g.padded()'s geometry) when in, else the insides
+// back into x.
+func copyPadded[T float](g convGeom, x []T, n0, n1 int, xp []T, in bool) {
+	gp := g.padded()
 	for n := n0; n < n1; n++ {
 		for c := range g.cin {
-			dst := dx[n*g.inSize()+c*g.h*g.w:][:g.h*g.w]
-			src := dp[((n-n0)*g.cin+c)*gp.h*gp.w:][:gp.h*gp.w]
+			pl := x[n*g.inSize()+c*g.h*g.w:][:g.h*g.w]
+			pp := xp[((n-n0)*g.cin+c)*gp.h*gp.w:][:gp.h*gp.w]
 			for y := range g.h {
-				copy(dst[y*g.w:(y+1)*g.w], src[(y+g.p)*gp.w+g.p:][:g.w])
+				row, prow := pl[y*g.w:(y+1)*g.w], pp[(y+g.p)*gp.w+g.p:][:g.w]
+				if in {
+					copy(prow, row)
+				} else {
+					copy(row, prow)
+				}
 			}
 		}
 	}
@@ -344,7 +347,8 @@ type convOp[T float] struct {
 // columns out again costs more beside them. The CIFAR CNN's second
 // convolution (64 channels, 8M floats at batch 50) trained 6–9% faster
 // for its 32 MiB; ResNet-18's third stage (256 channels, 7.4M floats a
-// convolution) gained nothing measurable for 88 MiB more.
+// convolution) gained nothing measurable, and would have cached three
+// more such matrices (88 MiB by that count) per client.
 const (
 	maxCachedCols = 1 << 22
 	fewCout       = 64
