@@ -172,7 +172,7 @@
 // runs inside the linear layers' weight-gradient gemms (fusedSGD in
 // op_linear.go), which saves the MLP a pass over its weights and gradient
 // every step. Evaluation graphs multiply by their linear weights transposed
-// once per loaded model (evalW in op_linear.go), on the main kernel rather
+// once per loaded model (linearOp.transposeW in op_linear.go), on the main kernel rather
 // than the dot-product one; their outputs agree with the training graph's
 // forward pass to rounding, not bit for bit. Portable elementwise float32 loops (ReLU, PReLU, max-pool)
 // are branch-free and their sums run in four float64 lanes; both builds

@@ -28,29 +28,12 @@ type linearOp[T float] struct {
 	ws      *workspace[T]
 	fuse    *fusedSGD[T] // the session's switch for plain SGD inside the weight-gradient gemm
 	w       []T          // the weight's view of the session's flat weights
-	wt      *evalW[T]    // evaluation graphs: W stored [in, out] (nil when training)
 	y       outBuf[T]
-}
-
-// evalW is an evaluation graph's linear layer weight stored transposed,
-// [in, out]. The forward product x·Wᵀ is then a plain one, x·(Wᵀ), which
-// the packed gemm runs from B read along its rows rather than through the
-// dot-product kernel (BenchmarkSgemm on a Zen 3: mlp-eval-500x200x784 at
-// 84 GFLOP/s against 62). loadWeights transposes W into own; the sessions a lease
-// switches to for the rest of an evaluation share that copy (moveState
-// points data at it), so a model is transposed once per Predict call.
-// Training graphs keep x·Wᵀ: every step changes W, so nothing would
-// amortise the copy.
-//
-// The two orders sum differently (package packed), so an evaluation
-// graph's outputs differ in rounding from a training graph's forward pass.
-// Each is deterministic, and with the packed gemm a sample's outputs do
-// not depend on the batch it is evaluated in.
-type evalW[T float] struct {
-	data []T // the transposed weight: own, or another session's own
-	own  []T
-	w    []T // the weight's view of the session's flat weights
-	in   int
+	// Evaluation graphs (eval) multiply by W stored transposed, [in, out]:
+	// wt, loadWeights's transpose into wtOwn, or the one of the session a
+	// lease switched from (moveState). See transposeW.
+	eval      bool
+	wt, wtOwn []T
 }
 
 // fusedSGD lets the weight-gradient ops of linear layers apply plain SGD
@@ -107,12 +90,31 @@ func (op *linearOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	for i := 0; i < batch; i++ {
 		copy(y[i*op.out:(i+1)*op.out], b)
 	}
-	if op.wt != nil {
-		gemm(op.ws, false, false, batch, op.out, op.in, 1, x, op.in, op.wt.data, op.out, 1, y, op.out)
+	if op.eval {
+		gemm(op.ws, false, false, batch, op.out, op.in, 1, x, op.in, op.wt, op.out, 1, y, op.out)
 		return t, nil
 	}
 	gemm(op.ws, false, true, batch, op.out, op.in, 1, x, op.in, w, op.in, 1, y, op.out)
 	return t, nil
+}
+
+// transposeW transposes W into wtOwn for an evaluation graph, whose linear
+// layer multiplies by its weight stored transposed, [in, out]. The forward
+// product x·Wᵀ is then a plain one, x·(Wᵀ), which the packed gemm runs from
+// B read along its rows rather than through the dot-product kernel (BenchmarkSgemm on a Zen 3:
+// mlp-eval-500x200x784 at 84 GFLOP/s against 62). loadWeights transposes
+// W; the sessions a lease switches to for the rest of an evaluation share
+// that copy (moveState), so a model is transposed once per Predict call.
+// Training graphs keep x·Wᵀ: every step changes W, so nothing would
+// amortise the copy.
+//
+// The two orders sum differently (package packed), so an evaluation
+// graph's outputs differ in rounding from a training graph's forward pass.
+// Each is deterministic, and with the packed gemm a sample's outputs do
+// not depend on the batch it is evaluated in.
+func (op *linearOp[T]) transposeW() {
+	op.wt = grow(&op.wtOwn, len(op.w))
+	transpose(op.wt, op.w, op.out, op.in, op.in)
 }
 
 // SymDiff returns dx = dy·W, dW = dyᵀ·x and db = Σ_rows dy.

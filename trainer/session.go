@@ -39,7 +39,7 @@ type session[T float] struct {
 	grads []gradSlot[T] // training graphs: where each trainable tensor's gradient comes from
 	masks []*mask[T]    // dropout masks (training graphs only)
 	bns   []*bnOp[T]
-	wts   []*evalW[T] // evaluation graphs: the linear layers' transposed weights
+	evals []*linearOp[T] // evaluation graphs: the linear layers (transposeW)
 	xent  *xentOp[T]
 	embed *embedOp[T] // nil for logreg
 	con   contrast[T] // MOON's constants and batch rows (training graphs)
@@ -164,8 +164,8 @@ func buildSession[T float](n *Net, batch int, train, grad bool) (s *session[T], 
 			op := &linearOp[T]{name: l.name, in: l.in.size(), out: l.out[0], xdims: dims(l), xshape: l.in, needDx: l.src >= 0,
 				ws: &s.ws, fuse: &s.fuse, w: view(l.w)}
 			if !train {
-				op.wt = &evalW[T]{w: op.w, in: op.in}
-				s.wts = append(s.wts, op.wt)
+				op.eval = true
+				s.evals = append(s.evals, op)
 			}
 			out, err = G.ApplyOp(op, h, nodes[l.w], nodes[l.b])
 			p := n.params[l.w]
@@ -269,13 +269,11 @@ func subtractSpans(spans, cut []span) []span {
 }
 
 // loadWeights copies the flat vector w into the session, and transposes an
-// evaluation session's linear weights (evalW).
+// evaluation session's linear weights (linearOp.transposeW).
 func loadWeights[T, S float](s *session[T], w []S) {
 	convertCopy(s.w, w)
-	for _, wt := range s.wts {
-		out := len(wt.w) / wt.in
-		wt.data = grow(&wt.own, len(wt.w))
-		transpose(wt.data, wt.w, out, wt.in, wt.in)
+	for _, op := range s.evals {
+		op.transposeW()
 	}
 }
 
@@ -286,8 +284,8 @@ func storeWeights[T, S float](s *session[T], w []S) { convertCopy(w, s.w) }
 // two sessions of the same net (an epoch's full and last partial batch).
 func moveState[T float](dst, src *session[T]) {
 	copy(dst.w, src.w)
-	for i, wt := range dst.wts {
-		wt.data = src.wts[i].data
+	for i, op := range dst.evals {
+		op.wt = src.evals[i].wt
 	}
 	dst.opt.copyFrom(&src.opt)
 }

@@ -630,7 +630,7 @@ func TestPredictPadding(t *testing.T) {
 }
 
 // TestPredictTransposedWeights: evaluation graphs multiply by their linear
-// layers' weights transposed once per loaded model (evalW), and the
+// layers' weights transposed once per loaded model (transposeW), and the
 // sessions of a batch's rest share that copy. A sample's logits are the
 // same whatever the evaluation batch and whichever pooled sessions ran
 // other models before: the same bits with the packed gemm, to rounding
