@@ -27,7 +27,9 @@ test: bin/temporal bin/minio bin/temporal-server postgres data vet workflowcheck
 	@# Without Chromium (chromium-maybe could not install it) the browser test skips instead of failing.
 	env $$([ -x /usr/bin/chromium ] || echo FLSWEEP_NO_BROWSER=1) FLSWEEP_INTEGRATION=1 FLSWEEP_PROD=1 $(GO) test -count=1 -timeout 75m ./...
 	@echo "AVX-512 and AVX2 kernels against the portable loops (GOEXPERIMENT=simd; each set the CPU runs):"
-	GOEXPERIMENT=simd $(GO) test -count=1 -run 'Vec|Numerics' ./trainer/
+	GOEXPERIMENT=simd $(GO) test -count=1 -run 'Vec|Numerics|Winograd' ./trainer/
+	@echo "Every convolution as im2col (FLSWEEP_CONV=im2col, the numerics before Winograd):"
+	FLSWEEP_CONV=im2col $(GO) test -count=1 -run 'Numerics|Conv|Grad|Train' ./trainer/
 	@echo "The trainer on the build's BLAS instead of the packed products (FLSWEEP_GEMM=blas):"
 	FLSWEEP_GEMM=blas $(GO) test -count=1 ./trainer/
 	@if $(HAVE_OPENBLAS); then echo "OpenBLAS build:"; \

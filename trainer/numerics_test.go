@@ -11,7 +11,8 @@ import (
 // TestNumerics checks the build suffix against what computes this
 // process's products and sums: empty only for the packed products with the
 // vector kernels, "+blas-…" under FLSWEEP_GEMM=blas (make test runs the
-// trainer's tests so once), "+portable" without vector kernels. The
+// trainer's tests so once), "+portable" without vector kernels, "+im2col"
+// under FLSWEEP_CONV=im2col (make test runs some tests so). The
 // suffix goes into task-queue names, so it has no spaces or '@'.
 func TestNumerics(t *testing.T) {
 	n := Numerics()
@@ -21,6 +22,9 @@ func TestNumerics(t *testing.T) {
 	}
 	if got, want := strings.Contains(n, "+portable"), vec.name == ""; got != want {
 		t.Errorf("Numerics() = %q with elementwise kernels %q: +portable present %v, want %v", n, Kernels(), got, want)
+	}
+	if got, want := strings.Contains(n, "+im2col"), os.Getenv("FLSWEEP_CONV") == "im2col"; got != want {
+		t.Errorf("Numerics() = %q with FLSWEEP_CONV=%q: +im2col present %v, want %v", n, os.Getenv("FLSWEEP_CONV"), got, want)
 	}
 	if strings.ContainsAny(n, " @") {
 		t.Errorf("Numerics() = %q holds a space or '@'", n)

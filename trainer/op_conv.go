@@ -33,6 +33,7 @@ type convGeom struct {
 	ho, wo    int // output
 	bias      bool
 	needDx    bool
+	wino      bool // computed by F(2×2, 3×3) (winograd.go)
 }
 
 const (
@@ -41,10 +42,12 @@ const (
 )
 
 func newConvGeom(l layer) convGeom {
-	return convGeom{
+	g := convGeom{
 		name: l.name, cin: l.in[0], cout: l.out[0], k: l.k, s: l.stride, p: l.pad,
 		h: l.in[1], w: l.in[2], ho: l.out[1], wo: l.out[2], bias: l.b >= 0,
 	}
+	g.wino = useWinograd && g.winogradFits()
+	return g
 }
 
 func (g convGeom) inSize() int  { return g.cin * g.h * g.w }
@@ -337,6 +340,27 @@ type convOp[T float] struct {
 	cols   []T
 	cached bool
 	y      outBuf[T]
+	u      []T // Winograd: the transformed weights
+}
+
+// winoForward computes y for x by F(2×2, 3×3), chunk by chunk: transform
+// the chunk's tiles, 16 products with the transformed weights, transform
+// back.
+func (op *convOp[T]) winoForward(x, w, b, y []T, batch int) {
+	g := op.g
+	u := grow(&op.u, 16*g.cout*g.cin)
+	winoWeights(w, g.cout, g.cin, u)
+	for n0 := 0; n0 < batch; n0 += g.winoChunk() {
+		n1 := min(n0+g.winoChunk(), batch)
+		cols := (n1 - n0) * g.tiles()
+		ld := colLd(cols)
+		v, m := grow(&op.ws.col, 16*g.cin*ld), grow(&op.ws.aux, 16*g.cout*ld)
+		winoInput(g, op.ws, x, n0, n1, v, ld)
+		for xi := range 16 {
+			gemm(op.ws, false, false, g.cout, cols, g.cin, 1, u[xi*g.cout*g.cin:], g.cin, v[xi*g.cin*ld:], ld, 0, m[xi*g.cout*ld:], ld)
+		}
+		winoOutput(g, op.ws, m, ld, y, n0, n1, b)
+	}
 }
 
 // maxCachedCols bounds one convolution's cached column matrices (16 MiB of
@@ -405,6 +429,10 @@ func (op *convOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		}
 	}
 	t, y := op.y.get(batch, g.cout, g.ho, g.wo)
+	if g.wino {
+		op.winoForward(x, w, b, y, batch)
+		return t, nil
+	}
 	hw := g.hw()
 	op.cached = op.train && g.cacheCols(batch)
 	for n0 := 0; n0 < batch; n0 += g.chunk() {
@@ -451,7 +479,7 @@ func (op *convOp[T]) SymDiff(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 	grads := make(G.Nodes, len(in))
 	var err error
 	if op.g.needDx {
-		if grads[0], err = G.ApplyOp(&convDxOp[T]{g: op.g, ws: op.ws}, dy, in[1]); err != nil {
+		if grads[0], err = G.ApplyOp(&convDxOp[T]{g: op.g, ws: op.ws, fwd: op}, dy, in[1]); err != nil {
 			return nil, err
 		}
 	}
@@ -472,6 +500,11 @@ type convDxOp[T float] struct {
 	g  convGeom
 	ws *workspace[T]
 	dx outBuf[T]
+	// fwd is the forward op, whose transformed weights (Winograd) are
+	// those of this step's W; nil where the op runs alone (tests), which
+	// then transforms W itself into u.
+	fwd *convOp[T]
+	u   []T
 }
 
 func (op *convDxOp[T]) Arity() int { return 2 }
@@ -500,6 +533,10 @@ func (op *convDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	t, dx := op.dx.get(batch, g.cin, g.h, g.w)
+	if g.wino {
+		op.winoDx(dy, w, dx, batch)
+		return t, nil
+	}
 	clear(dx)
 	hw := g.hw()
 	for n0 := 0; n0 < batch; n0 += g.chunk() {
@@ -520,6 +557,7 @@ type convDwOp[T float] struct {
 	ws  *workspace[T]
 	fwd *convOp[T] // its cached column matrices, if any
 	dw  outBuf[T]
+	du  []T // Winograd: the transformed weight gradient
 }
 
 func (op *convDwOp[T]) Arity() int { return 2 }
@@ -544,6 +582,10 @@ func (op *convDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	t, dw := op.dw.get(g.cout, g.cin, g.k, g.k)
+	if g.wino {
+		op.winoDw(dy, x, dw, batch)
+		return t, nil
+	}
 	hw := g.hw()
 	for n0 := 0; n0 < batch; n0 += g.chunk() {
 		n1 := min(n0+g.chunk(), batch)
@@ -564,4 +606,51 @@ func (op *convDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		gemm(op.ws, false, true, g.cout, g.kdim(), cols, 1, dycm, cols, col, ld, beta, dw, g.kdim())
 	}
 	return t, nil
+}
+
+// winoDx computes dx for dy by F(2×2, 3×3): dV_ξ = U_ξᵀ·dM_ξ, chunk by
+// chunk, transformed back onto the input planes.
+func (op *convDxOp[T]) winoDx(dy, w, dx []T, batch int) {
+	g := op.g
+	var u []T
+	if op.fwd != nil && len(op.fwd.u) == 16*g.cout*g.cin {
+		u = op.fwd.u
+	} else {
+		u = grow(&op.u, 16*g.cout*g.cin)
+		winoWeights(w, g.cout, g.cin, u)
+	}
+	for n0 := 0; n0 < batch; n0 += g.winoChunk() {
+		n1 := min(n0+g.winoChunk(), batch)
+		cols := (n1 - n0) * g.tiles()
+		ld := colLd(cols)
+		dm, dv := grow(&op.ws.aux, 16*g.cout*ld), grow(&op.ws.col, 16*g.cin*ld)
+		winoGrad(g, op.ws, dy, n0, n1, dm, ld)
+		for xi := range 16 {
+			gemm(op.ws, true, false, g.cin, cols, g.cout, 1, u[xi*g.cout*g.cin:], g.cin, dm[xi*g.cout*ld:], ld, 0, dv[xi*g.cin*ld:], ld)
+		}
+		winoInputGrad(g, op.ws, dv, ld, dx, n0, n1)
+	}
+}
+
+// winoDw computes dW for dy and x by F(2×2, 3×3): dU_ξ = Σ_chunks
+// dM_ξ·V_ξᵀ, then dW = Gᵀ dU G.
+func (op *convDwOp[T]) winoDw(dy, x, dw []T, batch int) {
+	g := op.g
+	du := grow(&op.du, 16*g.cout*g.cin)
+	for n0 := 0; n0 < batch; n0 += g.winoChunk() {
+		n1 := min(n0+g.winoChunk(), batch)
+		cols := (n1 - n0) * g.tiles()
+		ld := colLd(cols)
+		v, dm := grow(&op.ws.col, 16*g.cin*ld), grow(&op.ws.aux, 16*g.cout*ld)
+		winoInput(g, op.ws, x, n0, n1, v, ld)
+		winoGrad(g, op.ws, dy, n0, n1, dm, ld)
+		beta := T(1)
+		if n0 == 0 {
+			beta = 0
+		}
+		for xi := range 16 {
+			gemm(op.ws, false, true, g.cout, g.cin, cols, 1, dm[xi*g.cout*ld:], ld, v[xi*g.cin*ld:], ld, beta, du[xi*g.cout*g.cin:], g.cin)
+		}
+	}
+	winoWeightsGrad(du, g.cout, g.cin, dw)
 }

@@ -58,9 +58,12 @@ var workspaces = sync.Pool{New: func() any { return new(workspace[float32]) }}
 // build's BLAS computes the products (FLSWEEP_GEMM=blas, or a CPU without
 // AVX2: its rounding depends on its kernels) and "+portable" when the
 // elementwise sums run in the portable loops' order (a build without
-// GOEXPERIMENT=simd, or a CPU without AVX2). Workers and in-process runs
-// record conf.Version + Numerics() as their build, so a point's rounds,
-// and the workers a sweep's tasks are routed to, agree on it.
+// GOEXPERIMENT=simd, or a CPU without AVX2), and "+im2col" when every
+// convolution runs as im2col and one product (FLSWEEP_CONV=im2col) rather
+// than the 3×3 stride-1 ones by Winograd's F(2×2, 3×3) (winograd.go).
+// Workers and in-process runs record conf.Version + Numerics() as their
+// build, so a point's rounds, and the workers a sweep's tasks are routed
+// to, agree on it.
 func Numerics() string {
 	var s string
 	if !usePacked {
@@ -68,6 +71,9 @@ func Numerics() string {
 	}
 	if vec.name == "" {
 		s += "+portable"
+	}
+	if !useWinograd {
+		s += "+im2col"
 	}
 	return s
 }

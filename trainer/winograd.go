@@ -1,0 +1,416 @@
+package trainer
+
+import "os"
+
+// Winograd's minimal filtering F(2×2, 3×3) (Lavin and Gray, "Fast
+// Algorithms for Convolutional Neural Networks", CVPR 2016,
+// arXiv:1509.09308) for the 3×3 stride-1 convolutions: each 2×2 block of
+// outputs (a tile) of output channel o is
+//
+//	Y = Aᵀ [ Σ_c (G g_{o,c} Gᵀ) ⊙ (Bᵀ d_c B) ] A
+//
+// where d_c is the tile's 4×4 receptive field in input channel c and
+//
+//	Bᵀ = [1 0 −1 0; 0 1 1 0; 0 −1 1 0; 0 1 0 −1]
+//	G  = [1 0 0; ½ ½ ½; ½ −½ ½; 0 0 1]
+//	Aᵀ = [1 1 1 0; 0 1 −1 −1]
+//
+// The sum over c at each of the 16 positions ξ of the transformed tile is a
+// product M_ξ = U_ξ·V_ξ of the transformed weights U_ξ [cout, cin] and the
+// transformed inputs V_ξ [cin, tiles]: 16 products of 4 multiply-adds per
+// output and input channel and output, where im2col's one product has 9.
+// The backward pass runs in the same domain: with dM = A dY Aᵀ per tile,
+//
+//	dV_ξ = U_ξᵀ·dM_ξ,  dx = Σ_tiles B dV Bᵀ (overlapping tiles add),
+//	dU_ξ = Σ_chunks dM_ξ·V_ξᵀ,  dW = Gᵀ dU G.
+//
+// The algorithm is exact in real arithmetic; in floating point it rounds
+// differently from the direct sum, which is why it is a numerics of its
+// own (Numerics, "+im2col" when it is off). Its transforms' coefficients
+// are 0, ±1 and ±½, so the extra rounding is a few ulps of the inputs'
+// magnitude (TestWinogradConv bounds it).
+//
+// The transforms run one row of tiles at a time on the even and odd
+// columns of the rows involved (their "E" and "O" halves), so that every
+// input of a tile's transform is at the tile's own index j or at j+1 and
+// the row's tiles transform as vectors (winograd_avx2.go). Each output
+// element is computed by the same expression, in the same order, in the
+// portable loops and the vector ones, so both give the same bits.
+
+// useWinograd sends the 3×3 stride-1 convolutions with at least
+// winoMinCin input channels to F(2×2, 3×3); FLSWEEP_CONV=im2col keeps
+// im2col for every convolution (the numerics of earlier builds).
+var useWinograd = os.Getenv("FLSWEEP_CONV") != "im2col"
+
+// winoMinCin is the fewest input channels a convolution needs for
+// Winograd: the transforms cost per input channel what the product saves
+// per output channel, and ResNet-18's stem (3 channels) is better off with
+// im2col's one product of depth 27.
+const winoMinCin = 16
+
+// winoMinTiles is the fewest tiles a row needs for Winograd: the row
+// transforms run 8 tiles at a time, and rows of 4 (ResNet-18's third
+// stage, 8×8) or 2 (its fourth, 4×4) left them to the portable loops and
+// to per-row overheads, which cost more than the products saved.
+const winoMinTiles = 8
+
+// winograd reports whether convolutions of geometry g use F(2×2, 3×3)
+// when useWinograd is set.
+func (g convGeom) winogradFits() bool {
+	return g.k == 3 && g.s == 1 && g.cin >= winoMinCin && g.tw() >= winoMinTiles
+}
+
+// Tile geometry: th×tw tiles cover the ho×wo outputs (the last row or
+// column of tiles may reach one past them); their receptive fields cover
+// the input zero-padded by p on the top and left, to 2·th+2 rows and
+// 2·tw+2 columns.
+func (g convGeom) th() int    { return (g.ho + 1) / 2 }
+func (g convGeom) tw() int    { return (g.wo + 1) / 2 }
+func (g convGeom) tiles() int { return g.th() * g.tw() }
+
+// maxWinoFloats bounds a chunk's transformed inputs or outputs
+// (16·channels·tiles).
+const maxWinoFloats = 1 << 21
+
+// winoChunk is the number of samples whose tiles form one chunk of the 16
+// products: enough for minGemmCols columns, within maxWinoFloats.
+func (g convGeom) winoChunk() int {
+	t := g.tiles()
+	c := (minGemmCols + t - 1) / t
+	return max(1, min(c, maxWinoFloats/(16*max(g.cin, g.cout)*t)))
+}
+
+// winoWeights writes U_ξ = (G g Gᵀ)_ξ for w ([cout, cin, 3, 3]) into u
+// ([16, cout, cin]).
+func winoWeights[T float](w []T, cout, cin int, u []T) {
+	oc := cout * cin
+	for i := range oc {
+		g := w[i*9:][:9]
+		var t [4][3]T // G g: rows of G times g's columns
+		for v := range 3 {
+			g0, g1, g2 := g[v], g[3+v], g[6+v]
+			h := (g0 + g2) * 0.5
+			t[0][v], t[1][v], t[2][v], t[3][v] = g0, h+g1*0.5, h-g1*0.5, g2
+		}
+		for k := range 4 {
+			g0, g1, g2 := t[k][0], t[k][1], t[k][2]
+			h := (g0 + g2) * 0.5
+			u[(4*k+0)*oc+i] = g0
+			u[(4*k+1)*oc+i] = h + g1*0.5
+			u[(4*k+2)*oc+i] = h - g1*0.5
+			u[(4*k+3)*oc+i] = g2
+		}
+	}
+}
+
+// winoWeightsGrad writes dW = Gᵀ dU G for du ([16, cout, cin]) into dw
+// ([cout, cin, 3, 3]): the adjoint of winoWeights.
+func winoWeightsGrad[T float](du []T, cout, cin int, dw []T) {
+	oc := cout * cin
+	for i := range oc {
+		var t [3][4]T // Gᵀ dU: rows 0..2 over dU's columns l
+		for l := range 4 {
+			d0, d1, d2, d3 := du[(0+l)*oc+i], du[(4+l)*oc+i], du[(8+l)*oc+i], du[(12+l)*oc+i]
+			s, m := (d1+d2)*0.5, (d1-d2)*0.5
+			t[0][l], t[1][l], t[2][l] = d0+s, m, s+d3
+		}
+		g := dw[i*9:][:9]
+		for u := range 3 {
+			d0, d1, d2, d3 := t[u][0], t[u][1], t[u][2], t[u][3]
+			s, m := (d1+d2)*0.5, (d1-d2)*0.5
+			g[3*u], g[3*u+1], g[3*u+2] = d0+s, m, s+d3
+		}
+	}
+}
+
+// winoRows are the row-of-tiles transforms; winoRows32 may be replaced by
+// vector versions that give the same bits (winograd_avx2.go).
+type winoRows[T float] struct {
+	// in: v[4k+l][j] = (Bᵀ d B)[k][l] of tile j, where e[a] and o[a] hold
+	// the even and odd columns of the tile row's padded input row a
+	// (tw+1 entries each).
+	in func(v *[16][]T, e, o *[4][]T)
+	// out: y[2a+b][j] = (Aᵀ M A)[a][b] + bias of tile j, for m[ξ][j].
+	out func(y *[4][]T, m *[16][]T, bias T)
+	// dy: dm[ξ][j] = (A dY Aᵀ)_ξ of tile j, where e[a] and o[a] hold the
+	// even and odd columns of the tile row's output-gradient row a (zero
+	// past the output).
+	dy func(dm *[16][]T, e, o *[2][]T)
+	// dx: adds B dV Bᵀ of the row's tiles into the even and odd columns
+	// e[a], o[a] of the padded input-gradient rows a = 0..3 (tw+1 entries),
+	// first each tile's columns 0 and 1 (at j), then its columns 2 and 3
+	// (at j+1), through tmp (2·4 rows of tw).
+	dx func(e, o *[4][]T, dv *[16][]T, tmp []T)
+}
+
+var winoRows32 = winoRows[float32]{in: winoInGo[float32], out: winoOutGo[float32], dy: winoDyGo[float32], dx: winoDxGo[float32]}
+
+func winoRowsFor[T float]() winoRows[T] {
+	if r, ok := any(winoRows32).(winoRows[T]); ok {
+		return r
+	}
+	return winoRows[T]{in: winoInGo[T], out: winoOutGo[T], dy: winoDyGo[T], dx: winoDxGo[T]}
+}
+
+// winoCol is Bᵀ applied down one column of four rows.
+func winoCol[T float](d0, d1, d2, d3 T) [4]T {
+	return [4]T{d0 - d2, d1 + d2, d2 - d1, d1 - d3}
+}
+
+func winoInGo[T float](v *[16][]T, e, o *[4][]T) {
+	for j := range v[0] {
+		a := winoCol(e[0][j], e[1][j], e[2][j], e[3][j])
+		b := winoCol(o[0][j], o[1][j], o[2][j], o[3][j])
+		c := winoCol(e[0][j+1], e[1][j+1], e[2][j+1], e[3][j+1])
+		d := winoCol(o[0][j+1], o[1][j+1], o[2][j+1], o[3][j+1])
+		for k := range 4 {
+			v[4*k][j] = a[k] - c[k]
+			v[4*k+1][j] = b[k] + c[k]
+			v[4*k+2][j] = c[k] - b[k]
+			v[4*k+3][j] = b[k] - d[k]
+		}
+	}
+}
+
+func winoOutGo[T float](y *[4][]T, m *[16][]T, bias T) {
+	for j := range y[0] {
+		var s [2][4]T // Aᵀ M
+		for l := range 4 {
+			m0, m1, m2, m3 := m[l][j], m[4+l][j], m[8+l][j], m[12+l][j]
+			s[0][l], s[1][l] = m0+m1+m2, m1-m2-m3
+		}
+		for a := range 2 {
+			y[2*a][j] = s[a][0] + s[a][1] + s[a][2] + bias
+			y[2*a+1][j] = s[a][1] - s[a][2] - s[a][3] + bias
+		}
+	}
+}
+
+func winoDyGo[T float](dm *[16][]T, e, o *[2][]T) {
+	for j := range dm[0] {
+		e0, e1, o0, o1 := e[0][j], e[1][j], o[0][j], o[1][j]
+		// A dY: rows e0, e0+e1, e0−e1, −e1 of the tile's two columns.
+		re := [4]T{e0, e0 + e1, e0 - e1, 0 - e1}
+		ro := [4]T{o0, o0 + o1, o0 - o1, 0 - o1}
+		for k := range 4 {
+			dm[4*k][j] = re[k]
+			dm[4*k+1][j] = re[k] + ro[k]
+			dm[4*k+2][j] = re[k] - ro[k]
+			dm[4*k+3][j] = 0 - ro[k]
+		}
+	}
+}
+
+// winoBCol is B applied down one column of four: (d0, d1−d2+d3, d1+d2−d0,
+// −d3).
+func winoBCol[T float](d0, d1, d2, d3 T) [4]T {
+	return [4]T{d0, d1 - d2 + d3, d1 + d2 - d0, 0 - d3}
+}
+
+func winoDxGo[T float](e, o *[4][]T, dv *[16][]T, tmp []T) {
+	n := len(dv[0])
+	for j := range n {
+		var r [4][4]T // B dV: r[a][l]
+		for l := range 4 {
+			c := winoBCol(dv[l][j], dv[4+l][j], dv[8+l][j], dv[12+l][j])
+			r[0][l], r[1][l], r[2][l], r[3][l] = c[0], c[1], c[2], c[3]
+		}
+		for a := range 4 {
+			c := winoBCol(r[a][0], r[a][1], r[a][2], r[a][3])
+			e[a][j] += c[0]
+			o[a][j] += c[1]
+			tmp[(2*a)*n+j], tmp[(2*a+1)*n+j] = c[2], c[3]
+		}
+	}
+	for a := range 4 {
+		winoAddShifted(e[a][1:], tmp[(2*a)*n:][:n])
+		winoAddShifted(o[a][1:], tmp[(2*a+1)*n:][:n])
+	}
+}
+
+func winoAddShifted[T float](dst, src []T) {
+	dst = dst[:len(src)]
+	for j, s := range src {
+		dst[j] += s
+	}
+}
+
+// winoPlanes holds a chunk's per-plane scratch: the even and odd columns of
+// a zero-padded plane, 2·th+2 rows of tw+1.
+func winoPlanes[T float](g convGeom, ws *workspace[T]) (e, o []T, stride int) {
+	stride = g.tw() + 1
+	rows := 2*g.th() + 2
+	buf := grow(&ws.pad, 2*rows*stride)
+	return buf[:rows*stride], buf[rows*stride:], stride
+}
+
+// winoInput writes the transformed tiles of samples [n0, n1) of x ([B,
+// cin, h, w]) into v ([16, cin, ld]): tile (ti, j) of sample n is column
+// (n−n0)·tiles + ti·tw + j.
+func winoInput[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T, ld int) {
+	rows := winoRowsFor[T]()
+	th, tw, tiles := g.th(), g.tw(), g.tiles()
+	pe, po, s := winoPlanes(g, ws)
+	var dst [16][]T
+	var e, o [4][]T
+	for n := n0; n < n1; n++ {
+		for c := range g.cin {
+			plane := x[(n*g.cin+c)*g.h*g.w:][:g.h*g.w]
+			clear(pe)
+			clear(po)
+			for y := range g.h {
+				row := plane[y*g.w:][:g.w]
+				re, ro := pe[(y+g.p)*s:][:s], po[(y+g.p)*s:][:s]
+				for x, val := range row {
+					if X := x + g.p; X&1 == 0 {
+						re[X>>1] = val
+					} else {
+						ro[X>>1] = val
+					}
+				}
+			}
+			base := (n-n0)*tiles + c*ld
+			for ti := range th {
+				for a := range 4 {
+					e[a], o[a] = pe[(2*ti+a)*s:][:s], po[(2*ti+a)*s:][:s]
+				}
+				for xi := range 16 {
+					dst[xi] = v[xi*g.cin*ld+base+ti*tw:][:tw]
+				}
+				rows.in(&dst, &e, &o)
+			}
+		}
+	}
+}
+
+// winoOutput writes samples [n0, n1) of y ([B, cout, ho, wo]) from the
+// chunk's transformed outputs m ([16, cout, ld]) and the bias b (nil for
+// none).
+func winoOutput[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0, n1 int, b []T) {
+	rows := winoRowsFor[T]()
+	th, tw, tiles := g.th(), g.tw(), g.tiles()
+	buf := grow(&ws.wino, 4*tw)
+	out := [4][]T{buf[:tw], buf[tw : 2*tw], buf[2*tw : 3*tw], buf[3*tw:]}
+	var src [16][]T
+	for n := n0; n < n1; n++ {
+		for o := range g.cout {
+			var bias T
+			if b != nil {
+				bias = b[o]
+			}
+			plane := y[(n*g.cout+o)*g.hw():][:g.hw()]
+			base := (n-n0)*tiles + o*ld
+			for ti := range th {
+				for xi := range 16 {
+					src[xi] = m[xi*g.cout*ld+base+ti*tw:][:tw]
+				}
+				rows.out(&out, &src, bias)
+				for a := range 2 {
+					i := 2*ti + a
+					if i >= g.ho {
+						break
+					}
+					interleave(plane[i*g.wo:][:g.wo], out[2*a], out[2*a+1])
+				}
+			}
+		}
+	}
+}
+
+// interleave writes dst[2j] = e[j], dst[2j+1] = o[j] for the len(dst)
+// entries of dst.
+func interleave[T float](dst, e, o []T) {
+	j := 0
+	for ; 2*j+1 < len(dst); j++ {
+		dst[2*j], dst[2*j+1] = e[j], o[j]
+	}
+	if 2*j < len(dst) {
+		dst[2*j] = e[j]
+	}
+}
+
+// deinterleave writes the even entries of src to e and the odd ones to o,
+// and zeros past src (e and o hold tw entries each).
+func deinterleave[T float](e, o, src []T) {
+	j := 0
+	for ; 2*j+1 < len(src); j++ {
+		e[j], o[j] = src[2*j], src[2*j+1]
+	}
+	if 2*j < len(src) {
+		e[j], o[j] = src[2*j], 0
+		j++
+	}
+	clear(e[j:])
+	clear(o[j:])
+}
+
+// winoGrad writes the transformed output gradients of samples [n0, n1) of
+// dy ([B, cout, ho, wo]) into dm ([16, cout, ld]).
+func winoGrad[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int, dm []T, ld int) {
+	rows := winoRowsFor[T]()
+	th, tw, tiles := g.th(), g.tw(), g.tiles()
+	buf := grow(&ws.wino, 4*tw)
+	e := [2][]T{buf[:tw], buf[tw : 2*tw]}
+	o := [2][]T{buf[2*tw : 3*tw], buf[3*tw:]}
+	var dst [16][]T
+	for n := n0; n < n1; n++ {
+		for oc := range g.cout {
+			plane := dy[(n*g.cout+oc)*g.hw():][:g.hw()]
+			base := (n-n0)*tiles + oc*ld
+			for ti := range th {
+				for a := range 2 {
+					if i := 2*ti + a; i < g.ho {
+						deinterleave(e[a], o[a], plane[i*g.wo:][:g.wo])
+					} else {
+						clear(e[a])
+						clear(o[a])
+					}
+				}
+				for xi := range 16 {
+					dst[xi] = dm[xi*g.cout*ld+base+ti*tw:][:tw]
+				}
+				rows.dy(&dst, &e, &o)
+			}
+		}
+	}
+}
+
+// winoInputGrad writes samples [n0, n1) of dx ([B, cin, h, w]) from the
+// chunk's transformed input gradients dv ([16, cin, ld]): the adjoint of
+// winoInput.
+func winoInputGrad[T float](g convGeom, ws *workspace[T], dv []T, ld int, dx []T, n0, n1 int) {
+	rows := winoRowsFor[T]()
+	th, tw, tiles := g.th(), g.tw(), g.tiles()
+	pe, po, s := winoPlanes(g, ws)
+	tmp := grow(&ws.wino, 8*tw)
+	var src [16][]T
+	var e, o [4][]T
+	for n := n0; n < n1; n++ {
+		for c := range g.cin {
+			clear(pe)
+			clear(po)
+			base := (n-n0)*tiles + c*ld
+			for ti := range th {
+				for a := range 4 {
+					e[a], o[a] = pe[(2*ti+a)*s:][:s], po[(2*ti+a)*s:][:s]
+				}
+				for xi := range 16 {
+					src[xi] = dv[xi*g.cin*ld+base+ti*tw:][:tw]
+				}
+				rows.dx(&e, &o, &src, tmp)
+			}
+			plane := dx[(n*g.cin+c)*g.h*g.w:][:g.h*g.w]
+			for y := range g.h {
+				row := plane[y*g.w:][:g.w]
+				re, ro := pe[(y+g.p)*s:][:s], po[(y+g.p)*s:][:s]
+				for x := range row {
+					if X := x + g.p; X&1 == 0 {
+						row[x] = re[X>>1]
+					} else {
+						row[x] = ro[X>>1]
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,260 @@
+package trainer
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// convPasses runs a convolution's forward pass, input gradient and weight
+// gradient for x, w, b (b nil for none) and dy.
+func convPasses[T float](g convGeom, batch int, x, w, b, dy []T) (y, dx, dw []T) {
+	ws := &workspace[T]{}
+	fwd := &convOp[T]{g: g, ws: ws, train: true}
+	xt := tensor.New(tensor.WithShape(batch, g.cin, g.h, g.w), tensor.WithBacking(x))
+	wt := tensor.New(tensor.WithShape(g.cout, g.cin, g.k, g.k), tensor.WithBacking(w))
+	dyt := tensor.New(tensor.WithShape(batch, g.cout, g.ho, g.wo), tensor.WithBacking(dy))
+	args := []G.Value{xt, wt}
+	if b != nil {
+		args = append(args, tensor.New(tensor.WithShape(g.cout), tensor.WithBacking(b)))
+	}
+	out, err := fwd.Do(args...)
+	if err != nil {
+		panic(err)
+	}
+	y = append([]T(nil), out.(*tensor.Dense).Data().([]T)...)
+	dxo, err := (&convDxOp[T]{g: g, ws: ws}).Do(dyt, wt)
+	if err != nil {
+		panic(err)
+	}
+	dwo, err := (&convDwOp[T]{g: g, ws: ws, fwd: fwd}).Do(dyt, xt)
+	if err != nil {
+		panic(err)
+	}
+	return y, dxo.(*tensor.Dense).Data().([]T), dwo.(*tensor.Dense).Data().([]T)
+}
+
+// TestWinogradConv checks F(2×2, 3×3)'s forward pass, input gradient and
+// weight gradient against im2col's (which TestConvForward and the
+// finite-difference tests check against the definition): to 1e-12
+// relative to the terms' scale in float64, and within 2·10⁻⁶ of it in
+// float32. The geometries cover padding 0 and 1, even and odd outputs
+// (a last row and column of tiles reaching past them), bias, chunks of
+// several samples and a rest chunk.
+func TestWinogradConv(t *testing.T) {
+	tests := []struct {
+		name         string
+		cin, cout    int
+		h, w, p      int
+		bias         bool
+		batch, chunk int
+	}{
+		{"padded even", 3, 4, 6, 8, 1, false, 3, 0},
+		{"padded odd", 2, 3, 5, 7, 1, true, 2, 0},
+		{"valid odd", 3, 2, 7, 6, 0, true, 2, 0},
+		{"valid 3x3 image", 2, 2, 3, 3, 0, false, 3, 0},
+		{"one row", 2, 2, 1, 9, 1, false, 2, 0},
+		{"many channels", 20, 17, 8, 8, 1, false, 5, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := layer{name: "c", in: shape{tt.cin, tt.h, tt.w}, out: shape{tt.cout, tt.h + 2*tt.p - 2, tt.w + 2*tt.p - 2}, k: 3, stride: 1, pad: tt.p, b: -1}
+			if tt.bias {
+				l.b = 0
+			}
+			g := newConvGeom(l)
+			g.needDx = true
+			r := rand.New(rand.NewPCG(11, 12))
+			rnd := func(n int) []float64 {
+				v := make([]float64, n)
+				for i := range v {
+					v[i] = r.NormFloat64()
+				}
+				return v
+			}
+			x, w, dy := rnd(tt.batch*g.inSize()), rnd(g.cout*g.kdim()), rnd(tt.batch*g.outSize())
+			var b []float64
+			if tt.bias {
+				b = rnd(g.cout)
+			}
+			direct, wino := g, g
+			direct.wino, wino.wino = false, true
+			y0, dx0, dw0 := convPasses(direct, tt.batch, x, w, b, dy)
+			y1, dx1, dw1 := convPasses(wino, tt.batch, x, w, b, dy)
+			// Scales: a sum of 9·cin (forward), 9·cout (dx) or
+			// batch·hw (dw) products of unit normals.
+			scale := map[string]float64{
+				"y": math.Sqrt(float64(9 * g.cin)), "dx": math.Sqrt(float64(9 * g.cout)),
+				"dw": math.Sqrt(float64(tt.batch * g.hw())),
+			}
+			for _, c := range []struct {
+				what      string
+				got, want []float64
+			}{{"y", y1, y0}, {"dx", dx1, dx0}, {"dw", dw1, dw0}} {
+				if len(c.got) != len(c.want) {
+					t.Fatalf("%s: %d values; want %d", c.what, len(c.got), len(c.want))
+				}
+				for i := range c.got {
+					if d := math.Abs(c.got[i] - c.want[i]); !(d <= 1e-12*scale[c.what]) {
+						t.Fatalf("%s[%d] = %v; want %v (im2col)", c.what, i, c.got[i], c.want[i])
+					}
+				}
+			}
+
+			// float32: the same passes, against float64's im2col.
+			f32 := func(v []float64) []float32 {
+				if v == nil {
+					return nil
+				}
+				o := make([]float32, len(v))
+				for i, e := range v {
+					o[i] = float32(e)
+				}
+				return o
+			}
+			y2, dx2, dw2 := convPasses(wino, tt.batch, f32(x), f32(w), f32(b), f32(dy))
+			for _, c := range []struct {
+				what string
+				got  []float32
+				want []float64
+			}{{"y", y2, y0}, {"dx", dx2, dx0}, {"dw", dw2, dw0}} {
+				for i := range c.got {
+					if d := math.Abs(float64(c.got[i]) - c.want[i]); !(d <= 2e-6*scale[c.what]) {
+						t.Fatalf("float32 %s[%d] = %v; want %v", c.what, i, c.got[i], c.want[i])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestWinogradTransforms checks the transforms on known values: the
+// transformed 3×3 filter of ones, and F(2×2, 3×3) of an input of ones
+// with it giving 9 at each output (4 with padding at a corner), and the
+// weight-gradient transform as winoWeights' adjoint: ⟨U(w), dU⟩ = ⟨w, Uᵀ(dU)⟩.
+func TestWinogradTransforms(t *testing.T) {
+	w := make([]float64, 9)
+	for i := range w {
+		w[i] = 1
+	}
+	u := make([]float64, 16)
+	winoWeights(w, 1, 1, u)
+	// G·1 = (1, 1.5, 0.5, 1), and U = (G·1)(G·1)ᵀ.
+	g1 := []float64{1, 1.5, 0.5, 1}
+	for k := range 4 {
+		for l := range 4 {
+			if want := g1[k] * g1[l]; u[4*k+l] != want {
+				t.Errorf("U[%d][%d] = %v; want %v", k, l, u[4*k+l], want)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	const cout, cin = 3, 2
+	wr, du := make([]float64, cout*cin*9), make([]float64, 16*cout*cin)
+	for i := range wr {
+		wr[i] = r.NormFloat64()
+	}
+	for i := range du {
+		du[i] = r.NormFloat64()
+	}
+	ur, dw := make([]float64, 16*cout*cin), make([]float64, cout*cin*9)
+	winoWeights(wr, cout, cin, ur)
+	winoWeightsGrad(du, cout, cin, dw)
+	var lhs, rhs float64
+	for i := range ur {
+		lhs += ur[i] * du[i]
+	}
+	for i := range wr {
+		rhs += wr[i] * dw[i]
+	}
+	if math.Abs(lhs-rhs) > 1e-12*(1+math.Abs(lhs)) {
+		t.Errorf("⟨U(w), dU⟩ = %v, ⟨w, Uᵀ(dU)⟩ = %v", lhs, rhs)
+	}
+
+	// Ones through a padded 4×4 image: 4 at corners, 6 on edges, 9 inside.
+	l := layer{name: "c", in: shape{1, 4, 4}, out: shape{1, 4, 4}, k: 3, stride: 1, pad: 1, b: -1}
+	g := newConvGeom(l)
+	g.wino = true
+	x := make([]float64, 16)
+	for i := range x {
+		x[i] = 1
+	}
+	y, _, _ := convPasses(g, 1, x, w, nil, make([]float64, 16))
+	want := []float64{4, 6, 6, 4, 6, 9, 9, 6, 6, 9, 9, 6, 4, 6, 6, 4}
+	for i := range y {
+		if y[i] != want[i] {
+			t.Fatalf("y = %v; want %v", y, want)
+		}
+	}
+}
+
+// TestWinogradRows compares the row transforms in use (vector ones where
+// the CPU has them) with the portable loops bit for bit, for rows of 1 to
+// 19 tiles (whole vectors and partial ones), with zeros of both signs
+// among the values.
+func TestWinogradRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	vals := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			switch r.IntN(8) {
+			case 0:
+				v[i] = 0
+			case 1:
+				v[i] = float32(math.Copysign(0, -1))
+			default:
+				v[i] = float32(r.NormFloat64())
+			}
+		}
+		return v
+	}
+	rows := func(k, n int) []([]float32) {
+		s := make([][]float32, k)
+		for i := range s {
+			s[i] = vals(n)
+		}
+		return s
+	}
+	same := func(what string, n int, got, want [][]float32) {
+		t.Helper()
+		for i := range got {
+			for j := range got[i] {
+				if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+					t.Fatalf("%s, %d tiles: row %d [%d] = %v; want %v", what, n, i, j, got[i][j], want[i][j])
+				}
+			}
+		}
+	}
+	vec := winoRowsFor[float32]()
+	for n := 1; n < 20; n++ {
+		e4, o4 := [4][]float32(rows(4, n+1)), [4][]float32(rows(4, n+1))
+		v1, v2 := [16][]float32(rows(16, n)), [16][]float32(rows(16, n))
+		vec.in(&v1, &e4, &o4)
+		winoInGo(&v2, &e4, &o4)
+		same("in", n, v1[:], v2[:])
+
+		m := [16][]float32(rows(16, n))
+		y1, y2 := [4][]float32(rows(4, n)), [4][]float32(rows(4, n))
+		vec.out(&y1, &m, 0.25)
+		winoOutGo(&y2, &m, 0.25)
+		same("out", n, y1[:], y2[:])
+
+		e2, o2 := [2][]float32(rows(2, n)), [2][]float32(rows(2, n))
+		vec.dy(&v1, &e2, &o2)
+		winoDyGo(&v2, &e2, &o2)
+		same("dy", n, v1[:], v2[:])
+
+		ea, oa := [4][]float32(rows(4, n+1)), [4][]float32(rows(4, n+1))
+		var eb, ob [4][]float32
+		for a := range 4 {
+			eb[a], ob[a] = append([]float32(nil), ea[a]...), append([]float32(nil), oa[a]...)
+		}
+		vec.dx(&ea, &oa, &m, make([]float32, 8*n))
+		winoDxGo(&eb, &ob, &m, make([]float32, 8*n))
+		same("dx even", n, ea[:], eb[:])
+		same("dx odd", n, oa[:], ob[:])
+	}
+}
