@@ -123,33 +123,76 @@ func winoWeightsGrad[T float](du []T, cout, cin int, dw []T) {
 	}
 }
 
-// winoRows are the row-of-tiles transforms; winoRows32 may be replaced by
-// vector versions that give the same bits (winograd_avx2.go).
+// winoRows are the row-of-tiles transforms, on flat slices with strides:
+// a row of n tiles reads and writes runs of n (or n+1) entries, ξ (or a
+// row) apart. winoRows32 may be replaced by vector versions that give the
+// same bits (winograd_avx2.go).
 type winoRows[T float] struct {
-	// in: v[4k+l][j] = (Bᵀ d B)[k][l] of tile j, where e[a] and o[a] hold
-	// the even and odd columns of the tile row's padded input row a
-	// (tw+1 entries each).
-	in func(v *[16][]T, e, o *[4][]T)
-	// out: y[2a+b][j] = (Aᵀ M A)[a][b] + bias of tile j, for m[ξ][j].
-	out func(y *[4][]T, m *[16][]T, bias T)
-	// dy: dm[ξ][j] = (A dY Aᵀ)_ξ of tile j, where e[a] and o[a] hold the
-	// even and odd columns of the tile row's output-gradient row a (zero
-	// past the output).
-	dy func(dm *[16][]T, e, o *[2][]T)
-	// dx: adds B dV Bᵀ of the row's tiles into the even and odd columns
-	// e[a], o[a] of the padded input-gradient rows a = 0..3 (tw+1 entries),
-	// first each tile's columns 0 and 1 (at j), then its columns 2 and 3
-	// (at j+1), through tmp (2·4 rows of tw).
-	dx func(e, o *[4][]T, dv *[16][]T, tmp []T)
+	// in: v[ξ·vs + j] = (Bᵀ d B)_ξ, ξ = 4k+l, of tile j < n, where e[a·s:]
+	// and o[a·s:] hold the even and odd columns of the tile row's padded
+	// input row a (n+1 entries each).
+	in func(v []T, vs, n int, e, o []T, s int)
+	// out: y[(2a+b)·n + j] = (Aᵀ M A)[a][b] + bias of tile j < n, for
+	// M_ξ = m[ξ·ms + j].
+	out func(y []T, n int, m []T, ms int, bias T)
+	// dy: dm[ξ·ms + j] = (A dY Aᵀ)_ξ of tile j < n, where e[a·n:] and
+	// o[a·n:] hold the even and odd columns of the tile row's
+	// output-gradient row a (zero past the output).
+	dy func(dm []T, ms, n int, e, o []T)
+	// dx: adds B dV Bᵀ of the row's n tiles, dV_ξ = dv[ξ·vs + j], into the
+	// even and odd columns e[a·s:], o[a·s:] of the padded input-gradient
+	// rows a = 0..3 (n+1 entries): first each tile's columns 0 and 1 (at
+	// j), then its columns 2 and 3 (at j+1), through tmp (8 rows of n).
+	dx func(e, o []T, s int, dv []T, vs, n int, tmp []T)
+	// split: ev[i] = src[2i], od[i] = src[2i+1] for the entries of src.
+	split func(ev, od, src []T)
+	// merge: split's inverse, dst[2i] = ev[i], dst[2i+1] = od[i] for the
+	// entries of dst.
+	merge func(dst, ev, od []T)
 }
 
-var winoRows32 = winoRows[float32]{in: winoInGo[float32], out: winoOutGo[float32], dy: winoDyGo[float32], dx: winoDxGo[float32]}
+var winoRows32 = winoRowsGo[float32]()
+
+func winoRowsGo[T float]() winoRows[T] {
+	return winoRows[T]{in: winoInGo[T], out: winoOutGo[T], dy: winoDyGo[T], dx: winoDxGo[T], split: splitGo[T], merge: mergeGo[T]}
+}
 
 func winoRowsFor[T float]() winoRows[T] {
 	if r, ok := any(winoRows32).(winoRows[T]); ok {
 		return r
 	}
-	return winoRows[T]{in: winoInGo[T], out: winoOutGo[T], dy: winoDyGo[T], dx: winoDxGo[T]}
+	return winoRowsGo[T]()
+}
+
+func splitGo[T float](ev, od, src []T) {
+	i := 0
+	for ; 2*i+1 < len(src); i++ {
+		ev[i], od[i] = src[2*i], src[2*i+1]
+	}
+	if 2*i < len(src) {
+		ev[i] = src[2*i]
+	}
+}
+
+func mergeGo[T float](dst, ev, od []T) {
+	i := 0
+	for ; 2*i+1 < len(dst); i++ {
+		dst[2*i], dst[2*i+1] = ev[i], od[i]
+	}
+	if 2*i < len(dst) {
+		dst[2*i] = ev[i]
+	}
+}
+
+// padSplit returns where the even and odd input columns of a padded row
+// go: input column x is padded column x+p, so with p even the input's even
+// columns are the row's even ones, from p/2 on, and with p odd its odd
+// ones, from (p−1)/2 on.
+func padSplit[T float](re, ro []T, p int) (ev, od []T) {
+	if p%2 == 0 {
+		return re[p/2:], ro[p/2:]
+	}
+	return ro[(p-1)/2:], re[(p+1)/2:]
 }
 
 // winoCol is Bᵀ applied down one column of four rows.
@@ -157,46 +200,50 @@ func winoCol[T float](d0, d1, d2, d3 T) [4]T {
 	return [4]T{d0 - d2, d1 + d2, d2 - d1, d1 - d3}
 }
 
-func winoInGo[T float](v *[16][]T, e, o *[4][]T) {
-	for j := range v[0] {
-		a := winoCol(e[0][j], e[1][j], e[2][j], e[3][j])
-		b := winoCol(o[0][j], o[1][j], o[2][j], o[3][j])
-		c := winoCol(e[0][j+1], e[1][j+1], e[2][j+1], e[3][j+1])
-		d := winoCol(o[0][j+1], o[1][j+1], o[2][j+1], o[3][j+1])
+func winoInGo[T float](v []T, vs, n int, e, o []T, s int) {
+	col := func(x []T, j int) [4]T { return winoCol(x[j], x[s+j], x[2*s+j], x[3*s+j]) }
+	for j := range n {
+		a, b, c, d := col(e, j), col(o, j), col(e, j+1), col(o, j+1)
 		for k := range 4 {
-			v[4*k][j] = a[k] - c[k]
-			v[4*k+1][j] = b[k] + c[k]
-			v[4*k+2][j] = c[k] - b[k]
-			v[4*k+3][j] = b[k] - d[k]
+			v[(4*k)*vs+j] = a[k] - c[k]
+			v[(4*k+1)*vs+j] = b[k] + c[k]
+			v[(4*k+2)*vs+j] = c[k] - b[k]
+			v[(4*k+3)*vs+j] = b[k] - d[k]
 		}
 	}
 }
 
-func winoOutGo[T float](y *[4][]T, m *[16][]T, bias T) {
-	for j := range y[0] {
+func winoOutGo[T float](y []T, n int, m []T, ms int, bias T) { winoOutFrom(y, n, m, ms, bias, 0) }
+
+// winoOutFrom is winoOutGo for tiles [j0, n).
+func winoOutFrom[T float](y []T, n int, m []T, ms int, bias T, j0 int) {
+	for j := j0; j < n; j++ {
 		var s [2][4]T // Aᵀ M
 		for l := range 4 {
-			m0, m1, m2, m3 := m[l][j], m[4+l][j], m[8+l][j], m[12+l][j]
+			m0, m1, m2, m3 := m[l*ms+j], m[(4+l)*ms+j], m[(8+l)*ms+j], m[(12+l)*ms+j]
 			s[0][l], s[1][l] = m0+m1+m2, m1-m2-m3
 		}
 		for a := range 2 {
-			y[2*a][j] = s[a][0] + s[a][1] + s[a][2] + bias
-			y[2*a+1][j] = s[a][1] - s[a][2] - s[a][3] + bias
+			y[(2*a)*n+j] = s[a][0] + s[a][1] + s[a][2] + bias
+			y[(2*a+1)*n+j] = s[a][1] - s[a][2] - s[a][3] + bias
 		}
 	}
 }
 
-func winoDyGo[T float](dm *[16][]T, e, o *[2][]T) {
-	for j := range dm[0] {
-		e0, e1, o0, o1 := e[0][j], e[1][j], o[0][j], o[1][j]
+func winoDyGo[T float](dm []T, ms, n int, e, o []T) { winoDyFrom(dm, ms, n, e, o, 0) }
+
+// winoDyFrom is winoDyGo for tiles [j0, n).
+func winoDyFrom[T float](dm []T, ms, n int, e, o []T, j0 int) {
+	for j := j0; j < n; j++ {
+		e0, e1, o0, o1 := e[j], e[n+j], o[j], o[n+j]
 		// A dY: rows e0, e0+e1, e0−e1, −e1 of the tile's two columns.
 		re := [4]T{e0, e0 + e1, e0 - e1, 0 - e1}
 		ro := [4]T{o0, o0 + o1, o0 - o1, 0 - o1}
 		for k := range 4 {
-			dm[4*k][j] = re[k]
-			dm[4*k+1][j] = re[k] + ro[k]
-			dm[4*k+2][j] = re[k] - ro[k]
-			dm[4*k+3][j] = 0 - ro[k]
+			dm[(4*k)*ms+j] = re[k]
+			dm[(4*k+1)*ms+j] = re[k] + ro[k]
+			dm[(4*k+2)*ms+j] = re[k] - ro[k]
+			dm[(4*k+3)*ms+j] = 0 - ro[k]
 		}
 	}
 }
@@ -207,24 +254,28 @@ func winoBCol[T float](d0, d1, d2, d3 T) [4]T {
 	return [4]T{d0, d1 - d2 + d3, d1 + d2 - d0, 0 - d3}
 }
 
-func winoDxGo[T float](e, o *[4][]T, dv *[16][]T, tmp []T) {
-	n := len(dv[0])
-	for j := range n {
+func winoDxGo[T float](e, o []T, s int, dv []T, vs, n int, tmp []T) {
+	winoDxFrom(e, o, s, dv, vs, n, tmp, 0)
+	for a := range 4 {
+		winoAddShifted(e[a*s+1:], tmp[(2*a)*n:][:n])
+		winoAddShifted(o[a*s+1:], tmp[(2*a+1)*n:][:n])
+	}
+}
+
+// winoDxFrom is winoDxGo's first pass for tiles [j0, n).
+func winoDxFrom[T float](e, o []T, s int, dv []T, vs, n int, tmp []T, j0 int) {
+	for j := j0; j < n; j++ {
 		var r [4][4]T // B dV: r[a][l]
 		for l := range 4 {
-			c := winoBCol(dv[l][j], dv[4+l][j], dv[8+l][j], dv[12+l][j])
+			c := winoBCol(dv[l*vs+j], dv[(4+l)*vs+j], dv[(8+l)*vs+j], dv[(12+l)*vs+j])
 			r[0][l], r[1][l], r[2][l], r[3][l] = c[0], c[1], c[2], c[3]
 		}
 		for a := range 4 {
 			c := winoBCol(r[a][0], r[a][1], r[a][2], r[a][3])
-			e[a][j] += c[0]
-			o[a][j] += c[1]
+			e[a*s+j] += c[0]
+			o[a*s+j] += c[1]
 			tmp[(2*a)*n+j], tmp[(2*a+1)*n+j] = c[2], c[3]
 		}
-	}
-	for a := range 4 {
-		winoAddShifted(e[a][1:], tmp[(2*a)*n:][:n])
-		winoAddShifted(o[a][1:], tmp[(2*a+1)*n:][:n])
 	}
 }
 
@@ -251,33 +302,18 @@ func winoInput[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T, 
 	rows := winoRowsFor[T]()
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
 	pe, po, s := winoPlanes(g, ws)
-	var dst [16][]T
-	var e, o [4][]T
 	for n := n0; n < n1; n++ {
 		for c := range g.cin {
 			plane := x[(n*g.cin+c)*g.h*g.w:][:g.h*g.w]
 			clear(pe)
 			clear(po)
 			for y := range g.h {
-				row := plane[y*g.w:][:g.w]
-				re, ro := pe[(y+g.p)*s:][:s], po[(y+g.p)*s:][:s]
-				for x, val := range row {
-					if X := x + g.p; X&1 == 0 {
-						re[X>>1] = val
-					} else {
-						ro[X>>1] = val
-					}
-				}
+				ev, od := padSplit(pe[(y+g.p)*s:][:s], po[(y+g.p)*s:][:s], g.p)
+				rows.split(ev, od, plane[y*g.w:][:g.w])
 			}
 			base := (n-n0)*tiles + c*ld
 			for ti := range th {
-				for a := range 4 {
-					e[a], o[a] = pe[(2*ti+a)*s:][:s], po[(2*ti+a)*s:][:s]
-				}
-				for xi := range 16 {
-					dst[xi] = v[xi*g.cin*ld+base+ti*tw:][:tw]
-				}
-				rows.in(&dst, &e, &o)
+				rows.in(v[base+ti*tw:], g.cin*ld, tw, pe[2*ti*s:], po[2*ti*s:], s)
 			}
 		}
 	}
@@ -289,9 +325,7 @@ func winoInput[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T, 
 func winoOutput[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0, n1 int, b []T) {
 	rows := winoRowsFor[T]()
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
-	buf := grow(&ws.wino, 4*tw)
-	out := [4][]T{buf[:tw], buf[tw : 2*tw], buf[2*tw : 3*tw], buf[3*tw:]}
-	var src [16][]T
+	out := grow(&ws.wino, 4*tw)
 	for n := n0; n < n1; n++ {
 		for o := range g.cout {
 			var bias T
@@ -301,47 +335,17 @@ func winoOutput[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0,
 			plane := y[(n*g.cout+o)*g.hw():][:g.hw()]
 			base := (n-n0)*tiles + o*ld
 			for ti := range th {
-				for xi := range 16 {
-					src[xi] = m[xi*g.cout*ld+base+ti*tw:][:tw]
-				}
-				rows.out(&out, &src, bias)
+				rows.out(out, tw, m[base+ti*tw:], g.cout*ld, bias)
 				for a := range 2 {
 					i := 2*ti + a
 					if i >= g.ho {
 						break
 					}
-					interleave(plane[i*g.wo:][:g.wo], out[2*a], out[2*a+1])
+					rows.merge(plane[i*g.wo:][:g.wo], out[2*a*tw:][:tw], out[(2*a+1)*tw:][:tw])
 				}
 			}
 		}
 	}
-}
-
-// interleave writes dst[2j] = e[j], dst[2j+1] = o[j] for the len(dst)
-// entries of dst.
-func interleave[T float](dst, e, o []T) {
-	j := 0
-	for ; 2*j+1 < len(dst); j++ {
-		dst[2*j], dst[2*j+1] = e[j], o[j]
-	}
-	if 2*j < len(dst) {
-		dst[2*j] = e[j]
-	}
-}
-
-// deinterleave writes the even entries of src to e and the odd ones to o,
-// and zeros past src (e and o hold tw entries each).
-func deinterleave[T float](e, o, src []T) {
-	j := 0
-	for ; 2*j+1 < len(src); j++ {
-		e[j], o[j] = src[2*j], src[2*j+1]
-	}
-	if 2*j < len(src) {
-		e[j], o[j] = src[2*j], 0
-		j++
-	}
-	clear(e[j:])
-	clear(o[j:])
 }
 
 // winoGrad writes the transformed output gradients of samples [n0, n1) of
@@ -350,26 +354,19 @@ func winoGrad[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int, dm []T,
 	rows := winoRowsFor[T]()
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
 	buf := grow(&ws.wino, 4*tw)
-	e := [2][]T{buf[:tw], buf[tw : 2*tw]}
-	o := [2][]T{buf[2*tw : 3*tw], buf[3*tw:]}
-	var dst [16][]T
+	e, o := buf[:2*tw], buf[2*tw:]
 	for n := n0; n < n1; n++ {
 		for oc := range g.cout {
 			plane := dy[(n*g.cout+oc)*g.hw():][:g.hw()]
 			base := (n-n0)*tiles + oc*ld
 			for ti := range th {
+				clear(buf)
 				for a := range 2 {
 					if i := 2*ti + a; i < g.ho {
-						deinterleave(e[a], o[a], plane[i*g.wo:][:g.wo])
-					} else {
-						clear(e[a])
-						clear(o[a])
+						rows.split(e[a*tw:][:tw], o[a*tw:][:tw], plane[i*g.wo:][:g.wo])
 					}
 				}
-				for xi := range 16 {
-					dst[xi] = dm[xi*g.cout*ld+base+ti*tw:][:tw]
-				}
-				rows.dy(&dst, &e, &o)
+				rows.dy(dm[base+ti*tw:], g.cout*ld, tw, e, o)
 			}
 		}
 	}
@@ -383,33 +380,18 @@ func winoInputGrad[T float](g convGeom, ws *workspace[T], dv []T, ld int, dx []T
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
 	pe, po, s := winoPlanes(g, ws)
 	tmp := grow(&ws.wino, 8*tw)
-	var src [16][]T
-	var e, o [4][]T
 	for n := n0; n < n1; n++ {
 		for c := range g.cin {
 			clear(pe)
 			clear(po)
 			base := (n-n0)*tiles + c*ld
 			for ti := range th {
-				for a := range 4 {
-					e[a], o[a] = pe[(2*ti+a)*s:][:s], po[(2*ti+a)*s:][:s]
-				}
-				for xi := range 16 {
-					src[xi] = dv[xi*g.cin*ld+base+ti*tw:][:tw]
-				}
-				rows.dx(&e, &o, &src, tmp)
+				rows.dx(pe[2*ti*s:], po[2*ti*s:], s, dv[base+ti*tw:], g.cin*ld, tw, tmp)
 			}
 			plane := dx[(n*g.cin+c)*g.h*g.w:][:g.h*g.w]
 			for y := range g.h {
-				row := plane[y*g.w:][:g.w]
-				re, ro := pe[(y+g.p)*s:][:s], po[(y+g.p)*s:][:s]
-				for x := range row {
-					if X := x + g.p; X&1 == 0 {
-						row[x] = re[X>>1]
-					} else {
-						row[x] = ro[X>>1]
-					}
-				}
+				ev, od := padSplit(pe[(y+g.p)*s:][:s], po[(y+g.p)*s:][:s], g.p)
+				rows.merge(plane[y*g.w:][:g.w], ev, od)
 			}
 		}
 	}

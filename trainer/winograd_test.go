@@ -211,13 +211,6 @@ func TestWinogradRows(t *testing.T) {
 		}
 		return v
 	}
-	rows := func(k, n int) []([]float32) {
-		s := make([][]float32, k)
-		for i := range s {
-			s[i] = vals(n)
-		}
-		return s
-	}
 	same := func(what string, n int, got, want [][]float32) {
 		t.Helper()
 		for i := range got {
@@ -229,32 +222,51 @@ func TestWinogradRows(t *testing.T) {
 		}
 	}
 	vec := winoRowsFor[float32]()
+	flat := func(n int) []float32 { return vals(n) }
 	for n := 1; n < 20; n++ {
-		e4, o4 := [4][]float32(rows(4, n+1)), [4][]float32(rows(4, n+1))
-		v1, v2 := [16][]float32(rows(16, n)), [16][]float32(rows(16, n))
-		vec.in(&v1, &e4, &o4)
-		winoInGo(&v2, &e4, &o4)
-		same("in", n, v1[:], v2[:])
+		// Strides past the rows, as in a chunk's matrices.
+		s, vs := n+3, 2*n+5
+		e, o := flat(3*s+n+1), flat(3*s+n+1)
+		v1 := flat(15*vs + n)
+		v2 := append([]float32(nil), v1...)
+		vec.in(v1, vs, n, e, o, s)
+		winoInGo(v2, vs, n, e, o, s)
+		same("in", n, [][]float32{v1}, [][]float32{v2})
 
-		m := [16][]float32(rows(16, n))
-		y1, y2 := [4][]float32(rows(4, n)), [4][]float32(rows(4, n))
-		vec.out(&y1, &m, 0.25)
-		winoOutGo(&y2, &m, 0.25)
-		same("out", n, y1[:], y2[:])
+		m := flat(15*vs + n)
+		y1, y2 := flat(4*n), flat(4*n)
+		vec.out(y1, n, m, vs, 0.25)
+		winoOutGo(y2, n, m, vs, 0.25)
+		same("out", n, [][]float32{y1}, [][]float32{y2})
 
-		e2, o2 := [2][]float32(rows(2, n)), [2][]float32(rows(2, n))
-		vec.dy(&v1, &e2, &o2)
-		winoDyGo(&v2, &e2, &o2)
-		same("dy", n, v1[:], v2[:])
+		e2, o2 := flat(2*n), flat(2*n)
+		vec.dy(v1, vs, n, e2, o2)
+		winoDyGo(v2, vs, n, e2, o2)
+		same("dy", n, [][]float32{v1}, [][]float32{v2})
 
-		ea, oa := [4][]float32(rows(4, n+1)), [4][]float32(rows(4, n+1))
-		var eb, ob [4][]float32
-		for a := range 4 {
-			eb[a], ob[a] = append([]float32(nil), ea[a]...), append([]float32(nil), oa[a]...)
+		ea, oa := flat(3*s+n+1), flat(3*s+n+1)
+		eb, ob := append([]float32(nil), ea...), append([]float32(nil), oa...)
+		vec.dx(ea, oa, s, m, vs, n, make([]float32, 8*n))
+		winoDxGo(eb, ob, s, m, vs, n, make([]float32, 8*n))
+		same("dx", n, [][]float32{ea, oa}, [][]float32{eb, ob})
+
+		// split and merge of 2n and 2n−1 entries.
+		for _, w := range []int{2 * n, 2*n - 1} {
+			src := vals(w)
+			ev, od, ev2, od2 := vals(n), vals(n), vals(n), vals(n)
+			copy(ev2, ev)
+			copy(od2, od)
+			vec.split(ev, od, src)
+			splitGo(ev2, od2, src)
+			same("split", w, [][]float32{ev, od}, [][]float32{ev2, od2})
+			for i, v := range src {
+				if i%2 == 0 && ev[i/2] != v || i%2 == 1 && od[i/2] != v {
+					t.Fatalf("split of %d: entry %d = %v went astray", w, i, v)
+				}
+			}
+			back := vals(w)
+			vec.merge(back, ev, od)
+			same("merge", w, [][]float32{back}, [][]float32{src})
 		}
-		vec.dx(&ea, &oa, &m, make([]float32, 8*n))
-		winoDxGo(&eb, &ob, &m, make([]float32, 8*n))
-		same("dx even", n, ea[:], eb[:])
-		same("dx odd", n, oa[:], ob[:])
 	}
 }
