@@ -30,12 +30,15 @@ import "os"
 // are 0, ±1 and ±½, so the extra rounding is a few ulps of the inputs'
 // magnitude (TestWinogradConv bounds it).
 //
-// The transforms run one row of tiles at a time on the even and odd
-// columns of the rows involved (their "E" and "O" halves), so that every
-// input of a tile's transform is at the tile's own index j or at j+1 and
-// the row's tiles transform as vectors (winograd_avx2.go). Each output
-// element is computed by the same expression, in the same order, in the
-// portable loops and the vector ones, so both give the same bits.
+// The transforms work on the even and odd columns of the rows involved
+// (their "E" and "O" halves), so that every input of tile j's transform
+// is at index j or j+1 of a half-row, and a run of tiles transforms as
+// vectors (winograd_avx2.go): a row of tiles of the input, or, for the
+// other transforms and for rows shorter than a vector (ResNet-18's 8×8
+// and 4×4 stages), all of a channel's tiles in the chunk, laid end to end.
+// Each output element is computed by the same expression, in the same
+// order, in the portable loops and the vector ones, so both give the same
+// bits.
 
 // useWinograd sends the 3×3 stride-1 convolutions with at least
 // winoMinCin input channels to F(2×2, 3×3); FLSWEEP_CONV=im2col keeps
@@ -43,21 +46,17 @@ import "os"
 var useWinograd = os.Getenv("FLSWEEP_CONV") != "im2col"
 
 // winoMinCin is the fewest input channels a convolution needs for
-// Winograd: the transforms cost per input channel what the product saves
-// per output channel, and ResNet-18's stem (3 channels) is better off with
-// im2col's one product of depth 27.
+// Winograd: its products have depth cin, and the transforms cost per input
+// channel what the products save per output channel. ResNet-18's stem (3
+// channels) trained no faster by Winograd (24.2 and 24.7 samples/s
+// against 24.4, BenchmarkTrainResNet18), so it keeps im2col's one product
+// of depth 27.
 const winoMinCin = 16
 
-// winoMinTiles is the fewest tiles a row needs for Winograd: the row
-// transforms run 8 tiles at a time, and rows of 4 (ResNet-18's third
-// stage, 8×8) or 2 (its fourth, 4×4) left them to the portable loops and
-// to per-row overheads, which cost more than the products saved.
-const winoMinTiles = 8
-
-// winograd reports whether convolutions of geometry g use F(2×2, 3×3)
+// winogradFits reports whether convolutions of geometry g use F(2×2, 3×3)
 // when useWinograd is set.
 func (g convGeom) winogradFits() bool {
-	return g.k == 3 && g.s == 1 && g.cin >= winoMinCin && g.tw() >= winoMinTiles
+	return g.k == 3 && g.s == 1 && g.cin >= winoMinCin
 }
 
 // Tile geometry: th×tw tiles cover the ho×wo outputs (the last row or
@@ -69,8 +68,8 @@ func (g convGeom) tw() int    { return (g.wo + 1) / 2 }
 func (g convGeom) tiles() int { return g.th() * g.tw() }
 
 // maxWinoFloats bounds a chunk's transformed inputs or outputs
-// (16·channels·tiles).
-const maxWinoFloats = 1 << 21
+// (16·channels·tiles); a variable so that tests can make chunks small.
+var maxWinoFloats = 1 << 21
 
 // winoChunk is the number of samples whose tiles form one chunk of the 16
 // products: enough for minGemmCols columns, within maxWinoFloats.
@@ -123,27 +122,27 @@ func winoWeightsGrad[T float](du []T, cout, cin int, dw []T) {
 	}
 }
 
-// winoRows are the row-of-tiles transforms, on flat slices with strides:
-// a row of n tiles reads and writes runs of n (or n+1) entries, ξ (or a
-// row) apart. winoRows32 may be replaced by vector versions that give the
+// winoRows are the transforms of runs of n tiles, on flat slices with
+// strides; winoRows32 may be replaced by vector versions that give the
 // same bits (winograd_avx2.go).
 type winoRows[T float] struct {
-	// in: v[ξ·vs + j] = (Bᵀ d B)_ξ, ξ = 4k+l, of tile j < n, where e[a·s:]
-	// and o[a·s:] hold the even and odd columns of the tile row's padded
-	// input row a (n+1 entries each).
-	in func(v []T, vs, n int, e, o []T, s int)
+	// in: v[ξ·vs + j] = (Bᵀ d B)_ξ, ξ = 4k+l, of tile j < n, where
+	// e[a·s + j] and o[a·s + j] are the even and odd columns 2j and 2j+1
+	// of the tile's padded input row a, and e1[a·s + j], o1[a·s + j]
+	// columns 2j+2 and 2j+3 (e1 = e[1:] and o1 = o[1:] in a row of tiles).
+	in func(v []T, vs, n int, e, o, e1, o1 []T, s int)
 	// out: y[(2a+b)·n + j] = (Aᵀ M A)[a][b] + bias of tile j < n, for
 	// M_ξ = m[ξ·ms + j].
 	out func(y []T, n int, m []T, ms int, bias T)
-	// dy: dm[ξ·ms + j] = (A dY Aᵀ)_ξ of tile j < n, where e[a·n:] and
-	// o[a·n:] hold the even and odd columns of the tile row's
-	// output-gradient row a (zero past the output).
+	// dy: dm[ξ·ms + j] = (A dY Aᵀ)_ξ of tile j < n, where e[a·n + j] and
+	// o[a·n + j] are the tile's output gradients in row a and columns 0
+	// and 1 (zero past the output).
 	dy func(dm []T, ms, n int, e, o []T)
-	// dx: adds B dV Bᵀ of the row's n tiles, dV_ξ = dv[ξ·vs + j], into the
-	// even and odd columns e[a·s:], o[a·s:] of the padded input-gradient
-	// rows a = 0..3 (n+1 entries): first each tile's columns 0 and 1 (at
-	// j), then its columns 2 and 3 (at j+1), through tmp (8 rows of n).
-	dx func(e, o []T, s int, dv []T, vs, n int, tmp []T)
+	// dx: c[(4a+b)·n + j] = (B dV Bᵀ)[a][b] of tile j < n, for
+	// dV_ξ = dv[ξ·vs + j].
+	dx func(c []T, n int, dv []T, vs int)
+	// add: dst[j] += src[j] for the entries of src.
+	add func(dst, src []T)
 	// split: ev[i] = src[2i], od[i] = src[2i+1] for the entries of src.
 	split func(ev, od, src []T)
 	// merge: split's inverse, dst[2i] = ev[i], dst[2i+1] = od[i] for the
@@ -154,7 +153,7 @@ type winoRows[T float] struct {
 var winoRows32 = winoRowsGo[float32]()
 
 func winoRowsGo[T float]() winoRows[T] {
-	return winoRows[T]{in: winoInGo[T], out: winoOutGo[T], dy: winoDyGo[T], dx: winoDxGo[T], split: splitGo[T], merge: mergeGo[T]}
+	return winoRows[T]{in: winoInGo[T], out: winoOutGo[T], dy: winoDyGo[T], dx: winoDxGo[T], add: addGo[T], split: splitGo[T], merge: mergeGo[T]}
 }
 
 func winoRowsFor[T float]() winoRows[T] {
@@ -200,10 +199,15 @@ func winoCol[T float](d0, d1, d2, d3 T) [4]T {
 	return [4]T{d0 - d2, d1 + d2, d2 - d1, d1 - d3}
 }
 
-func winoInGo[T float](v []T, vs, n int, e, o []T, s int) {
+func winoInGo[T float](v []T, vs, n int, e, o, e1, o1 []T, s int) {
+	winoInFrom(v, vs, n, e, o, e1, o1, s, 0)
+}
+
+// winoInFrom is winoInGo for tiles [j0, n).
+func winoInFrom[T float](v []T, vs, n int, e, o, e1, o1 []T, s, j0 int) {
 	col := func(x []T, j int) [4]T { return winoCol(x[j], x[s+j], x[2*s+j], x[3*s+j]) }
-	for j := range n {
-		a, b, c, d := col(e, j), col(o, j), col(e, j+1), col(o, j+1)
+	for j := j0; j < n; j++ {
+		a, b, c, d := col(e, j), col(o, j), col(e1, j), col(o1, j)
 		for k := range 4 {
 			v[(4*k)*vs+j] = a[k] - c[k]
 			v[(4*k+1)*vs+j] = b[k] + c[k]
@@ -254,40 +258,34 @@ func winoBCol[T float](d0, d1, d2, d3 T) [4]T {
 	return [4]T{d0, d1 - d2 + d3, d1 + d2 - d0, 0 - d3}
 }
 
-func winoDxGo[T float](e, o []T, s int, dv []T, vs, n int, tmp []T) {
-	winoDxFrom(e, o, s, dv, vs, n, tmp, 0)
-	for a := range 4 {
-		winoAddShifted(e[a*s+1:], tmp[(2*a)*n:][:n])
-		winoAddShifted(o[a*s+1:], tmp[(2*a+1)*n:][:n])
-	}
-}
+func winoDxGo[T float](c []T, n int, dv []T, vs int) { winoDxFrom(c, n, dv, vs, 0) }
 
-// winoDxFrom is winoDxGo's first pass for tiles [j0, n).
-func winoDxFrom[T float](e, o []T, s int, dv []T, vs, n int, tmp []T, j0 int) {
+// winoDxFrom is winoDxGo for tiles [j0, n).
+func winoDxFrom[T float](c []T, n int, dv []T, vs, j0 int) {
 	for j := j0; j < n; j++ {
 		var r [4][4]T // B dV: r[a][l]
 		for l := range 4 {
-			c := winoBCol(dv[l*vs+j], dv[(4+l)*vs+j], dv[(8+l)*vs+j], dv[(12+l)*vs+j])
-			r[0][l], r[1][l], r[2][l], r[3][l] = c[0], c[1], c[2], c[3]
+			b := winoBCol(dv[l*vs+j], dv[(4+l)*vs+j], dv[(8+l)*vs+j], dv[(12+l)*vs+j])
+			r[0][l], r[1][l], r[2][l], r[3][l] = b[0], b[1], b[2], b[3]
 		}
 		for a := range 4 {
-			c := winoBCol(r[a][0], r[a][1], r[a][2], r[a][3])
-			e[a*s+j] += c[0]
-			o[a*s+j] += c[1]
-			tmp[(2*a)*n+j], tmp[(2*a+1)*n+j] = c[2], c[3]
+			b := winoBCol(r[a][0], r[a][1], r[a][2], r[a][3])
+			for k := range 4 {
+				c[(4*a+k)*n+j] = b[k]
+			}
 		}
 	}
 }
 
-func winoAddShifted[T float](dst, src []T) {
+func addGo[T float](dst, src []T) {
 	dst = dst[:len(src)]
 	for j, s := range src {
 		dst[j] += s
 	}
 }
 
-// winoPlanes holds a chunk's per-plane scratch: the even and odd columns of
-// a zero-padded plane, 2·th+2 rows of tw+1.
+// winoPlanes holds a plane's scratch: the even and odd columns of a
+// zero-padded plane, 2·th+2 rows of tw+1.
 func winoPlanes[T float](g convGeom, ws *workspace[T]) (e, o []T, stride int) {
 	stride = g.tw() + 1
 	rows := 2*g.th() + 2
@@ -295,15 +293,25 @@ func winoPlanes[T float](g convGeom, ws *workspace[T]) (e, o []T, stride int) {
 	return buf[:rows*stride], buf[rows*stride:], stride
 }
 
+// winoShort reports whether g's rows of tiles are shorter than a vector:
+// their transforms then run on copies of the chunk's rows of tiles laid
+// end to end, one run per channel.
+func (g convGeom) winoShort() bool { return g.tw() < 8 }
+
 // winoInput writes the transformed tiles of samples [n0, n1) of x ([B,
 // cin, h, w]) into v ([16, cin, ld]): tile (ti, j) of sample n is column
 // (n−n0)·tiles + ti·tw + j.
 func winoInput[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T, ld int) {
 	rows := winoRowsFor[T]()
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
+	L := (n1 - n0) * tiles
 	pe, po, s := winoPlanes(g, ws)
-	for n := n0; n < n1; n++ {
-		for c := range g.cin {
+	var st []T // short rows: 4 runs (e, o, e1, o1) of 4 rows of L
+	if g.winoShort() {
+		st = grow(&ws.wino, 16*L)
+	}
+	for c := range g.cin {
+		for n := n0; n < n1; n++ {
 			plane := x[(n*g.cin+c)*g.h*g.w:][:g.h*g.w]
 			clear(pe)
 			clear(po)
@@ -311,10 +319,24 @@ func winoInput[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T, 
 				ev, od := padSplit(pe[(y+g.p)*s:][:s], po[(y+g.p)*s:][:s], g.p)
 				rows.split(ev, od, plane[y*g.w:][:g.w])
 			}
-			base := (n-n0)*tiles + c*ld
+			t0 := (n - n0) * tiles
 			for ti := range th {
-				rows.in(v[base+ti*tw:], g.cin*ld, tw, pe[2*ti*s:], po[2*ti*s:], s)
+				e, o := pe[2*ti*s:], po[2*ti*s:]
+				if st == nil {
+					rows.in(v[c*ld+t0+ti*tw:], g.cin*ld, tw, e, o, e[1:], o[1:], s)
+					continue
+				}
+				for a := range 4 {
+					t := a*L + t0 + ti*tw
+					copy(st[t:][:tw], e[a*s:])
+					copy(st[4*L+t:][:tw], o[a*s:])
+					copy(st[8*L+t:][:tw], e[a*s+1:])
+					copy(st[12*L+t:][:tw], o[a*s+1:])
+				}
 			}
+		}
+		if st != nil {
+			rows.in(v[c*ld:], g.cin*ld, L, st, st[4*L:], st[8*L:], st[12*L:], L)
 		}
 	}
 }
@@ -325,23 +347,24 @@ func winoInput[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T, 
 func winoOutput[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0, n1 int, b []T) {
 	rows := winoRowsFor[T]()
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
-	out := grow(&ws.wino, 4*tw)
-	for n := n0; n < n1; n++ {
-		for o := range g.cout {
-			var bias T
-			if b != nil {
-				bias = b[o]
-			}
+	L := (n1 - n0) * tiles
+	out := grow(&ws.wino, 4*L)
+	for o := range g.cout {
+		var bias T
+		if b != nil {
+			bias = b[o]
+		}
+		rows.out(out, L, m[o*ld:], g.cout*ld, bias)
+		for n := n0; n < n1; n++ {
 			plane := y[(n*g.cout+o)*g.hw():][:g.hw()]
-			base := (n-n0)*tiles + o*ld
 			for ti := range th {
-				rows.out(out, tw, m[base+ti*tw:], g.cout*ld, bias)
+				t := (n-n0)*tiles + ti*tw
 				for a := range 2 {
 					i := 2*ti + a
 					if i >= g.ho {
 						break
 					}
-					rows.merge(plane[i*g.wo:][:g.wo], out[2*a*tw:][:tw], out[(2*a+1)*tw:][:tw])
+					rows.merge(plane[i*g.wo:][:g.wo], out[2*a*L+t:][:tw], out[(2*a+1)*L+t:][:tw])
 				}
 			}
 		}
@@ -353,40 +376,57 @@ func winoOutput[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0,
 func winoGrad[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int, dm []T, ld int) {
 	rows := winoRowsFor[T]()
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
-	buf := grow(&ws.wino, 4*tw)
-	e, o := buf[:2*tw], buf[2*tw:]
-	for n := n0; n < n1; n++ {
-		for oc := range g.cout {
+	L := (n1 - n0) * tiles
+	buf := grow(&ws.wino, 4*L)
+	e, o := buf[:2*L], buf[2*L:]
+	for oc := range g.cout {
+		if g.ho%2 == 1 || g.wo%2 == 1 {
+			clear(buf) // the gradient is zero past the output
+		}
+		for n := n0; n < n1; n++ {
 			plane := dy[(n*g.cout+oc)*g.hw():][:g.hw()]
-			base := (n-n0)*tiles + oc*ld
 			for ti := range th {
-				clear(buf)
+				t := (n-n0)*tiles + ti*tw
 				for a := range 2 {
 					if i := 2*ti + a; i < g.ho {
-						rows.split(e[a*tw:][:tw], o[a*tw:][:tw], plane[i*g.wo:][:g.wo])
+						rows.split(e[a*L+t:][:tw], o[a*L+t:][:tw], plane[i*g.wo:][:g.wo])
 					}
 				}
-				rows.dy(dm[base+ti*tw:], g.cout*ld, tw, e, o)
 			}
 		}
+		rows.dy(dm[oc*ld:], g.cout*ld, L, e, o)
 	}
 }
 
 // winoInputGrad writes samples [n0, n1) of dx ([B, cin, h, w]) from the
 // chunk's transformed input gradients dv ([16, cin, ld]): the adjoint of
-// winoInput.
+// winoInput. Each row of tiles adds its tiles' columns 0 and 1 into the
+// padded plane's even and odd columns at j, then their columns 2 and 3 at
+// j+1; the rows of tiles add in order.
 func winoInputGrad[T float](g convGeom, ws *workspace[T], dv []T, ld int, dx []T, n0, n1 int) {
 	rows := winoRowsFor[T]()
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
+	L := (n1 - n0) * tiles
 	pe, po, s := winoPlanes(g, ws)
-	tmp := grow(&ws.wino, 8*tw)
-	for n := n0; n < n1; n++ {
-		for c := range g.cin {
+	cb := grow(&ws.wino, 16*L)
+	add := rows.add
+	if g.winoShort() {
+		add = addGo[T] // a call per run of fewer than 8 costs more than it adds
+	}
+	for c := range g.cin {
+		rows.dx(cb, L, dv[c*ld:], g.cin*ld)
+		for n := n0; n < n1; n++ {
 			clear(pe)
 			clear(po)
-			base := (n-n0)*tiles + c*ld
 			for ti := range th {
-				rows.dx(pe[2*ti*s:], po[2*ti*s:], s, dv[base+ti*tw:], g.cin*ld, tw, tmp)
+				t := (n-n0)*tiles + ti*tw
+				for a := range 4 {
+					e, o := pe[(2*ti+a)*s:], po[(2*ti+a)*s:]
+					add(e, cb[(4*a)*L+t:][:tw])
+					add(o, cb[(4*a+1)*L+t:][:tw])
+					add(e[1:], cb[(4*a+2)*L+t:][:tw])
+					add(o[1:], cb[(4*a+3)*L+t:][:tw])
+				}
 			}
 			plane := dx[(n*g.cin+c)*g.h*g.w:][:g.h*g.w]
 			for y := range g.h {

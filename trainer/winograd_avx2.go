@@ -15,7 +15,7 @@ import "simd/archsimd"
 
 func init() {
 	if archsimd.X86.AVX2() {
-		winoRows32 = winoRows[float32]{in: winoInAVX2, out: winoOutAVX2, dy: winoDyAVX2, dx: winoDxAVX2, split: splitAVX2, merge: mergeAVX2}
+		winoRows32 = winoRows[float32]{in: winoInAVX2, out: winoOutAVX2, dy: winoDyAVX2, dx: winoDxAVX2, add: addAVX2, split: splitAVX2, merge: mergeAVX2}
 	}
 }
 
@@ -27,29 +27,27 @@ func ld8(s []float32, j int) f8 { return archsimd.LoadFloat32x8Slice(s[j:]) }
 // portable ones.
 func tail8(n int) int { return n &^ 7 }
 
-func winoInAVX2(v []float32, vs, n int, e, o []float32, s int) {
+func winoInAVX2(v []float32, vs, n int, e, o, e1, o1 []float32, s int) {
 	k := tail8(n)
-	e0, e1, e2, e3 := e[:n+1], e[s:][:n+1], e[2*s:][:n+1], e[3*s:][:n+1]
-	o0, o1, o2, o3 := o[:n+1], o[s:][:n+1], o[2*s:][:n+1], o[3*s:][:n+1]
 	for j := 0; j < k; j += 8 {
 		// Bᵀ down the columns E[j], O[j], E[j+1], O[j+1]: a, b, c, d.
-		x0, x1, x2, x3 := ld8(e0, j), ld8(e1, j), ld8(e2, j), ld8(e3, j)
-		a0, a1, a2, a3 := x0.Sub(x2), x1.Add(x2), x2.Sub(x1), x1.Sub(x3)
-		x0, x1, x2, x3 = ld8(o0, j), ld8(o1, j), ld8(o2, j), ld8(o3, j)
-		b0, b1, b2, b3 := x0.Sub(x2), x1.Add(x2), x2.Sub(x1), x1.Sub(x3)
-		x0, x1, x2, x3 = ld8(e0, j+1), ld8(e1, j+1), ld8(e2, j+1), ld8(e3, j+1)
-		c0, c1, c2, c3 := x0.Sub(x2), x1.Add(x2), x2.Sub(x1), x1.Sub(x3)
-		x0, x1, x2, x3 = ld8(o0, j+1), ld8(o1, j+1), ld8(o2, j+1), ld8(o3, j+1)
-		d0, d1, d2, d3 := x0.Sub(x2), x1.Add(x2), x2.Sub(x1), x1.Sub(x3)
+		a0, a1, a2, a3 := col8(e, s, j)
+		b0, b1, b2, b3 := col8(o, s, j)
+		c0, c1, c2, c3 := col8(e1, s, j)
+		d0, d1, d2, d3 := col8(o1, s, j)
 		inRow8(v[j:], vs, a0, b0, c0, d0)
 		inRow8(v[4*vs+j:], vs, a1, b1, c1, d1)
 		inRow8(v[8*vs+j:], vs, a2, b2, c2, d2)
 		inRow8(v[12*vs+j:], vs, a3, b3, c3, d3)
 	}
 	archsimd.ClearAVXUpperBits()
-	if k < n {
-		winoInGo(v[k:], vs, n-k, e[k:], o[k:], s)
-	}
+	winoInFrom(v, vs, n, e, o, e1, o1, s, k)
+}
+
+// col8 is winoCol on vectors: Bᵀ down the four rows of x, s apart, at j.
+func col8(x []float32, s, j int) (f8, f8, f8, f8) {
+	x0, x1, x2, x3 := ld8(x, j), ld8(x, s+j), ld8(x, 2*s+j), ld8(x, 3*s+j)
+	return x0.Sub(x2), x1.Add(x2), x2.Sub(x1), x1.Sub(x3)
 }
 
 // inRow8 stores row k of a tile's transform, a−c, b+c, c−b, b−d, at v[0],
@@ -110,7 +108,7 @@ func dyRow8(dm []float32, ms int, re, ro f8) {
 	zero.Sub(ro).StoreSlice(dm[3*ms:])
 }
 
-func winoDxAVX2(e, o []float32, s int, dv []float32, vs, n int, tmp []float32) {
+func winoDxAVX2(c []float32, n int, dv []float32, vs int) {
 	k := tail8(n)
 	for j := 0; j < k; j += 8 {
 		// B dV, column l: r0l..r3l.
@@ -118,19 +116,13 @@ func winoDxAVX2(e, o []float32, s int, dv []float32, vs, n int, tmp []float32) {
 		r01, r11, r21, r31 := bcol8(ld8(dv, vs+j), ld8(dv, 5*vs+j), ld8(dv, 9*vs+j), ld8(dv, 13*vs+j))
 		r02, r12, r22, r32 := bcol8(ld8(dv, 2*vs+j), ld8(dv, 6*vs+j), ld8(dv, 10*vs+j), ld8(dv, 14*vs+j))
 		r03, r13, r23, r33 := bcol8(ld8(dv, 3*vs+j), ld8(dv, 7*vs+j), ld8(dv, 11*vs+j), ld8(dv, 15*vs+j))
-		dxRow8(e, o, tmp, n, j, r00, r01, r02, r03)
-		dxRow8(e[s:], o[s:], tmp[2*n:], n, j, r10, r11, r12, r13)
-		dxRow8(e[2*s:], o[2*s:], tmp[4*n:], n, j, r20, r21, r22, r23)
-		dxRow8(e[3*s:], o[3*s:], tmp[6*n:], n, j, r30, r31, r32, r33)
-	}
-	if k < n {
-		winoDxFrom(e, o, s, dv, vs, n, tmp, k)
-	}
-	for a := range 4 {
-		addShifted8(e[a*s+1:], tmp[(2*a)*n:][:n])
-		addShifted8(o[a*s+1:], tmp[(2*a+1)*n:][:n])
+		dxRow8(c[j:], n, r00, r01, r02, r03)
+		dxRow8(c[4*n+j:], n, r10, r11, r12, r13)
+		dxRow8(c[8*n+j:], n, r20, r21, r22, r23)
+		dxRow8(c[12*n+j:], n, r30, r31, r32, r33)
 	}
 	archsimd.ClearAVXUpperBits()
+	winoDxFrom(c, n, dv, vs, k)
 }
 
 // bcol8 is winoBCol on vectors: d0, d1−d2+d3, d1+d2−d0, 0−d3.
@@ -139,26 +131,23 @@ func bcol8(d0, d1, d2, d3 f8) (f8, f8, f8, f8) {
 	return d0, d1.Sub(d2).Add(d3), d1.Add(d2).Sub(d0), zero.Sub(d3)
 }
 
-// dxRow8 adds row a of B dV Bᵀ: its columns 0 and 1 into e and o at j, and
-// keeps columns 2 and 3 in tmp (2 rows of n) for the shifted pass.
-func dxRow8(e, o, tmp []float32, n, j int, r0, r1, r2, r3 f8) {
+// dxRow8 stores row a of B dV Bᵀ at c[0], c[n], c[2n], c[3n].
+func dxRow8(c []float32, n int, r0, r1, r2, r3 f8) {
 	c0, c1, c2, c3 := bcol8(r0, r1, r2, r3)
-	ld8(e, j).Add(c0).StoreSlice(e[j:])
-	ld8(o, j).Add(c1).StoreSlice(o[j:])
-	c2.StoreSlice(tmp[j:])
-	c3.StoreSlice(tmp[n+j:])
+	c0.StoreSlice(c)
+	c1.StoreSlice(c[n:])
+	c2.StoreSlice(c[2*n:])
+	c3.StoreSlice(c[3*n:])
 }
 
-// addShifted8 is winoAddShifted: dst[j] += src[j].
-func addShifted8(dst, src []float32) {
+func addAVX2(dst, src []float32) {
 	n := len(src)
 	k := tail8(n)
 	for j := 0; j < k; j += 8 {
 		ld8(dst, j).Add(ld8(src, j)).StoreSlice(dst[j:])
 	}
-	for j := k; j < n; j++ {
-		dst[j] += src[j]
-	}
+	archsimd.ClearAVXUpperBits()
+	addGo(dst[k:], src[k:])
 }
 
 // halves orders the lanes (0, 1, 4, 5, 2, 3, 6, 7): split's and merge's

@@ -42,15 +42,17 @@ func convPasses[T float](g convGeom, batch int, x, w, b, dy []T) (y, dx, dw []T)
 // finite-difference tests check against the definition): to 1e-12
 // relative to the terms' scale in float64, and within 2·10⁻⁶ of it in
 // float32. The geometries cover padding 0 and 1, even and odd outputs
-// (a last row and column of tiles reaching past them), bias, chunks of
-// several samples and a rest chunk.
+// (a last row and column of tiles reaching past them), bias, rows of
+// tiles shorter and longer than a vector, and chunks of one sample and of
+// several with a rest chunk.
 func TestWinogradConv(t *testing.T) {
 	tests := []struct {
-		name         string
-		cin, cout    int
-		h, w, p      int
-		bias         bool
-		batch, chunk int
+		name      string
+		cin, cout int
+		h, w, p   int
+		bias      bool
+		batch     int
+		chunk     int // maxWinoFloats, or 0 for the default
 	}{
 		{"padded even", 3, 4, 6, 8, 1, false, 3, 0},
 		{"padded odd", 2, 3, 5, 7, 1, true, 2, 0},
@@ -58,9 +60,16 @@ func TestWinogradConv(t *testing.T) {
 		{"valid 3x3 image", 2, 2, 3, 3, 0, false, 3, 0},
 		{"one row", 2, 2, 1, 9, 1, false, 2, 0},
 		{"many channels", 20, 17, 8, 8, 1, false, 5, 0},
+		{"long rows", 3, 2, 5, 37, 1, true, 3, 0},
+		{"chunks of one", 3, 4, 6, 8, 1, true, 3, 16 * 4 * 12},
+		{"chunks of two and a rest", 2, 3, 7, 18, 1, false, 5, 16 * 3 * 36 * 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.chunk > 0 {
+				defer func(m int) { maxWinoFloats = m }(maxWinoFloats)
+				maxWinoFloats = tt.chunk
+			}
 			l := layer{name: "c", in: shape{tt.cin, tt.h, tt.w}, out: shape{tt.cout, tt.h + 2*tt.p - 2, tt.w + 2*tt.p - 2}, k: 3, stride: 1, pad: tt.p, b: -1}
 			if tt.bias {
 				l.b = 0
@@ -82,6 +91,9 @@ func TestWinogradConv(t *testing.T) {
 			}
 			direct, wino := g, g
 			direct.wino, wino.wino = false, true
+			if tt.chunk > 0 && wino.winoChunk() >= tt.batch {
+				t.Fatalf("one chunk of %d samples for a batch of %d", wino.winoChunk(), tt.batch)
+			}
 			y0, dx0, dw0 := convPasses(direct, tt.batch, x, w, b, dy)
 			y1, dx1, dw1 := convPasses(wino, tt.batch, x, w, b, dy)
 			// Scales: a sum of 9·cin (forward), 9·cout (dx) or
@@ -229,9 +241,13 @@ func TestWinogradRows(t *testing.T) {
 		e, o := flat(3*s+n+1), flat(3*s+n+1)
 		v1 := flat(15*vs + n)
 		v2 := append([]float32(nil), v1...)
-		vec.in(v1, vs, n, e, o, s)
-		winoInGo(v2, vs, n, e, o, s)
+		vec.in(v1, vs, n, e, o, e[1:], o[1:], s)
+		winoInGo(v2, vs, n, e, o, e[1:], o[1:], s)
 		same("in", n, [][]float32{v1}, [][]float32{v2})
+		e1, o1 := flat(3*s+n), flat(3*s+n)
+		vec.in(v1, vs, n, e, o, e1, o1, s)
+		winoInGo(v2, vs, n, e, o, e1, o1, s)
+		same("in, staged", n, [][]float32{v1}, [][]float32{v2})
 
 		m := flat(15*vs + n)
 		y1, y2 := flat(4*n), flat(4*n)
@@ -244,11 +260,16 @@ func TestWinogradRows(t *testing.T) {
 		winoDyGo(v2, vs, n, e2, o2)
 		same("dy", n, [][]float32{v1}, [][]float32{v2})
 
-		ea, oa := flat(3*s+n+1), flat(3*s+n+1)
-		eb, ob := append([]float32(nil), ea...), append([]float32(nil), oa...)
-		vec.dx(ea, oa, s, m, vs, n, make([]float32, 8*n))
-		winoDxGo(eb, ob, s, m, vs, n, make([]float32, 8*n))
-		same("dx", n, [][]float32{ea, oa}, [][]float32{eb, ob})
+		c1, c2 := flat(16*n), flat(16*n)
+		vec.dx(c1, n, m, vs)
+		winoDxGo(c2, n, m, vs)
+		same("dx", n, [][]float32{c1}, [][]float32{c2})
+
+		d1 := flat(n)
+		d2 := append([]float32(nil), d1...)
+		vec.add(d1, c1[:n])
+		addGo(d2, c1[:n])
+		same("add", n, [][]float32{d1}, [][]float32{d2})
 
 		// split and merge of 2n and 2n−1 entries.
 		for _, w := range []int{2 * n, 2*n - 1} {
