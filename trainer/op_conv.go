@@ -557,7 +557,6 @@ type convDwOp[T float] struct {
 	ws  *workspace[T]
 	fwd *convOp[T] // its cached column matrices, if any
 	dw  outBuf[T]
-	du  []T // Winograd: the transformed weight gradient
 }
 
 func (op *convDwOp[T]) Arity() int { return 2 }
@@ -636,7 +635,7 @@ func (op *convDxOp[T]) winoDx(dy, w, dx []T, batch int) {
 // dM_ξ·V_ξᵀ, then dW = Gᵀ dU G.
 func (op *convDwOp[T]) winoDw(dy, x, dw []T, batch int) {
 	g := op.g
-	du := grow(&op.du, 16*g.cout*g.cin)
+	du := grow(&op.ws.du, 16*g.cout*g.cin)
 	for n0 := 0; n0 < batch; n0 += g.winoChunk() {
 		n1 := min(n0+g.winoChunk(), batch)
 		cols := (n1 - n0) * g.tiles()

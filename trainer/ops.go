@@ -192,7 +192,8 @@ func (o *outBuf[T]) get(shape ...int) (*tensor.Dense, []T) {
 type workspace[T float] struct {
 	col, aux []T            // convolutions: the column matrix and a channel-major copy of dy
 	pad      []T            // convolutions: a chunk's input or input gradient, zero-padded
-	wino     []T            // Winograd convolutions: a row of tiles' scratch (winograd.go)
+	wino     []T            // Winograd convolutions: the transforms' scratch (winograd.go)
+	du       []T            // Winograd convolutions: the transformed weight gradient
 	ta, tb   []T            // gemm: transposed operands (blas_gonum.go)
 	packed   packed.Buffers // the packed product's blocks (sgemm.go)
 }
