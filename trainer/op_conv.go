@@ -348,19 +348,16 @@ type convOp[T float] struct {
 // back.
 func (op *convOp[T]) winoForward(x, w, b, y []T, batch int) {
 	g := op.g
-	u := grow(&op.u, 16*g.cout*g.cin)
+	u := grow(&op.u, winoXi*g.cout*g.cin)
 	winoWeights(w, g.cout, g.cin, u)
-	for n0 := 0; n0 < batch; n0 += g.winoChunk() {
-		n1 := min(n0+g.winoChunk(), batch)
-		cols := (n1 - n0) * g.tiles()
-		ld := colLd(cols)
-		v, m := grow(&op.ws.col, 16*g.cin*ld), grow(&op.ws.aux, 16*g.cout*ld)
+	g.winoChunks(batch, func(n0, n1, cols, ld int) {
+		v, m := grow(&op.ws.col, winoXi*g.cin*ld), grow(&op.ws.aux, winoXi*g.cout*ld)
 		winoInput(g, op.ws, x, n0, n1, v, ld)
-		for xi := range 16 {
+		for xi := range winoXi {
 			gemm(op.ws, false, false, g.cout, cols, g.cin, 1, u[xi*g.cout*g.cin:], g.cin, v[xi*g.cin*ld:], ld, 0, m[xi*g.cout*ld:], ld)
 		}
 		winoOutput(g, op.ws, m, ld, y, n0, n1, b)
-	}
+	})
 }
 
 // maxCachedCols bounds one convolution's cached column matrices (16 MiB of
@@ -501,10 +498,8 @@ type convDxOp[T float] struct {
 	ws *workspace[T]
 	dx outBuf[T]
 	// fwd is the forward op, whose transformed weights (Winograd) are
-	// those of this step's W; nil where the op runs alone (tests), which
-	// then transforms W itself into u.
+	// those of this step's W: the graph runs it first.
 	fwd *convOp[T]
-	u   []T
 }
 
 func (op *convDxOp[T]) Arity() int { return 2 }
@@ -534,7 +529,7 @@ func (op *convDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	}
 	t, dx := op.dx.get(batch, g.cin, g.h, g.w)
 	if g.wino {
-		op.winoDx(dy, w, dx, batch)
+		op.winoDx(dy, dx, batch)
 		return t, nil
 	}
 	clear(dx)
@@ -607,49 +602,37 @@ func (op *convDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	return t, nil
 }
 
-// winoDx computes dx for dy by F(2×2, 3×3): dV_ξ = U_ξᵀ·dM_ξ, chunk by
-// chunk, transformed back onto the input planes.
-func (op *convDxOp[T]) winoDx(dy, w, dx []T, batch int) {
-	g := op.g
-	var u []T
-	if op.fwd != nil && len(op.fwd.u) == 16*g.cout*g.cin {
-		u = op.fwd.u
-	} else {
-		u = grow(&op.u, 16*g.cout*g.cin)
-		winoWeights(w, g.cout, g.cin, u)
-	}
-	for n0 := 0; n0 < batch; n0 += g.winoChunk() {
-		n1 := min(n0+g.winoChunk(), batch)
-		cols := (n1 - n0) * g.tiles()
-		ld := colLd(cols)
-		dm, dv := grow(&op.ws.aux, 16*g.cout*ld), grow(&op.ws.col, 16*g.cin*ld)
+// winoDx computes dx for dy by F(2×2, 3×3): dV_ξ = U_ξᵀ·dM_ξ with the
+// forward pass's U, chunk by chunk, transformed back onto the input
+// planes.
+func (op *convDxOp[T]) winoDx(dy, dx []T, batch int) {
+	g, u := op.g, op.fwd.u
+	g.winoChunks(batch, func(n0, n1, cols, ld int) {
+		dm, dv := grow(&op.ws.aux, winoXi*g.cout*ld), grow(&op.ws.col, winoXi*g.cin*ld)
 		winoGrad(g, op.ws, dy, n0, n1, dm, ld)
-		for xi := range 16 {
+		for xi := range winoXi {
 			gemm(op.ws, true, false, g.cin, cols, g.cout, 1, u[xi*g.cout*g.cin:], g.cin, dm[xi*g.cout*ld:], ld, 0, dv[xi*g.cin*ld:], ld)
 		}
 		winoInputGrad(g, op.ws, dv, ld, dx, n0, n1)
-	}
+	})
 }
 
 // winoDw computes dW for dy and x by F(2×2, 3×3): dU_ξ = Σ_chunks
 // dM_ξ·V_ξᵀ, then dW = Gᵀ dU G.
 func (op *convDwOp[T]) winoDw(dy, x, dw []T, batch int) {
 	g := op.g
-	du := grow(&op.ws.du, 16*g.cout*g.cin)
-	for n0 := 0; n0 < batch; n0 += g.winoChunk() {
-		n1 := min(n0+g.winoChunk(), batch)
-		cols := (n1 - n0) * g.tiles()
-		ld := colLd(cols)
-		v, dm := grow(&op.ws.col, 16*g.cin*ld), grow(&op.ws.aux, 16*g.cout*ld)
+	du := grow(&op.ws.du, winoXi*g.cout*g.cin)
+	g.winoChunks(batch, func(n0, n1, cols, ld int) {
+		v, dm := grow(&op.ws.col, winoXi*g.cin*ld), grow(&op.ws.aux, winoXi*g.cout*ld)
 		winoInput(g, op.ws, x, n0, n1, v, ld)
 		winoGrad(g, op.ws, dy, n0, n1, dm, ld)
 		beta := T(1)
 		if n0 == 0 {
 			beta = 0
 		}
-		for xi := range 16 {
+		for xi := range winoXi {
 			gemm(op.ws, false, true, g.cout, g.cin, cols, 1, dm[xi*g.cout*ld:], ld, v[xi*g.cin*ld:], ld, beta, du[xi*g.cout*g.cin:], g.cin)
 		}
-	}
+	})
 	winoWeightsGrad(du, g.cout, g.cin, dw)
 }

@@ -67,6 +67,10 @@ func (g convGeom) th() int    { return (g.ho + 1) / 2 }
 func (g convGeom) tw() int    { return (g.wo + 1) / 2 }
 func (g convGeom) tiles() int { return g.th() * g.tw() }
 
+// winoXi is the number of positions ξ of a transformed tile, and so of
+// products per chunk.
+const winoXi = 16
+
 // maxWinoFloats bounds a chunk's transformed inputs or outputs
 // (16·channels·tiles); a variable so that tests can make chunks small.
 var maxWinoFloats = 1 << 21
@@ -76,7 +80,18 @@ var maxWinoFloats = 1 << 21
 func (g convGeom) winoChunk() int {
 	t := g.tiles()
 	c := (minGemmCols + t - 1) / t
-	return max(1, min(c, maxWinoFloats/(16*max(g.cin, g.cout)*t)))
+	return max(1, min(c, maxWinoFloats/(winoXi*max(g.cin, g.cout)*t)))
+}
+
+// winoChunks calls f for each chunk [n0, n1) of a batch, with the chunk's
+// columns (tiles) and the distance between the rows of its transformed
+// matrices.
+func (g convGeom) winoChunks(batch int, f func(n0, n1, cols, ld int)) {
+	for n0 := 0; n0 < batch; n0 += g.winoChunk() {
+		n1 := min(n0+g.winoChunk(), batch)
+		cols := (n1 - n0) * g.tiles()
+		f(n0, n1, cols, colLd(cols))
+	}
 }
 
 // winoWeights writes U_ξ = (G g Gᵀ)_ξ for w ([cout, cin, 3, 3]) into u
@@ -410,9 +425,6 @@ func winoInputGrad[T float](g convGeom, ws *workspace[T], dv []T, ld int, dx []T
 	pe, po, s := winoPlanes(g, ws)
 	cb := grow(&ws.wino, 16*L)
 	add := rows.add
-	if g.winoShort() {
-		add = addGo[T] // a call per run of fewer than 8 costs more than it adds
-	}
 	for c := range g.cin {
 		rows.dx(cb, L, dv[c*ld:], g.cin*ld)
 		for n := n0; n < n1; n++ {

@@ -10,8 +10,10 @@ import (
 )
 
 // convPasses runs a convolution's forward pass, input gradient and weight
-// gradient for x, w, b (b nil for none) and dy.
-func convPasses[T float](g convGeom, batch int, x, w, b, dy []T) (y, dx, dw []T) {
+// gradient for x, w, b (b nil for none) and dy, as a training step's graph
+// runs them.
+func convPasses[T float](t *testing.T, g convGeom, batch int, x, w, b, dy []T) (y, dx, dw []T) {
+	t.Helper()
 	ws := &workspace[T]{}
 	fwd := &convOp[T]{g: g, ws: ws, train: true}
 	xt := tensor.New(tensor.WithShape(batch, g.cin, g.h, g.w), tensor.WithBacking(x))
@@ -23,16 +25,16 @@ func convPasses[T float](g convGeom, batch int, x, w, b, dy []T) (y, dx, dw []T)
 	}
 	out, err := fwd.Do(args...)
 	if err != nil {
-		panic(err)
+		t.Fatal(err)
 	}
 	y = append([]T(nil), out.(*tensor.Dense).Data().([]T)...)
-	dxo, err := (&convDxOp[T]{g: g, ws: ws}).Do(dyt, wt)
+	dxo, err := (&convDxOp[T]{g: g, ws: ws, fwd: fwd}).Do(dyt, wt)
 	if err != nil {
-		panic(err)
+		t.Fatal(err)
 	}
 	dwo, err := (&convDwOp[T]{g: g, ws: ws, fwd: fwd}).Do(dyt, xt)
 	if err != nil {
-		panic(err)
+		t.Fatal(err)
 	}
 	return y, dxo.(*tensor.Dense).Data().([]T), dwo.(*tensor.Dense).Data().([]T)
 }
@@ -94,8 +96,8 @@ func TestWinogradConv(t *testing.T) {
 			if tt.chunk > 0 && wino.winoChunk() >= tt.batch {
 				t.Fatalf("one chunk of %d samples for a batch of %d", wino.winoChunk(), tt.batch)
 			}
-			y0, dx0, dw0 := convPasses(direct, tt.batch, x, w, b, dy)
-			y1, dx1, dw1 := convPasses(wino, tt.batch, x, w, b, dy)
+			y0, dx0, dw0 := convPasses(t, direct, tt.batch, x, w, b, dy)
+			y1, dx1, dw1 := convPasses(t, wino, tt.batch, x, w, b, dy)
 			// Scales: a sum of 9·cin (forward), 9·cout (dx) or
 			// batch·hw (dw) products of unit normals.
 			scale := map[string]float64{
@@ -127,7 +129,7 @@ func TestWinogradConv(t *testing.T) {
 				}
 				return o
 			}
-			y2, dx2, dw2 := convPasses(wino, tt.batch, f32(x), f32(w), f32(b), f32(dy))
+			y2, dx2, dw2 := convPasses(t, wino, tt.batch, f32(x), f32(w), f32(b), f32(dy))
 			for _, c := range []struct {
 				what string
 				got  []float32
@@ -194,7 +196,7 @@ func TestWinogradTransforms(t *testing.T) {
 	for i := range x {
 		x[i] = 1
 	}
-	y, _, _ := convPasses(g, 1, x, w, nil, make([]float64, 16))
+	y, _, _ := convPasses(t, g, 1, x, w, nil, make([]float64, 16))
 	want := []float64{4, 6, 6, 4, 6, 9, 9, 6, 6, 9, 9, 6, 4, 6, 6, 4}
 	for i := range y {
 		if y[i] != want[i] {
