@@ -162,6 +162,8 @@ func BenchmarkSgemm(b *testing.B) {
 		{"conv-cifar-64x1100x1600", false, false, 64, 1100, 1600},
 		{"conv-dx-576x1024x64-TN", true, false, 576, 1024, 64},
 		{"conv-dw-64x576x1024-NT", false, true, 64, 576, 1024},
+		{"conv-cifar-dw-64x1600x1100-NT", false, true, 64, 1600, 1100},
+		{"wino-du-256x256x1024-NT", false, true, 256, 256, 1024},
 		{"square-512", false, false, 512, 512, 512},
 	}
 	impls := []struct {

@@ -160,7 +160,7 @@
 // our own packed gemm (sgemm.go, internal/packed): a register-blocked
 // kernel over packed blocks of A and B (B read in place where it is stored
 // k×n; 14×32 with AVX-512, 6×16 with AVX2) and a dot-product kernel for
-// A·Bᵀ (4×6, 2×3), in Go assembly. Every entry of C is summed in one fixed
+// A·Bᵀ (4×6, 4×3), in Go assembly. Every entry of C is summed in one fixed
 // order whatever the kernel's blocking, so both instruction sets give the
 // same bits (TestSgemmOrder); on the models' shapes it runs 1.4–2×
 // OpenBLAS's Haswell kernels on an AVX-512 CPU (BenchmarkSgemm), and it

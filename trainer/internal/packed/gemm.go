@@ -203,7 +203,7 @@ func addTile(c []float32, ldc int, tile []float32, ld, mr, nr int, add bool) {
 // (BenchmarkSgemm in package trainer).
 const dotMinK = 64
 
-// The dot-product kernel computes dm×dn blocks of C (4×6 with AVX-512, 2×3
+// The dot-product kernel computes dm×dn blocks of C (4×6 with AVX-512, 4×3
 // with AVX2), DK deep at a time so that its rows (at most 20 KB) stay in
 // L1.
 const DK = 512

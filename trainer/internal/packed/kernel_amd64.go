@@ -18,7 +18,7 @@ var kernelSets = func() []*kernels {
 
 var (
 	avx512 = kernels{name: "AVX-512", mr: 14, nr: 32, dm: 4, dn: 6, kern: kern14x32, dot: dot4x6}
-	avx2   = kernels{name: "AVX2", mr: 6, nr: 16, dm: 2, dn: 3, kern: kern6x16, kernA: kern6x16a, dot: dot2x3, packMinM: 64, dotRows: 96}
+	avx2   = kernels{name: "AVX2", mr: 6, nr: 16, dm: 4, dn: 3, kern: kern6x16, kernA: kern6x16a, dot: dot4x3, packMinM: 64, dotRows: 96}
 )
 
 // kern14x32 adds the product of a packed 14-row A panel and a 32-column B
@@ -54,22 +54,22 @@ func kern6x16(k int, a, b, c *float32, ldb, ldc int, add bool)
 //go:noescape
 func kern6x16a(k int, a *float32, lda int, b, c *float32, ldb, ldc int, add bool)
 
-// kernDot2x3 is kernDot4x6 for a 2×3 block of C, in AVX2; mask points at
+// laneMasks[16−t:] are the lane masks of a step with its first t lanes.
+var laneMasks = [32]int32{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+
+// kernDot4x3 is kernDot4x6 for a 4×3 block of C, in AVX2; mask points at
 // the 16 lane masks of the last, partial step (nil for none). See
 // kernel_avx2_amd64.s.
 //
 //go:noescape
-func kernDot2x3(k16 int, mask *int32, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+func kernDot4x3(k16 int, mask *int32, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
-// laneMasks[16−t:] are the lane masks of a step with its first t lanes.
-var laneMasks = [32]int32{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
-
-func dot2x3(k16, tail int, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {
+func dot4x3(k16, tail int, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {
 	var mask *int32
 	if tail > 0 {
 		mask = &laneMasks[16-tail]
 	}
-	kernDot2x3(k16, mask, alpha, a, lda, b, ldb, c, ldc)
+	kernDot4x3(k16, mask, alpha, a, lda, b, ldb, c, ldc)
 }
 
 // transposeStrip transposes blocks 8×8 blocks of src (lds floats between

@@ -4,7 +4,7 @@
 // every entry of C in exactly the order of its AVX-512 counterpart in
 // kernel_amd64.s, so the two give the same bits: kern6x16 runs one FMA
 // chain per entry along k from zero and then adds the chain to C (or
-// writes it), as kern14x32 does; kernDot2x3 keeps each entry's 16 lanes as
+// writes it), as kern14x32 does; kernDot4x3 keeps each entry's 16 lanes as
 // two 8-lane halves and sums them in kernDot4x6's tree.
 
 // ZERO12 clears Y0–Y11, the sums of either kernel.
@@ -150,105 +150,6 @@ storea:
 seta:
 	SET12
 
-// The dot-product kernel for C = A·Bᵀ, unpacked: C[2×3] += alpha·A[2×k]·B[3×k]ᵀ
-// for 2 rows of A (lda floats apart) and 3 rows of B (ldb apart). Entry
-// (i, j) of C keeps the lanes 0–7 of its 16-lane partial sums in Y(3i+j)
-// and the lanes 8–15 in Y(6+3i+j); Y12 and Y13 hold a half step of A's
-// rows, Y14 and Y15 a half step of B's rows (or the tail's lane mask).
-// k runs in steps of 16 lanes, the last one masked when mask is not nil:
-// mask points at 16 int32 lane masks, −1 for the lanes the step has.
-
-// DOT8 loads half a step of B's row at addr and adds its products with
-// the half steps of A's two rows into the sums r0 (row 0) and r1 (row 1).
-#define DOT8(addr, by, r0, r1) \
-	VMOVUPS     addr, by; \
-	VFMADD231PS Y12, by, r0; \
-	VFMADD231PS Y13, by, r1
-
-// DOT8M is DOT8 for the masked tail: the lanes outside the mask Y15 load
-// as zeros.
-#define DOT8M(addr, r0, r1) \
-	VMASKMOVPS  addr, Y15, Y14; \
-	VFMADD231PS Y12, Y14, r0; \
-	VFMADD231PS Y13, Y14, r1
-
-// HSUM8 sums the 16 lanes of an entry, whose halves are lo (lower 128 bits
-// x) and hi, in kernDot4x6's order (lane i + lane i+8, then i + i+4, then
-// i + i+2, then 0 + 1), scales the sum by alpha (X14) and adds it to the
-// float32 at dst.
-#define HSUM8(lo, x, hi, dst) \
-	VADDPS       hi, lo, lo; \
-	VEXTRACTF128 $1, lo, X15; \
-	VADDPS       X15, x, x; \
-	VPERMILPS    $0x4e, x, X15; \
-	VADDPS       X15, x, x; \
-	VPERMILPS    $0xb1, x, X15; \
-	VADDSS       X15, x, x; \
-	VMULSS       X14, x, x; \
-	VADDSS       dst, x, x; \
-	VMOVSS       x, dst
-
-// func kernDot2x3(k16 int, mask *int32, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
-TEXT ·kernDot2x3(SB), NOSPLIT, $0-72
-	MOVQ   k16+0(FP), CX
-	MOVQ   a+24(FP), AX
-	MOVQ   lda+32(FP), R8
-	MOVQ   b+40(FP), BX
-	MOVQ   ldb+48(FP), R10
-	SHLQ   $2, R8
-	SHLQ   $2, R10
-	ZERO12
-	TESTQ  CX, CX
-	JEQ    tail
-
-dotloop:
-	VMOVUPS (AX), Y12
-	VMOVUPS (AX)(R8*1), Y13
-	DOT8((BX), Y14, Y0, Y3)
-	DOT8((BX)(R10*1), Y15, Y1, Y4)
-	DOT8((BX)(R10*2), Y14, Y2, Y5)
-	VMOVUPS 32(AX), Y12
-	VMOVUPS 32(AX)(R8*1), Y13
-	DOT8(32(BX), Y15, Y6, Y9)
-	DOT8(32(BX)(R10*1), Y14, Y7, Y10)
-	DOT8(32(BX)(R10*2), Y15, Y8, Y11)
-	ADDQ    $64, AX
-	ADDQ    $64, BX
-	DECQ    CX
-	JNZ     dotloop
-
-tail:
-	MOVQ  mask+8(FP), DX
-	TESTQ DX, DX
-	JEQ   sums
-	VMOVDQU    (DX), Y15
-	VMASKMOVPS (AX), Y15, Y12
-	VMASKMOVPS (AX)(R8*1), Y15, Y13
-	DOT8M((BX), Y0, Y3)
-	DOT8M((BX)(R10*1), Y1, Y4)
-	DOT8M((BX)(R10*2), Y2, Y5)
-	VMOVDQU    32(DX), Y15
-	VMASKMOVPS 32(AX), Y15, Y12
-	VMASKMOVPS 32(AX)(R8*1), Y15, Y13
-	DOT8M(32(BX), Y6, Y9)
-	DOT8M(32(BX)(R10*1), Y7, Y10)
-	DOT8M(32(BX)(R10*2), Y8, Y11)
-
-sums:
-	VMOVSS alpha+16(FP), X14
-	MOVQ   c+56(FP), DI
-	MOVQ   ldc+64(FP), DX
-	SHLQ   $2, DX
-	HSUM8(Y0, X0, Y6, (DI))
-	HSUM8(Y1, X1, Y7, 4(DI))
-	HSUM8(Y2, X2, Y8, 8(DI))
-	ADDQ   DX, DI
-	HSUM8(Y3, X3, Y9, (DI))
-	HSUM8(Y4, X4, Y10, 4(DI))
-	HSUM8(Y5, X5, Y11, 8(DI))
-	VZEROUPPER
-	RET
-
 // func transposeStrip(dst *float32, ldd int, src *float32, lds int, blocks int)
 //
 // Transposes blocks 8×8 blocks side by side: block b holds rows 0–7 of src
@@ -325,5 +226,139 @@ tloop:
 	JNZ  tloop
 
 tdone:
+	VZEROUPPER
+	RET
+
+// The dot-product kernel for C = A·Bᵀ, unpacked: C[4×3] += alpha·A[4×k]·B[3×k]ᵀ
+// for 4 rows of A (lda floats apart) and 3 rows of B (ldb apart). k runs
+// in steps of 16 lanes, the last one masked when mask is not nil: mask
+// points at 16 int32 lane masks, −1 for the lanes the step has. Each entry
+// of C sums its 16 lanes as kernDot4x6 does, in two passes over the steps:
+// the first sums every entry's lanes 0–7 and keeps them on the stack, the
+// second its lanes 8–15. A pass keeps entry (i, j)'s 8 lanes in Y(3i+j), a
+// half step of B's three rows in Y12–Y14 and one of A's rows at a time in
+// Y15: 7 loads for 12 FMAs. (The kernel it replaced, 2×3 with both halves
+// in registers, loaded 10 for 12; the block's rows, at most 14 KB for a DK
+// block, are still in L1 for the second pass.) AX and R11 point at A's
+// rows 0 and 3, BX at B's row 0, R8 and R10 hold lda and ldb in bytes, R9
+// the count of full steps.
+
+// FMA3 loads the half step of A's row at addr into Y15 and adds its
+// products with the three rows of B into the sums r0, r1 and r2.
+#define FMA3(addr, r0, r1, r2) \
+	VMOVUPS     addr, Y15; \
+	VFMADD231PS Y12, Y15, r0; \
+	VFMADD231PS Y13, Y15, r1; \
+	VFMADD231PS Y14, Y15, r2
+
+// TAIL4 adds the masked last step of B's row at addr (mask in Y15) times
+// each of A's four rows into the sums r0–r3, lanes outside the mask as
+// zeros.
+#define TAIL4(off, addr, r0, r1, r2, r3) \
+	VMASKMOVPS  addr, Y15, Y12; \
+	VMASKMOVPS  off(AX), Y15, Y13; \
+	VFMADD231PS Y12, Y13, r0; \
+	VMASKMOVPS  off(AX)(R8*1), Y15, Y13; \
+	VFMADD231PS Y12, Y13, r1; \
+	VMASKMOVPS  off(AX)(R8*2), Y15, Y13; \
+	VFMADD231PS Y12, Y13, r2; \
+	VMASKMOVPS  off(R11), Y15, Y13; \
+	VFMADD231PS Y12, Y13, r3
+
+// PASS sums one half of every entry's lanes: the 8 floats at off (0 or
+// 32) of each step of 16, and of the masked tail with the mask's half at
+// off(DX). It leaves AX, BX and R11 past the last full step.
+#define PASS(off, loop, tail, done) \
+	ZERO12; \
+	MOVQ  R9, CX; \
+	TESTQ CX, CX; \
+	JEQ   tail; \
+loop: \
+	VMOVUPS off(BX), Y12; \
+	VMOVUPS off(BX)(R10*1), Y13; \
+	VMOVUPS off(BX)(R10*2), Y14; \
+	FMA3(off(AX), Y0, Y1, Y2); \
+	FMA3(off(AX)(R8*1), Y3, Y4, Y5); \
+	FMA3(off(AX)(R8*2), Y6, Y7, Y8); \
+	FMA3(off(R11), Y9, Y10, Y11); \
+	ADDQ $64, AX; \
+	ADDQ $64, BX; \
+	ADDQ $64, R11; \
+	DECQ CX; \
+	JNZ  loop; \
+tail: \
+	TESTQ DX, DX; \
+	JEQ   done; \
+	VMOVDQU off(DX), Y15; \
+	TAIL4(off, off(BX), Y0, Y3, Y6, Y9); \
+	TAIL4(off, off(BX)(R10*1), Y1, Y4, Y7, Y10); \
+	TAIL4(off, off(BX)(R10*2), Y2, Y5, Y8, Y11); \
+done:
+
+// HSUM8 sums the 16 lanes of an entry, whose lanes 0–7 are on the stack
+// at lo and whose lanes 8–15 are in hi (lower 128 bits x), in kernDot4x6's
+// order (lane i + lane i+8, then i + i+4, then i + i+2, then 0 + 1), scales
+// the sum by alpha (X14) and adds it to the float32 at dst.
+#define HSUM8(lo, hi, x, dst) \
+	VADDPS       lo, hi, hi; \
+	VEXTRACTF128 $1, hi, X15; \
+	VADDPS       X15, x, x; \
+	VPERMILPS    $0x4e, x, X15; \
+	VADDPS       X15, x, x; \
+	VPERMILPS    $0xb1, x, X15; \
+	VADDSS       X15, x, x; \
+	VMULSS       X14, x, x; \
+	VADDSS       dst, x, x; \
+	VMOVSS       x, dst
+
+// func kernDot4x3(k16 int, mask *int32, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+TEXT ·kernDot4x3(SB), $384-72
+	MOVQ k16+0(FP), R9
+	MOVQ a+24(FP), AX
+	MOVQ lda+32(FP), R8
+	MOVQ b+40(FP), BX
+	MOVQ ldb+48(FP), R10
+	MOVQ mask+8(FP), DX
+	SHLQ $2, R8
+	SHLQ $2, R10
+	LEAQ (AX)(R8*2), R11
+	ADDQ R8, R11
+	PASS(0, lo, lotail, lodone)
+	VMOVUPS Y0, 0(SP)
+	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y3, 96(SP)
+	VMOVUPS Y4, 128(SP)
+	VMOVUPS Y5, 160(SP)
+	VMOVUPS Y6, 192(SP)
+	VMOVUPS Y7, 224(SP)
+	VMOVUPS Y8, 256(SP)
+	VMOVUPS Y9, 288(SP)
+	VMOVUPS Y10, 320(SP)
+	VMOVUPS Y11, 352(SP)
+	MOVQ a+24(FP), AX
+	MOVQ b+40(FP), BX
+	LEAQ (AX)(R8*2), R11
+	ADDQ R8, R11
+	PASS(32, hi, hitail, hidone)
+	VMOVSS alpha+16(FP), X14
+	MOVQ   c+56(FP), DI
+	MOVQ   ldc+64(FP), DX
+	SHLQ   $2, DX
+	HSUM8(0(SP), Y0, X0, (DI))
+	HSUM8(32(SP), Y1, X1, 4(DI))
+	HSUM8(64(SP), Y2, X2, 8(DI))
+	ADDQ   DX, DI
+	HSUM8(96(SP), Y3, X3, (DI))
+	HSUM8(128(SP), Y4, X4, 4(DI))
+	HSUM8(160(SP), Y5, X5, 8(DI))
+	ADDQ   DX, DI
+	HSUM8(192(SP), Y6, X6, (DI))
+	HSUM8(224(SP), Y7, X7, 4(DI))
+	HSUM8(256(SP), Y8, X8, 8(DI))
+	ADDQ   DX, DI
+	HSUM8(288(SP), Y9, X9, (DI))
+	HSUM8(320(SP), Y10, X10, 4(DI))
+	HSUM8(352(SP), Y11, X11, 8(DI))
 	VZEROUPPER
 	RET
