@@ -158,6 +158,12 @@ func (o *outBuf[T]) bind(data []T) {
 	o.t, o.data, o.bound = nil, data, true
 }
 
+// share makes data, a view of an arena shared with other ops' buffers
+// (bufplan.go), the buffer's backing slice.
+func (o *outBuf[T]) share(data []T) {
+	o.t, o.data = nil, data
+}
+
 // get returns the buffer with the given shape; a stock op downstream may
 // have reshaped it in place since the last call. A bound buffer of the
 // wrong size is unbound and reallocated (the session then copies the

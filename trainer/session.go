@@ -46,6 +46,10 @@ type session[T float] struct {
 	fnorm featNorm[T] // the feature-norm penalty's constants (training graphs)
 	ws    workspace[T]
 	opt   optState[T]
+	// shared are the output buffers planned to share memory (bufplan.go);
+	// checked is set once a run has confirmed the plan's assumption.
+	shared  []sharedBuf[T]
+	checked bool
 }
 
 // gradSlot is one trainable tensor's gradient node and its view of g.
@@ -141,6 +145,7 @@ func buildSession[T float](n *Net, batch int, train, grad bool) (s *session[T], 
 	}
 
 	outs := make([]*G.Node, len(n.layers))
+	var pin []*G.Node // values read after the run (bufplan.go)
 	input := func(i int) *G.Node {
 		if i < 0 {
 			return x
@@ -209,6 +214,7 @@ func buildSession[T float](n *Net, batch int, train, grad bool) (s *session[T], 
 			s.fnorm.target = make([]float64, n.classes)
 			s.fnorm.norm = make([]float64, batch)
 			out, err = G.ApplyOp(s.embed, h)
+			pin = append(pin, out) // Predict reads the embedding after the run
 		}
 		if err != nil {
 			return nil, fmt.Errorf("build %s graph, layer %s: %w", n.key, l.name, err)
@@ -220,6 +226,7 @@ func buildSession[T float](n *Net, batch int, train, grad bool) (s *session[T], 
 	if err != nil {
 		return nil, fmt.Errorf("build %s graph, loss: %w", n.key, err)
 	}
+	pin = append(pin, cost, outs[len(outs)-1]) // xentOp keeps the logits for Predict
 	if grad {
 		grads, err := G.Grad(cost, wrt...)
 		if err != nil {
@@ -244,7 +251,9 @@ func buildSession[T float](n *Net, batch int, train, grad bool) (s *session[T], 
 	}
 	for i := range s.grads {
 		s.grads[i].val = s.tape.index[s.grads[i].node]
+		pin = append(pin, s.grads[i].node)
 	}
+	s.shareBuffers(s.tape.positionsOf(pin...))
 	return s, nil
 }
 
@@ -364,6 +373,12 @@ func (s *session[T]) keepAll() {
 func (s *session[T]) run() error {
 	if err := s.tape.run(); err != nil {
 		return fmt.Errorf("run %s graph: %w", s.net.key, err)
+	}
+	if !s.checked {
+		if err := s.checkShared(); err != nil {
+			return fmt.Errorf("run %s graph: %w", s.net.key, err)
+		}
+		s.checked = true
 	}
 	for _, gs := range s.grads {
 		d, err := dataN[T](s.tape.vals[gs.val], len(gs.dst), gs.label, "gradient")

@@ -25,6 +25,7 @@ import (
 type tape struct {
 	steps []tapeStep
 	vals  []G.Value       // by node, in execution order
+	nodes []*G.Node       // by position, as vals
 	index map[*G.Node]int // node → position in vals
 }
 
@@ -43,10 +44,11 @@ func newTape(g *G.ExprGraph) (*tape, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &tape{vals: make([]G.Value, len(sorted)), index: make(map[*G.Node]int, len(sorted))}
+	t := &tape{vals: make([]G.Value, len(sorted)), nodes: make([]*G.Node, len(sorted)), index: make(map[*G.Node]int, len(sorted))}
 	for i := range sorted {
 		n := sorted[len(sorted)-1-i]
 		t.index[n] = i
+		t.nodes[i] = n
 		args := g.From(n.ID())
 		if args.Len() == 0 {
 			if t.vals[i] = n.Value(); t.vals[i] == nil {
