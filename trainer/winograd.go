@@ -76,10 +76,10 @@ const winoXi = 16
 var maxWinoFloats = 1 << 21
 
 // winoChunk is the number of samples whose tiles form one chunk of the 16
-// products: enough for minGemmCols columns, within maxWinoFloats.
+// products: enough for gemmCols columns, within maxWinoFloats.
 func (g convGeom) winoChunk() int {
 	t := g.tiles()
-	c := (minGemmCols + t - 1) / t
+	c := (gemmCols + t - 1) / t
 	return max(1, min(c, maxWinoFloats/(winoXi*max(g.cin, g.cout)*t)))
 }
 
