@@ -14,7 +14,10 @@
 # Environment: PYTHON (default /usr/bin/python3, Debian's, where python3-torch
 # installs), BENCH_MODELS (default the five paper models of issue 15; resnet18
 # is measured with BENCH_RESNET_SECONDS, default 1, the others with
-# BENCH_SECONDS, default 3), SPEC (default examples/demo.yaml), FLSWEEP_DATA_DIR.
+# BENCH_SECONDS, default 3), BENCH_REPEAT (default 1: the models' runs, shown by
+# their medians and the medians of each run's ratios; a shared machine's speed
+# drifts between runs by more than the ratios' differences), SPEC (default
+# examples/demo.yaml), FLSWEEP_DATA_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ -z "${PYTHON:-}" ]; then
@@ -24,6 +27,7 @@ fi
 MODELS=${BENCH_MODELS:-mlp,cnn-hics,lenet,cnn-fedeba-cifar,resnet18}
 SECONDS_MODEL=${BENCH_SECONDS:-3}
 SECONDS_RESNET=${BENCH_RESNET_SECONDS:-1}
+REPEAT=${BENCH_REPEAT:-1}
 SPEC=${SPEC:-examples/demo.yaml}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
@@ -48,17 +52,21 @@ models() {
   echo "peer benchmark: training speed per model ($MODELS), ours and PyTorch, one run"
   local torch=yes ours="" purego="" peer="" m secs
   have_torch || { torch=no; no_torch; }
-  for m in ${MODELS//,/ }; do
-    secs=$SECONDS_MODEL
-    [ "$m" = resnet18 ] && secs=$SECONDS_RESNET
-    if [ "$torch" = yes ]; then
-      "$PYTHON" infra/bench/peer/torch_peer.py models --json --models "$m" --seconds "$secs" >"$WORK/torch-$m.json"
-      peer="${peer:+$peer,}$WORK/torch-$m.json"
-    fi
-    ours="${ours:+$ours,}$(bench bin/starter ours "$m" "$secs")"
-    if [ -x bin/starter-purego ]; then
-      purego="${purego:+$purego,}$(bench bin/starter-purego purego "$m" "$secs")"
-    fi
+  case "$REPEAT" in '' | *[!0-9]* | 0) echo "BENCH_REPEAT=$REPEAT: want a whole number of runs, at least 1" >&2; exit 2 ;; esac
+  for r in $(seq "$REPEAT"); do
+    [ "$REPEAT" -gt 1 ] && echo "run $r of $REPEAT"
+    for m in ${MODELS//,/ }; do
+      secs=$SECONDS_MODEL
+      [ "$m" = resnet18 ] && secs=$SECONDS_RESNET
+      if [ "$torch" = yes ]; then
+        "$PYTHON" infra/bench/peer/torch_peer.py models --json --models "$m" --seconds "$secs" >"$WORK/torch-$m-$r.json"
+        peer="${peer:+$peer,}$WORK/torch-$m-$r.json"
+      fi
+      ours="${ours:+$ours,}$(bench bin/starter "ours-$r" "$m" "$secs")"
+      if [ -x bin/starter-purego ]; then
+        purego="${purego:+$purego,}$(bench bin/starter-purego "purego-$r" "$m" "$secs")"
+      fi
+    done
   done
   if have_python; then
     "$PYTHON" infra/bench/peer/join.py models --ours "$ours" --purego "$purego" --peer "$peer"

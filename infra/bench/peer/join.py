@@ -4,6 +4,9 @@
   join.py models --ours A.json[,B.json] [--purego C.json[,D.json]] [--peer E.json[,F.json]]
       A, B: `starter bench --json` of the default build; C, D: of the pure-Go build (optional);
       E, F: `torch_peer.py models --json` (optional: absent when torch is not installed).
+      A model measured several times (peer.sh's BENCH_REPEAT: the runs in the same order in every
+      list) is shown by its medians, and each ratio by the median of the runs' own ratios, with
+      their range: a run's figures share the machine's state, which drifts between runs.
       Fails if a model's parameter count differs between ours and the peer's.
   join.py demo --rounds R.json [--peer NAME=P.json ...]
       R: infra/bench/rounds.sh's ROUNDS_JSON; P: `torch_peer.py demo --json`.
@@ -17,17 +20,44 @@ import sys
 
 
 def load(paths):
-    """The models of one or more bench reports, in order, and the first report's header. A report of
-    one model lends it the process's peak memory."""
-    models, head = [], None
+    """The runs of each model in one or more bench reports, in order, the models' names in order of
+    first appearance, and the first report's header. A report of one model lends it the process's
+    peak memory."""
+    runs, order, head = {}, [], None
     for p in filter(None, (paths or "").split(",")):
         with open(p) as f:
             rep = json.load(f)
         head = head or rep
         if len(rep["models"]) == 1 and rep.get("peak_rss_mb"):
             rep["models"][0]["peak_rss_mb"] = rep["peak_rss_mb"]  # one model per process: its peak memory
-        models += rep["models"]
-    return head, {m["name"]: m for m in models}, [m["name"] for m in models]
+        for m in rep["models"]:
+            if m["name"] not in runs:
+                order.append(m["name"])
+            runs.setdefault(m["name"], []).append(m)
+    return head, runs, order
+
+
+def median(xs):
+    xs = sorted(xs)
+    k = len(xs) // 2
+    return xs[k] if len(xs) % 2 else (xs[k - 1] + xs[k]) / 2
+
+
+def rate(runs, key="samples_per_s"):
+    """The median of a model's runs' figure, formatted."""
+    return f"{median([r[key] for r in runs]):,.0f}"
+
+
+def ratio(a, b):
+    """The median of the runs' ratios a/b (runs paired in order), with their range when there are
+    several."""
+    rs = [x["samples_per_s"] / y["samples_per_s"] for x, y in zip(a, b)]
+    return f"{median(rs):.2f}" + (f" ({min(rs):.2f}-{max(rs):.2f})" if len(rs) > 1 else "")
+
+
+def peak(runs):
+    ps = [r["peak_rss_mb"] for r in runs if r.get("peak_rss_mb")]
+    return f"{max(ps):,.0f}" if ps else "-"
 
 
 def table(rows, head):
@@ -42,7 +72,7 @@ def cmd_models(a):
     ours_h, ours, order = load(a.ours)
     pg_h, pg, _ = load(a.purego)
     peer_h, peer, _ = load(a.peer)
-    bad = [n for n in order if n in peer and peer[n]["params"] != ours[n]["params"]]
+    bad = [n for n in order if n in peer and peer[n][0]["params"] != ours[n][0]["params"]]
     head = ["model", "params", "PyTorch samples/s", f"ours ({ours_h['blas']} build) samples/s", "ours/PyTorch",
             "PyTorch peak MB", "ours peak MB"]
     if pg:
@@ -50,29 +80,30 @@ def cmd_models(a):
     rows = []
     for n in order:
         o, t, g = ours[n], peer.get(n), pg.get(n)
-        row = [n, o["params"] if not t or t["params"] == o["params"] else f"{o['params']} (PyTorch {t['params']}!)",
-               f"{t['samples_per_s']:,.0f}" if t else "-", f"{o['samples_per_s']:,.0f}",
-               f"{o['samples_per_s'] / t['samples_per_s']:.2f}" if t else "-",
-               f"{t['peak_rss_mb']:,.0f}" if t and "peak_rss_mb" in t else "-",
-               f"{o['peak_rss_mb']:,.0f}" if o.get("peak_rss_mb") else "-"]
+        params = o[0]["params"]
+        row = [n, params if not t or t[0]["params"] == params else f"{params} (PyTorch {t[0]['params']}!)",
+               rate(t) if t else "-", rate(o), ratio(o, t) if t else "-",
+               peak(t) if t else "-", peak(o)]
         if pg:
-            row += [f"{g['samples_per_s']:,.0f}" if g else "-",
-                    f"{g['samples_per_s'] / t['samples_per_s']:.2f}" if g and t else "-",
-                    f"{o['samples_per_s'] / g['samples_per_s']:.2f}" if g else "-"]
+            row += [rate(g) if g else "-", ratio(g, t) if g and t else "-", ratio(o, g) if g else "-"]
         rows.append(row)
+    runs = max(len(r) for r in ours.values())
     print()
-    print(f"Training speed, {ours_h['cores']} cores, batch 50, SGD, {ours[order[0]]['clients']} clients at once "
-          f"(ours: goroutines; PyTorch: processes with one thread each); samples/s of all clients together:")
+    print(f"Training speed, {ours_h['cores']} cores, batch 50, SGD, {ours[order[0]][0]['clients']} clients at once "
+          f"(ours: goroutines; PyTorch: processes with one thread each); samples/s of all clients together"
+          + (f", medians of {runs} runs (each model's figures back to back in every run; a ratio is the median "
+             f"of the runs' own ratios, their range in brackets)" if runs > 1 else "") + ":")
     table(rows, head)
     print(f"ours: build {ours_h['version']}, products {ours_h['blas_core']}, "
           f"elementwise {ours_h['elementwise']}; SGEMM {ours_h['machine_sgemm_gflops']:.1f} GFLOP/s"
           + (f"; pure Go: build {pg_h['version']}, products {pg_h['blas_core']}, elementwise {pg_h['elementwise']}"
              if pg else ""))
-    print("peak MB: resident memory at its peak; PyTorch's summed over its client processes (each holds its own "
-          "Python and torch), ours one process training the clients at once (starter bench --models NAME)")
+    print("peak MB: resident memory at its peak (the largest of the runs); PyTorch's summed over its client "
+          "processes (each holds its own Python and torch), ours one process training the clients at once "
+          "(starter bench --models NAME)")
     if peer_h:
         print(f"PyTorch {peer_h['torch']} (torch.set_num_threads(1) per client process); alone (one client): "
-              + ", ".join(f"{n} {peer[n]['samples_per_s_1']:,.0f} vs ours {ours[n]['samples_per_s_1']:,.0f}"
+              + ", ".join(f"{n} {rate(peer[n], 'samples_per_s_1')} vs ours {rate(ours[n], 'samples_per_s_1')}"
                           for n in order if n in peer))
     else:
         print("PyTorch: not installed, no peer figures ('make torch' installs Debian's python3-torch)")
