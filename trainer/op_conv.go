@@ -33,7 +33,7 @@ type convGeom struct {
 	ho, wo    int // output
 	bias      bool
 	needDx    bool
-	wino      bool // computed by F(2×2, 3×3) (winograd.go)
+	wino      bool // computed by F(2×2, 3×3) or F(2×2, 5×5) (winograd.go)
 }
 
 const (
@@ -354,17 +354,17 @@ type convOp[T float] struct {
 	u      []T // Winograd: the transformed weights
 }
 
-// winoForward computes y for x by F(2×2, 3×3), chunk by chunk: transform
-// the chunk's tiles, 16 products with the transformed weights, transform
+// winoForward computes y for x by Winograd, chunk by chunk: transform
+// the chunk's tiles, α² products with the transformed weights, transform
 // back.
 func (op *convOp[T]) winoForward(x, w, b, y []T, batch int) {
 	g := op.g
-	u := grow(&op.u, winoXi*g.cout*g.cin)
-	winoWeights(w, g.cout, g.cin, u)
+	u := grow(&op.u, g.xi()*g.cout*g.cin)
+	winoTransformWeights(g, w, u)
 	g.winoChunks(batch, func(n0, n1, cols, ld int) {
-		v, m := grow(&op.ws.col, winoXi*g.cin*ld), grow(&op.ws.aux, winoXi*g.cout*ld)
+		v, m := grow(&op.ws.col, g.xi()*g.cin*ld), grow(&op.ws.aux, g.xi()*g.cout*ld)
 		winoInput(g, op.ws, x, n0, n1, v, ld)
-		for xi := range winoXi {
+		for xi := range g.xi() {
 			gemm(op.ws, false, false, g.cout, cols, g.cin, 1, u[xi*g.cout*g.cin:], g.cin, v[xi*g.cin*ld:], ld, 0, m[xi*g.cout*ld:], ld)
 		}
 		winoOutput(g, op.ws, m, ld, y, n0, n1, b)
@@ -613,37 +613,37 @@ func (op *convDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	return t, nil
 }
 
-// winoDx computes dx for dy by F(2×2, 3×3): dV_ξ = U_ξᵀ·dM_ξ with the
+// winoDx computes dx for dy by Winograd: dV_ξ = U_ξᵀ·dM_ξ with the
 // forward pass's U, chunk by chunk, transformed back onto the input
 // planes.
 func (op *convDxOp[T]) winoDx(dy, dx []T, batch int) {
 	g, u := op.g, op.fwd.u
 	g.winoChunks(batch, func(n0, n1, cols, ld int) {
-		dm, dv := grow(&op.ws.aux, winoXi*g.cout*ld), grow(&op.ws.col, winoXi*g.cin*ld)
+		dm, dv := grow(&op.ws.aux, g.xi()*g.cout*ld), grow(&op.ws.col, g.xi()*g.cin*ld)
 		winoGrad(g, op.ws, dy, n0, n1, dm, ld)
-		for xi := range winoXi {
+		for xi := range g.xi() {
 			gemm(op.ws, true, false, g.cin, cols, g.cout, 1, u[xi*g.cout*g.cin:], g.cin, dm[xi*g.cout*ld:], ld, 0, dv[xi*g.cin*ld:], ld)
 		}
 		winoInputGrad(g, op.ws, dv, ld, dx, n0, n1)
 	})
 }
 
-// winoDw computes dW for dy and x by F(2×2, 3×3): dU_ξ = Σ_chunks
+// winoDw computes dW for dy and x by Winograd: dU_ξ = Σ_chunks
 // dM_ξ·V_ξᵀ, then dW = Gᵀ dU G.
 func (op *convDwOp[T]) winoDw(dy, x, dw []T, batch int) {
 	g := op.g
-	du := grow(&op.ws.du, winoXi*g.cout*g.cin)
+	du := grow(&op.ws.du, g.xi()*g.cout*g.cin)
 	g.winoChunks(batch, func(n0, n1, cols, ld int) {
-		v, dm := grow(&op.ws.col, winoXi*g.cin*ld), grow(&op.ws.aux, winoXi*g.cout*ld)
+		v, dm := grow(&op.ws.col, g.xi()*g.cin*ld), grow(&op.ws.aux, g.xi()*g.cout*ld)
 		winoInput(g, op.ws, x, n0, n1, v, ld)
 		winoGrad(g, op.ws, dy, n0, n1, dm, ld)
 		beta := T(1)
 		if n0 == 0 {
 			beta = 0
 		}
-		for xi := range winoXi {
+		for xi := range g.xi() {
 			gemm(op.ws, false, true, g.cout, g.cin, cols, 1, dm[xi*g.cout*ld:], ld, v[xi*g.cin*ld:], ld, beta, du[xi*g.cout*g.cin:], g.cin)
 		}
 	})
-	winoWeightsGrad(du, g.cout, g.cin, dw)
+	winoTransformWeightsGrad(g, du, dw)
 }

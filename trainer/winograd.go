@@ -39,10 +39,15 @@ import "os"
 // Each output element is computed by the same expression, in the same
 // order, in the portable loops and the vector ones, so both give the same
 // bits.
+//
+// The 5×5 stride-1 convolutions run by F(2×2, 5×5) (winograd5.go) in the
+// same layout: 6×6 receptive fields, 36 products, and the drivers below
+// take α = k+1 from the geometry (winoAlg).
 
-// useWinograd sends the 3×3 stride-1 convolutions with at least
-// winoMinCin input channels to F(2×2, 3×3); FLSWEEP_CONV=im2col keeps
-// im2col for every convolution (the numerics of earlier builds).
+// useWinograd sends the 3×3 and 5×5 stride-1 convolutions with at least
+// winoMinCin input channels to F(2×2, 3×3) and F(2×2, 5×5);
+// FLSWEEP_CONV=im2col keeps im2col for every convolution (the numerics of
+// earlier builds).
 var useWinograd = os.Getenv("FLSWEEP_CONV") != "im2col"
 
 // winoMinCin is the fewest input channels a convolution needs for
@@ -53,34 +58,35 @@ var useWinograd = os.Getenv("FLSWEEP_CONV") != "im2col"
 // of depth 27.
 const winoMinCin = 16
 
-// winogradFits reports whether convolutions of geometry g use F(2×2, 3×3)
+// winogradFits reports whether convolutions of geometry g use Winograd
 // when useWinograd is set.
 func (g convGeom) winogradFits() bool {
-	return g.k == 3 && g.s == 1 && g.cin >= winoMinCin
+	return (g.k == 3 || g.k == 5) && g.s == 1 && g.cin >= winoMinCin
 }
 
 // Tile geometry: th×tw tiles cover the ho×wo outputs (the last row or
-// column of tiles may reach one past them); their receptive fields cover
-// the input zero-padded by p on the top and left, to 2·th+2 rows and
-// 2·tw+2 columns.
+// column of tiles may reach one past them); their α×α receptive fields,
+// α = k+1, cover the input zero-padded by p on the top and left, to
+// 2·th+α−2 rows and 2·tw+α−2 columns.
 func (g convGeom) th() int    { return (g.ho + 1) / 2 }
 func (g convGeom) tw() int    { return (g.wo + 1) / 2 }
 func (g convGeom) tiles() int { return g.th() * g.tw() }
+func (g convGeom) alpha() int { return g.k + 1 }
 
-// winoXi is the number of positions ξ of a transformed tile, and so of
+// xi is the number of positions ξ of a transformed tile, α², and so of
 // products per chunk.
-const winoXi = 16
+func (g convGeom) xi() int { return g.alpha() * g.alpha() }
 
 // maxWinoFloats bounds a chunk's transformed inputs or outputs
 // (16·channels·tiles); a variable so that tests can make chunks small.
 var maxWinoFloats = 1 << 21
 
-// winoChunk is the number of samples whose tiles form one chunk of the 16
+// winoChunk is the number of samples whose tiles form one chunk of the α²
 // products: enough for gemmCols columns, within maxWinoFloats.
 func (g convGeom) winoChunk() int {
 	t := g.tiles()
 	c := (gemmCols + t - 1) / t
-	return max(1, min(c, maxWinoFloats/(winoXi*max(g.cin, g.cout)*t)))
+	return max(1, min(c, maxWinoFloats/(g.xi()*max(g.cin, g.cout)*t)))
 }
 
 // winoChunks calls f for each chunk [n0, n1) of a batch, with the chunk's
@@ -299,13 +305,78 @@ func addGo[T float](dst, src []T) {
 	}
 }
 
+// winoAlg is a geometry's algorithm: F(2×2, 3×3) or F(2×2, 5×5)
+// (winograd5.go), as the transforms of runs of tiles.
+type winoAlg[T float] struct {
+	a int // α = k+1: a tile's receptive field is α×α, its transform α² values
+	// in: v[ξ·vs + j] = (Bᵀ d B)_ξ, ξ = α·k+l, of tile j < n, where
+	// h[q][a·s + j] is column q of row a of tile j's receptive field: the
+	// padded row's even (q even) or odd half-row from tile j + q/2.
+	in  func(v []T, vs, n int, h [6][]T, s int)
+	out func(y []T, n int, m []T, ms int, bias T)
+	dy  func(dm []T, ms, n int, e, o []T)
+	dx  func(c []T, n int, dv []T, vs int)
+}
+
+func winoAlgFor[T float](g convGeom) winoAlg[T] {
+	if g.k == 5 {
+		if a, ok := any(wino5Alg32).(winoAlg[T]); ok {
+			return a
+		}
+		return wino5Go[T]()
+	}
+	if a, ok := any(wino3Alg32).(winoAlg[T]); ok {
+		return a
+	}
+	return wino3Go[T]()
+}
+
+// wino3Alg32 is F(2×2, 3×3) in float32, made once: a generic function's
+// value made in a generic function allocates (it carries its dictionary),
+// and the training steps allocate nothing.
+var wino3Alg32 = wino3Go[float32]()
+
+// wino3Go is F(2×2, 3×3) through winoRowsFor, so with the vector
+// transforms once they are installed.
+func wino3Go[T float]() winoAlg[T] {
+	return winoAlg[T]{a: 4, in: wino3In[T], out: wino3Out[T], dy: wino3Dy[T], dx: wino3Dx[T]}
+}
+
+func wino3In[T float](v []T, vs, n int, h [6][]T, s int) {
+	winoRowsFor[T]().in(v, vs, n, h[0], h[1], h[2], h[3], s)
+}
+func wino3Out[T float](y []T, n int, m []T, ms int, bias T) { winoRowsFor[T]().out(y, n, m, ms, bias) }
+func wino3Dy[T float](dm []T, ms, n int, e, o []T)          { winoRowsFor[T]().dy(dm, ms, n, e, o) }
+func wino3Dx[T float](c []T, n int, dv []T, vs int)         { winoRowsFor[T]().dx(c, n, dv, vs) }
+
+// winoTransformWeights writes g's transformed weights U ([α², cout, cin])
+// for w.
+func winoTransformWeights[T float](g convGeom, w, u []T) {
+	if g.k == 5 {
+		wino5Weights(w, g.cout, g.cin, u)
+		return
+	}
+	winoWeights(w, g.cout, g.cin, u)
+}
+
+// winoTransformWeightsGrad writes dW for dU: winoTransformWeights' adjoint.
+func winoTransformWeightsGrad[T float](g convGeom, du, dw []T) {
+	if g.k == 5 {
+		wino5WeightsGrad(du, g.cout, g.cin, dw)
+		return
+	}
+	winoWeightsGrad(du, g.cout, g.cin, dw)
+}
+
 // winoPlanes holds a plane's scratch: the even and odd columns of a
-// zero-padded plane, 2·th+2 rows of tw+1.
+// zero-padded plane, 2·th+α−2 rows of tw+α/2−1, and 8 floats more that
+// winoInput's block copies of short rows may read past the last row.
 func winoPlanes[T float](g convGeom, ws *workspace[T]) (e, o []T, stride int) {
-	stride = g.tw() + 1
-	rows := 2*g.th() + 2
-	buf := grow(&ws.pad, 2*rows*stride)
-	return buf[:rows*stride], buf[rows*stride:], stride
+	stride = g.tw() + g.alpha()/2 - 1
+	rows := 2*g.th() + g.alpha() - 2
+	n := rows*stride + 8
+	buf := grow(&ws.pad, 2*n)
+	return buf[:n], buf[n:], stride
 }
 
 // winoShort reports whether g's rows of tiles are shorter than a vector:
@@ -313,17 +384,39 @@ func winoPlanes[T float](g convGeom, ws *workspace[T]) (e, o []T, stride int) {
 // end to end, one run per channel.
 func (g convGeom) winoShort() bool { return g.tw() < 8 }
 
+// winoHalves returns the α half-columns of the tiles whose receptive fields
+// start at row 0 of the half-planes e and o: E, O, E₁, O₁, ….
+func winoHalves[T float](a int, e, o []T) [6][]T {
+	var h [6][]T
+	for q := range a {
+		if q%2 == 0 {
+			h[q] = e[q/2:]
+		} else {
+			h[q] = o[q/2:]
+		}
+	}
+	return h
+}
+
 // winoInput writes the transformed tiles of samples [n0, n1) of x ([B,
-// cin, h, w]) into v ([16, cin, ld]): tile (ti, j) of sample n is column
+// cin, h, w]) into v ([α², cin, ld]): tile (ti, j) of sample n is column
 // (n−n0)·tiles + ti·tw + j.
 func winoInput[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T, ld int) {
-	rows := winoRowsFor[T]()
+	rows, alg := winoRowsFor[T](), winoAlgFor[T](g)
+	a := alg.a
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
 	L := (n1 - n0) * tiles
 	pe, po, s := winoPlanes(g, ws)
-	var st []T // short rows: 4 runs (e, o, e1, o1) of 4 rows of L
+	// Short rows: α runs (E, O, E₁, O₁, …) of α rows of L, Ls apart. Each
+	// row of tiles is copied as 8 floats, which the next one (or the
+	// row's 8 floats of padding) overwrites: one block move where a
+	// loop or copy's call cost twice as much for the CIFAR CNN's rows of
+	// 5 tiles.
+	var st []T
+	Ls := L + 8
+	stage := stageFor[T]()
 	if g.winoShort() {
-		st = grow(&ws.wino, 16*L)
+		st = grow(&ws.wino, a*a*Ls)
 	}
 	for c := range g.cin {
 		for n := n0; n < n1; n++ {
@@ -336,31 +429,53 @@ func winoInput[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T, 
 			}
 			t0 := (n - n0) * tiles
 			for ti := range th {
-				e, o := pe[2*ti*s:], po[2*ti*s:]
+				h := winoHalves(a, pe[2*ti*s:], po[2*ti*s:])
 				if st == nil {
-					rows.in(v[c*ld+t0+ti*tw:], g.cin*ld, tw, e, o, e[1:], o[1:], s)
+					alg.in(v[c*ld+t0+ti*tw:], g.cin*ld, tw, h, s)
 					continue
 				}
-				for a := range 4 {
-					t := a*L + t0 + ti*tw
-					copy(st[t:][:tw], e[a*s:])
-					copy(st[4*L+t:][:tw], o[a*s:])
-					copy(st[8*L+t:][:tw], e[a*s+1:])
-					copy(st[12*L+t:][:tw], o[a*s+1:])
-				}
+				stage(st, Ls, t0+ti*tw, h, s, a)
 			}
 		}
 		if st != nil {
-			rows.in(v[c*ld:], g.cin*ld, L, st, st[4*L:], st[8*L:], st[12*L:], L)
+			var h [6][]T
+			for q := range a {
+				h[q] = st[q*a*Ls:]
+			}
+			alg.in(v[c*ld:], g.cin*ld, L, h, Ls)
 		}
 	}
 }
 
+// stage copies a row of tiles' receptive fields, from the α half-columns h
+// of rows s apart, to the staging rows of short rows at column t: half q's
+// row r to st[(q·α + r)·ls + t:], as blocks of 8 floats.
+func stage[T float](st []T, ls, t int, h [6][]T, s, a int) {
+	for r := range a {
+		for q := range a {
+			copy(st[(q*a+r)*ls+t:][:8], h[q][r*s:][:8])
+		}
+	}
+}
+
+// stage32 is stage for float32, replaced by vector moves where the CPU
+// has them (winograd_avx2.go): copy's call costs as much as the copied
+// floats' transforms, and so does a move of [8]float32 (a call to
+// memmove as well).
+var stage32 = stage[float32]
+
+func stageFor[T float]() func(st []T, ls, t int, h [6][]T, s, a int) {
+	if f, ok := any(stage32).(func([]T, int, int, [6][]T, int, int)); ok {
+		return f
+	}
+	return stage[T]
+}
+
 // winoOutput writes samples [n0, n1) of y ([B, cout, ho, wo]) from the
-// chunk's transformed outputs m ([16, cout, ld]) and the bias b (nil for
+// chunk's transformed outputs m ([α², cout, ld]) and the bias b (nil for
 // none).
 func winoOutput[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0, n1 int, b []T) {
-	rows := winoRowsFor[T]()
+	rows, alg := winoRowsFor[T](), winoAlgFor[T](g)
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
 	L := (n1 - n0) * tiles
 	out := grow(&ws.wino, 4*L)
@@ -369,7 +484,7 @@ func winoOutput[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0,
 		if b != nil {
 			bias = b[o]
 		}
-		rows.out(out, L, m[o*ld:], g.cout*ld, bias)
+		alg.out(out, L, m[o*ld:], g.cout*ld, bias)
 		for n := n0; n < n1; n++ {
 			plane := y[(n*g.cout+o)*g.hw():][:g.hw()]
 			for ti := range th {
@@ -387,9 +502,9 @@ func winoOutput[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0,
 }
 
 // winoGrad writes the transformed output gradients of samples [n0, n1) of
-// dy ([B, cout, ho, wo]) into dm ([16, cout, ld]).
+// dy ([B, cout, ho, wo]) into dm ([α², cout, ld]).
 func winoGrad[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int, dm []T, ld int) {
-	rows := winoRowsFor[T]()
+	rows, alg := winoRowsFor[T](), winoAlgFor[T](g)
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
 	L := (n1 - n0) * tiles
 	buf := grow(&ws.wino, 4*L)
@@ -409,35 +524,46 @@ func winoGrad[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int, dm []T,
 				}
 			}
 		}
-		rows.dy(dm[oc*ld:], g.cout*ld, L, e, o)
+		alg.dy(dm[oc*ld:], g.cout*ld, L, e, o)
 	}
 }
 
 // winoInputGrad writes samples [n0, n1) of dx ([B, cin, h, w]) from the
-// chunk's transformed input gradients dv ([16, cin, ld]): the adjoint of
-// winoInput. Each row of tiles adds its tiles' columns 0 and 1 into the
-// padded plane's even and odd columns at j, then their columns 2 and 3 at
-// j+1; the rows of tiles add in order.
+// chunk's transformed input gradients dv ([α², cin, ld]): the adjoint of
+// winoInput. Each row of tiles adds, row by row of its receptive fields,
+// its tiles' columns 0 and 1 into the padded plane's even and odd columns
+// at j, then their columns 2 and 3 at j+1, and so on; the rows of tiles
+// add in order.
 func winoInputGrad[T float](g convGeom, ws *workspace[T], dv []T, ld int, dx []T, n0, n1 int) {
-	rows := winoRowsFor[T]()
+	rows, alg := winoRowsFor[T](), winoAlgFor[T](g)
+	a := alg.a
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
 	L := (n1 - n0) * tiles
 	pe, po, s := winoPlanes(g, ws)
-	cb := grow(&ws.wino, 16*L)
+	cb := grow(&ws.wino, a*a*L)
 	add := rows.add
+	if g.winoShort() {
+		// Runs of fewer than 8 floats, which the vector add leaves to
+		// addGo's loop anyway: the loop here saves the calls.
+		add = func(dst, src []T) {
+			dst = dst[:len(src)]
+			for j, x := range src {
+				dst[j] += x
+			}
+		}
+	}
 	for c := range g.cin {
-		rows.dx(cb, L, dv[c*ld:], g.cin*ld)
+		alg.dx(cb, L, dv[c*ld:], g.cin*ld)
 		for n := n0; n < n1; n++ {
 			clear(pe)
 			clear(po)
 			for ti := range th {
 				t := (n-n0)*tiles + ti*tw
-				for a := range 4 {
-					e, o := pe[(2*ti+a)*s:], po[(2*ti+a)*s:]
-					add(e, cb[(4*a)*L+t:][:tw])
-					add(o, cb[(4*a+1)*L+t:][:tw])
-					add(e[1:], cb[(4*a+2)*L+t:][:tw])
-					add(o[1:], cb[(4*a+3)*L+t:][:tw])
+				for r := range a {
+					h := winoHalves(a, pe[(2*ti+r)*s:], po[(2*ti+r)*s:])
+					for q := range a {
+						add(h[q], cb[(a*r+q)*L+t:][:tw])
+					}
 				}
 			}
 			plane := dx[(n*g.cin+c)*g.h*g.w:][:g.h*g.w]

@@ -17,6 +17,7 @@ import "simd/archsimd"
 func init() {
 	if archsimd.X86.AVX2() {
 		winoRows32 = winoRows[float32]{in: winoInAVX2, out: winoOutAVX2, dy: winoDyAVX2, dx: winoDxAVX2, add: addAVX2, split: splitAVX2, merge: mergeAVX2}
+		stage32 = stageAVX2
 	}
 }
 
@@ -178,4 +179,13 @@ func mergeAVX2(dst, ev, od []float32) {
 	}
 	archsimd.ClearAVXUpperBits()
 	mergeGo(dst[k:], ev[k/2:], od[k/2:])
+}
+
+func stageAVX2(st []float32, ls, t int, h [6][]float32, s, a int) {
+	for r := range a {
+		for q := range a {
+			ld8(h[q], r*s).StoreSlice(st[(q*a+r)*ls+t:])
+		}
+	}
+	archsimd.ClearAVXUpperBits()
 }

@@ -39,11 +39,11 @@ func convPasses[T float](t *testing.T, g convGeom, batch int, x, w, b, dy []T) (
 	return y, dxo.(*tensor.Dense).Data().([]T), dwo.(*tensor.Dense).Data().([]T)
 }
 
-// TestWinogradConv checks F(2×2, 3×3)'s forward pass, input gradient and
-// weight gradient against im2col's (which TestConvForward and the
-// finite-difference tests check against the definition): to 1e-12
-// relative to the terms' scale in float64, and within 2·10⁻⁶ of it in
-// float32. The geometries cover padding 0 and 1, even and odd outputs
+// TestWinogradConv checks F(2×2, 3×3)'s and F(2×2, 5×5)'s forward pass,
+// input gradient and weight gradient against im2col's (which
+// TestConvForward and the finite-difference tests check against the
+// definition): to 1e-12 relative to the terms' scale in float64, and
+// within 2·10⁻⁶ (3×3) or 5·10⁻⁵ (5×5) of it in float32. The geometries cover padding 0 and 1, even and odd outputs
 // (a last row and column of tiles reaching past them), bias, rows of
 // tiles shorter and longer than a vector, and chunks of one sample and of
 // several with a rest chunk.
@@ -55,16 +55,24 @@ func TestWinogradConv(t *testing.T) {
 		bias      bool
 		batch     int
 		chunk     int // maxWinoFloats, or 0 for the default
+		k         int // 3, or 5 for F(2×2, 5×5)
 	}{
-		{"padded even", 3, 4, 6, 8, 1, false, 3, 0},
-		{"padded odd", 2, 3, 5, 7, 1, true, 2, 0},
-		{"valid odd", 3, 2, 7, 6, 0, true, 2, 0},
-		{"valid 3x3 image", 2, 2, 3, 3, 0, false, 3, 0},
-		{"one row", 2, 2, 1, 9, 1, false, 2, 0},
-		{"many channels", 20, 17, 8, 8, 1, false, 5, 0},
-		{"long rows", 3, 2, 5, 37, 1, true, 3, 0},
-		{"chunks of one", 3, 4, 6, 8, 1, true, 3, 16 * 4 * 12},
-		{"chunks of two and a rest", 2, 3, 7, 18, 1, false, 5, 16 * 3 * 36 * 2},
+		{"padded even", 3, 4, 6, 8, 1, false, 3, 0, 0},
+		{"padded odd", 2, 3, 5, 7, 1, true, 2, 0, 0},
+		{"valid odd", 3, 2, 7, 6, 0, true, 2, 0, 0},
+		{"valid 3x3 image", 2, 2, 3, 3, 0, false, 3, 0, 0},
+		{"one row", 2, 2, 1, 9, 1, false, 2, 0, 0},
+		{"many channels", 20, 17, 8, 8, 1, false, 5, 0, 0},
+		{"long rows", 3, 2, 5, 37, 1, true, 3, 0, 0},
+		{"chunks of one", 3, 4, 6, 8, 1, true, 3, 16 * 4 * 12, 0},
+		{"chunks of two and a rest", 2, 3, 7, 18, 1, false, 5, 16 * 3 * 36 * 2, 0},
+		{"5x5 valid even", 3, 4, 12, 12, 0, true, 3, 0, 5},
+		{"5x5 valid odd", 2, 3, 7, 9, 0, false, 2, 0, 5},
+		{"5x5 padded 2", 3, 2, 6, 7, 2, true, 2, 0, 5},
+		{"5x5 padded 1", 2, 3, 8, 9, 1, false, 2, 0, 5},
+		{"5x5 many channels", 20, 17, 14, 14, 0, true, 3, 0, 5},
+		{"5x5 long rows", 3, 2, 5, 37, 2, true, 3, 0, 5},
+		{"5x5 chunks of two and a rest", 2, 3, 9, 20, 2, false, 5, 36 * 3 * 50 * 2, 5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,7 +80,8 @@ func TestWinogradConv(t *testing.T) {
 				defer func(m int) { maxWinoFloats = m }(maxWinoFloats)
 				maxWinoFloats = tt.chunk
 			}
-			l := layer{name: "c", in: shape{tt.cin, tt.h, tt.w}, out: shape{tt.cout, tt.h + 2*tt.p - 2, tt.w + 2*tt.p - 2}, k: 3, stride: 1, pad: tt.p, b: -1}
+			k := max(tt.k, 3)
+			l := layer{name: "c", in: shape{tt.cin, tt.h, tt.w}, out: shape{tt.cout, tt.h + 2*tt.p - k + 1, tt.w + 2*tt.p - k + 1}, k: k, stride: 1, pad: tt.p, b: -1}
 			if tt.bias {
 				l.b = 0
 			}
@@ -98,10 +107,10 @@ func TestWinogradConv(t *testing.T) {
 			}
 			y0, dx0, dw0 := convPasses(t, direct, tt.batch, x, w, b, dy)
 			y1, dx1, dw1 := convPasses(t, wino, tt.batch, x, w, b, dy)
-			// Scales: a sum of 9·cin (forward), 9·cout (dx) or
+			// Scales: a sum of k²·cin (forward), k²·cout (dx) or
 			// batch·hw (dw) products of unit normals.
 			scale := map[string]float64{
-				"y": math.Sqrt(float64(9 * g.cin)), "dx": math.Sqrt(float64(9 * g.cout)),
+				"y": math.Sqrt(float64(k * k * g.cin)), "dx": math.Sqrt(float64(k * k * g.cout)),
 				"dw": math.Sqrt(float64(tt.batch * g.hw())),
 			}
 			for _, c := range []struct {
@@ -129,6 +138,13 @@ func TestWinogradConv(t *testing.T) {
 				}
 				return o
 			}
+			// F(2×2, 5×5)'s transforms have coefficients 4, 5, ⅙ and
+			// 1/24 and round more: its worst errors here were 1.2·10⁻⁵
+			// (y) and 2.0·10⁻⁵ (dw) of the scale, F(2×2, 3×3)'s 8·10⁻⁷.
+			tol := 2e-6
+			if k == 5 {
+				tol = 5e-5
+			}
 			y2, dx2, dw2 := convPasses(t, wino, tt.batch, f32(x), f32(w), f32(b), f32(dy))
 			for _, c := range []struct {
 				what string
@@ -136,7 +152,7 @@ func TestWinogradConv(t *testing.T) {
 				want []float64
 			}{{"y", y2, y0}, {"dx", dx2, dx0}, {"dw", dw2, dw0}} {
 				for i := range c.got {
-					if d := math.Abs(float64(c.got[i]) - c.want[i]); !(d <= 2e-6*scale[c.what]) {
+					if d := math.Abs(float64(c.got[i]) - c.want[i]); !(d <= tol*scale[c.what]) {
 						t.Fatalf("float32 %s[%d] = %v; want %v", c.what, i, c.got[i], c.want[i])
 					}
 				}
@@ -291,5 +307,129 @@ func TestWinogradRows(t *testing.T) {
 			vec.merge(back, ev, od)
 			same("merge", w, [][]float32{back}, [][]float32{src})
 		}
+	}
+}
+
+// TestWinograd5Transforms checks F(2×2, 5×5)'s transforms on known
+// values: the transformed 5×5 filter of ones, (G·1)(G·1)ᵀ with G·1 = (¼,
+// ⅚, ⅙, 31/24, 11/24, 1); ones through a 6×6 image of ones padded by 2,
+// giving the count of the image's pixels under each output's window (9 at
+// a corner to 25 inside); an input gradient of ones likewise; and the
+// weight-gradient transform as wino5Weights' adjoint.
+func TestWinograd5Transforms(t *testing.T) {
+	w := make([]float64, 25)
+	for i := range w {
+		w[i] = 1
+	}
+	u := make([]float64, 36)
+	wino5Weights(w, 1, 1, u)
+	g1 := []float64{0.25, 5.0 / 6, 1.0 / 6, 31.0 / 24, 11.0 / 24, 1}
+	for k := range 6 {
+		for l := range 6 {
+			if want := g1[k] * g1[l]; math.Abs(u[6*k+l]-want) > 1e-15 {
+				t.Errorf("U[%d][%d] = %v; want %v", k, l, u[6*k+l], want)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	const cout, cin = 3, 2
+	wr, du := make([]float64, cout*cin*25), make([]float64, 36*cout*cin)
+	for i := range wr {
+		wr[i] = r.NormFloat64()
+	}
+	for i := range du {
+		du[i] = r.NormFloat64()
+	}
+	ur, dw := make([]float64, 36*cout*cin), make([]float64, cout*cin*25)
+	wino5Weights(wr, cout, cin, ur)
+	wino5WeightsGrad(du, cout, cin, dw)
+	var lhs, rhs float64
+	for i := range ur {
+		lhs += ur[i] * du[i]
+	}
+	for i := range wr {
+		rhs += wr[i] * dw[i]
+	}
+	if math.Abs(lhs-rhs) > 1e-12*(1+math.Abs(lhs)) {
+		t.Errorf("⟨U(w), dU⟩ = %v, ⟨w, Uᵀ(dU)⟩ = %v", lhs, rhs)
+	}
+
+	// Each output (i, j) of a 6×6 image padded by 2 sees the pixels in
+	// rows i−2..i+2 and columns j−2..j+2 inside the image: 3, 4, 5, 5, 4,
+	// 3 of each; each input pixel gets the gradient from as many outputs.
+	l := layer{name: "c", in: shape{1, 6, 6}, out: shape{1, 6, 6}, k: 5, stride: 1, pad: 2, b: -1}
+	g := newConvGeom(l)
+	g.wino, g.needDx = true, true
+	ones := make([]float64, 36)
+	for i := range ones {
+		ones[i] = 1
+	}
+	y, dx, _ := convPasses(t, g, 1, ones, w, nil, ones)
+	n := []float64{3, 4, 5, 5, 4, 3}
+	for i := range 6 {
+		for j := range 6 {
+			want := n[i] * n[j]
+			if math.Abs(y[6*i+j]-want) > 1e-12 || math.Abs(dx[6*i+j]-want) > 1e-12 {
+				t.Fatalf("at (%d, %d): y = %v, dx = %v; want %v", i, j, y[6*i+j], dx[6*i+j], want)
+			}
+		}
+	}
+}
+
+// TestWinograd5Rows compares F(2×2, 5×5)'s transforms in use (vector ones
+// where the CPU has them) with the portable loops bit for bit, for runs of
+// 1 to 19 tiles, with zeros of both signs among the values.
+func TestWinograd5Rows(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	vals := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			switch r.IntN(8) {
+			case 0:
+				v[i] = 0
+			case 1:
+				v[i] = float32(math.Copysign(0, -1))
+			default:
+				v[i] = float32(r.NormFloat64())
+			}
+		}
+		return v
+	}
+	same := func(what string, n int, got, want []float32) {
+		t.Helper()
+		for j := range got {
+			if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+				t.Fatalf("%s, %d tiles: [%d] = %v; want %v", what, n, j, got[j], want[j])
+			}
+		}
+	}
+	vec := wino5Alg32
+	for n := 1; n < 20; n++ {
+		s, vs := n+5, 2*n+5
+		var h [6][]float32
+		for q := range h {
+			h[q] = vals(5*s + n)
+		}
+		v1 := vals(35*vs + n)
+		v2 := append([]float32(nil), v1...)
+		vec.in(v1, vs, n, h, s)
+		wino5In(v2, vs, n, h, s)
+		same("in", n, v1, v2)
+
+		m := vals(35*vs + n)
+		y1, y2 := vals(4*n), vals(4*n)
+		vec.out(y1, n, m, vs, -0.75)
+		wino5Out(y2, n, m, vs, -0.75)
+		same("out", n, y1, y2)
+
+		e, o := vals(2*n), vals(2*n)
+		vec.dy(v1, vs, n, e, o)
+		wino5Dy(v2, vs, n, e, o)
+		same("dy", n, v1, v2)
+
+		c1, c2 := vals(36*n), vals(36*n)
+		vec.dx(c1, n, m, vs)
+		wino5Dx(c2, n, m, vs)
+		same("dx", n, c1, c2)
 	}
 }
