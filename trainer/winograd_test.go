@@ -13,9 +13,16 @@ import (
 // gradient for x, w, b (b nil for none) and dy, as a training step's graph
 // runs them.
 func convPasses[T float](t *testing.T, g convGeom, batch int, x, w, b, dy []T) (y, dx, dw []T) {
+	return convPassesCache(t, g, batch, x, w, b, dy, true)
+}
+
+// convPassesCache is convPasses with the forward pass's column matrices
+// or transformed inputs cached for the weight gradient (where they fit)
+// or not.
+func convPassesCache[T float](t *testing.T, g convGeom, batch int, x, w, b, dy []T, cache bool) (y, dx, dw []T) {
 	t.Helper()
 	ws := &workspace[T]{}
-	fwd := &convOp[T]{g: g, ws: ws, train: true}
+	fwd := &convOp[T]{g: g, ws: ws, train: cache}
 	xt := tensor.New(tensor.WithShape(batch, g.cin, g.h, g.w), tensor.WithBacking(x))
 	wt := tensor.New(tensor.WithShape(g.cout, g.cin, g.k, g.k), tensor.WithBacking(w))
 	dyt := tensor.New(tensor.WithShape(batch, g.cout, g.ho, g.wo), tensor.WithBacking(dy))
@@ -146,6 +153,17 @@ func TestWinogradConv(t *testing.T) {
 				tol = 5e-5
 			}
 			y2, dx2, dw2 := convPasses(t, wino, tt.batch, f32(x), f32(w), f32(b), f32(dy))
+			// Without the forward pass's transformed inputs cached, the
+			// weight gradient transforms them again: the same bits.
+			if !wino.cacheWino(tt.batch) {
+				t.Fatalf("transformed inputs of %d samples not cached", tt.batch)
+			}
+			_, _, dw3 := convPassesCache(t, wino, tt.batch, f32(x), f32(w), f32(b), f32(dy), false)
+			for i := range dw3 {
+				if math.Float32bits(dw3[i]) != math.Float32bits(dw2[i]) {
+					t.Fatalf("dw[%d] = %v transformed again; %v cached", i, dw3[i], dw2[i])
+				}
+			}
 			for _, c := range []struct {
 				what string
 				got  []float32
