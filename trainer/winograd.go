@@ -541,17 +541,7 @@ func winoInputGrad[T float](g convGeom, ws *workspace[T], dv []T, ld int, dx []T
 	L := (n1 - n0) * tiles
 	pe, po, s := winoPlanes(g, ws)
 	cb := grow(&ws.wino, a*a*L)
-	add := rows.add
-	if g.winoShort() {
-		// Runs of fewer than 8 floats, which the vector add leaves to
-		// addGo's loop anyway: the loop here saves the calls.
-		add = func(dst, src []T) {
-			dst = dst[:len(src)]
-			for j, x := range src {
-				dst[j] += x
-			}
-		}
-	}
+	short := g.winoShort()
 	for c := range g.cin {
 		alg.dx(cb, L, dv[c*ld:], g.cin*ld)
 		for n := n0; n < n1; n++ {
@@ -560,9 +550,23 @@ func winoInputGrad[T float](g convGeom, ws *workspace[T], dv []T, ld int, dx []T
 			for ti := range th {
 				t := (n-n0)*tiles + ti*tw
 				for r := range a {
-					h := winoHalves(a, pe[(2*ti+r)*s:], po[(2*ti+r)*s:])
+					row := (2*ti + r) * s
 					for q := range a {
-						add(h[q], cb[(a*r+q)*L+t:][:tw])
+						half := pe
+						if q%2 == 1 {
+							half = po
+						}
+						dst, src := half[row+q/2:][:tw], cb[(a*r+q)*L+t:][:tw]
+						if !short {
+							rows.add(dst, src)
+							continue
+						}
+						// Fewer than 8 floats, which the vector add
+						// leaves to addGo's loop: the same adds
+						// without the calls.
+						for j, x := range src {
+							dst[j] += x
+						}
 					}
 				}
 			}
