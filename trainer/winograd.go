@@ -464,6 +464,38 @@ func stage[T float](st []T, ls, t int, h [6][]T, s, a int) {
 // memmove as well).
 var stage32 = stage[float32]
 
+// unstage adds a short row of tiles' transformed-back input gradients at
+// column t of cb ([α², L]) into the half-planes: for r < α and q < α in
+// that order, cb's run (α·r+q)·L + t of tw floats into half q (pe for q
+// even, po for q odd) from row0 + r·s + q/2. The same adds as the long
+// rows' (rows.add), without a call per run.
+func unstage[T float](pe, po []T, s, row0 int, cb []T, L, t, tw, a int) {
+	for r := range a {
+		row := row0 + r*s
+		for q := range a {
+			half := pe
+			if q%2 == 1 {
+				half = po
+			}
+			dst, src := half[row+q/2:][:tw], cb[(a*r+q)*L+t:][:tw]
+			for j, x := range src {
+				dst[j] += x
+			}
+		}
+	}
+}
+
+// unstage32 is unstage for float32, replaced by vector adds where the CPU
+// has them (winograd_avx2.go).
+var unstage32 = unstage[float32]
+
+func unstageFor[T float]() func(pe, po []T, s, row0 int, cb []T, L, t, tw, a int) {
+	if f, ok := any(unstage32).(func([]T, []T, int, int, []T, int, int, int, int)); ok {
+		return f
+	}
+	return unstage[T]
+}
+
 func stageFor[T float]() func(st []T, ls, t int, h [6][]T, s, a int) {
 	if f, ok := any(stage32).(func([]T, int, int, [6][]T, int, int)); ok {
 		return f
@@ -540,8 +572,9 @@ func winoInputGrad[T float](g convGeom, ws *workspace[T], dv []T, ld int, dx []T
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
 	L := (n1 - n0) * tiles
 	pe, po, s := winoPlanes(g, ws)
-	cb := grow(&ws.wino, a*a*L)
+	cb := grow(&ws.wino, a*a*L+8) // 8 more for unstage's vector loads
 	short := g.winoShort()
+	unst := unstageFor[T]()
 	for c := range g.cin {
 		alg.dx(cb, L, dv[c*ld:], g.cin*ld)
 		for n := n0; n < n1; n++ {
@@ -549,6 +582,10 @@ func winoInputGrad[T float](g convGeom, ws *workspace[T], dv []T, ld int, dx []T
 			clear(po)
 			for ti := range th {
 				t := (n-n0)*tiles + ti*tw
+				if short {
+					unst(pe, po, s, 2*ti*s, cb, L, t, tw, a)
+					continue
+				}
 				for r := range a {
 					row := (2*ti + r) * s
 					for q := range a {
@@ -556,17 +593,7 @@ func winoInputGrad[T float](g convGeom, ws *workspace[T], dv []T, ld int, dx []T
 						if q%2 == 1 {
 							half = po
 						}
-						dst, src := half[row+q/2:][:tw], cb[(a*r+q)*L+t:][:tw]
-						if !short {
-							rows.add(dst, src)
-							continue
-						}
-						// Fewer than 8 floats, which the vector add
-						// leaves to addGo's loop: the same adds
-						// without the calls.
-						for j, x := range src {
-							dst[j] += x
-						}
+						rows.add(half[row+q/2:][:tw], cb[(a*r+q)*L+t:][:tw])
 					}
 				}
 			}

@@ -2,7 +2,10 @@
 
 package trainer
 
-import "simd/archsimd"
+import (
+	"math"
+	"simd/archsimd"
+)
 
 // AVX2 versions of the Winograd transforms (winograd.go): 8 tiles at a
 // time, and the last n mod 8 in the portable loops. Each lane computes the
@@ -18,6 +21,7 @@ func init() {
 	if archsimd.X86.AVX2() {
 		winoRows32 = winoRows[float32]{in: winoInAVX2, out: winoOutAVX2, dy: winoDyAVX2, dx: winoDxAVX2, add: addAVX2, split: splitAVX2, merge: mergeAVX2}
 		stage32 = stageAVX2
+		unstage32 = unstageAVX2
 	}
 }
 
@@ -186,6 +190,52 @@ func stageAVX2(st []float32, ls, t int, h [6][]float32, s, a int) {
 		for q := range a {
 			ld8(h[q], r*s).StoreSlice(st[(q*a+r)*ls+t:])
 		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// unstageAVX2 is unstage with a half-row (s ≤ 8 floats) as one vector: the
+// runs of half q = 2k+p at shift k add in k's order, each loaded from
+// t−k so that its floats line up with the half-row's, and with −0 in the
+// lanes outside it (x + −0 is x for every x, −0 included), so each float
+// gets unstage's adds in unstage's order: the same bits. The lanes past the
+// half-row (the next row's first floats, or the planes' padding) add −0
+// only and are stored back unchanged.
+func unstageAVX2(pe, po []float32, s, row0 int, cb []float32, L, t, tw, a int) {
+	if s > 8 {
+		unstage(pe, po, s, row0, cb, L, t, tw, a)
+		return
+	}
+	// Lane i of shift k keeps cb's float iff k ≤ i < k+tw: mt from 8−k
+	// is −1 there, zt the sign bit (−0) elsewhere.
+	var mt, zt [24]int32
+	for i := range zt {
+		if i >= 8 && i < 8+tw {
+			mt[i] = -1
+		} else {
+			zt[i] = math.MinInt32
+		}
+	}
+	m0, z0 := archsimd.LoadInt32x8Slice(mt[8:]), archsimd.LoadInt32x8Slice(zt[8:])
+	m1, z1 := archsimd.LoadInt32x8Slice(mt[7:]), archsimd.LoadInt32x8Slice(zt[7:])
+	m2, z2 := archsimd.LoadInt32x8Slice(mt[6:]), archsimd.LoadInt32x8Slice(zt[6:])
+	run := func(i int, m, z archsimd.Int32x8) f8 {
+		return ld8(cb, i).AsInt32x8().And(m).Or(z).AsFloat32x8()
+	}
+	for r := range a {
+		row := row0 + r*s
+		base := a * r * L
+		e, o := ld8(pe, row), ld8(po, row)
+		e = e.Add(run(base+t, m0, z0))
+		o = o.Add(run(base+L+t, m0, z0))
+		e = e.Add(run(base+2*L+t-1, m1, z1))
+		o = o.Add(run(base+3*L+t-1, m1, z1))
+		if a == 6 {
+			e = e.Add(run(base+4*L+t-2, m2, z2))
+			o = o.Add(run(base+5*L+t-2, m2, z2))
+		}
+		e.StoreSlice(pe[row:])
+		o.StoreSlice(po[row:])
 	}
 	archsimd.ClearAVXUpperBits()
 }

@@ -451,3 +451,49 @@ func TestWinograd5Rows(t *testing.T) {
 		same("dx", n, c1, c2)
 	}
 }
+
+// TestWinogradUnstage compares the short rows' adds in use (vector ones
+// where the CPU has them) with unstage's loop bit for bit, for both
+// algorithms and rows of 1 to 7 tiles, with zeros of both signs in the
+// planes and the gradients.
+func TestWinogradUnstage(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	vals := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			switch r.IntN(6) {
+			case 0:
+				v[i] = 0
+			case 1:
+				v[i] = float32(math.Copysign(0, -1))
+			default:
+				v[i] = float32(r.NormFloat64())
+			}
+		}
+		return v
+	}
+	vec := unstageFor[float32]()
+	for _, a := range []int{4, 6} {
+		for tw := 1; tw < 8; tw++ {
+			const th = 3
+			s := tw + a/2 - 1
+			n := (2*th+a-2)*s + 8
+			L := 2*th*tw + 3 // two samples' tiles and a few more columns
+			cb := vals(a*a*L + 8)
+			pe, po := vals(n), vals(n)
+			pe2, po2 := append([]float32(nil), pe...), append([]float32(nil), po...)
+			for sample := range 2 {
+				for ti := range th {
+					tt := sample*th*tw + ti*tw
+					vec(pe, po, s, 2*ti*s, cb, L, tt, tw, a)
+					unstage(pe2, po2, s, 2*ti*s, cb, L, tt, tw, a)
+				}
+			}
+			for i := range pe {
+				if math.Float32bits(pe[i]) != math.Float32bits(pe2[i]) || math.Float32bits(po[i]) != math.Float32bits(po2[i]) {
+					t.Fatalf("α = %d, %d tiles: [%d] = %v, %v; want %v, %v", a, tw, i, pe[i], po[i], pe2[i], po2[i])
+				}
+			}
+		}
+	}
+}
