@@ -32,6 +32,8 @@ test: bin/temporal bin/minio bin/temporal-server postgres data vet workflowcheck
 	GOEXPERIMENT=simd $(GO) test -count=1 -run 'Vec|Numerics|Winograd' ./trainer/
 	@echo "Every convolution as im2col (FLSWEEP_CONV=im2col, the numerics before Winograd):"
 	FLSWEEP_CONV=im2col $(GO) test -count=1 -run 'Numerics|Conv|Grad|Train' ./trainer/
+	@echo "The 3×3 convolutions all by F(2×2, 3×3) (FLSWEEP_WINO43=0, the numerics before F(4×4, 3×3)):"
+	FLSWEEP_WINO43=0 GOEXPERIMENT=simd $(GO) test -count=1 -run 'Numerics|BufferPlan|NoAllocation' ./trainer/
 	@echo "The trainer on the build's BLAS instead of the packed products (FLSWEEP_GEMM=blas):"
 	FLSWEEP_GEMM=blas $(GO) test -count=1 ./trainer/
 	@if $(HAVE_OPENBLAS); then echo "OpenBLAS build:"; \

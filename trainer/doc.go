@@ -155,9 +155,12 @@
 //
 // Almost all the time goes to matrix products: linear layers are one gemm
 // each way, convolutions im2col plus gemm over chunks of samples, or, for
-// 3×3 stride-1 ones with at least 16 input channels, Winograd's F(2×2, 3×3)
-// as 16 smaller products in the transformed domain (winograd.go;
-// FLSWEEP_CONV=im2col turns it off, a numerics of its own). On CPUs
+// 3×3 and 5×5 stride-1 ones with at least 16 input channels, Winograd's
+// F(4×4, 3×3) (outputs at least 16 wide), F(2×2, 3×3) or F(2×2, 5×5) as 36
+// or 16 smaller products in the transformed domain (winograd.go,
+// winograd43.go, winograd5.go; FLSWEEP_CONV=im2col turns them off and
+// FLSWEEP_WINO43=0 keeps F(2×2, 3×3) for every 3×3 one, numerics of their
+// own). On CPUs
 // with AVX-512 or AVX2 (with FMA) both builds compute float32 products with
 // our own packed gemm (sgemm.go, internal/packed): a register-blocked
 // kernel over packed blocks of A and B (B read in place where it is stored

@@ -12,7 +12,8 @@ import (
 // process's products and sums: empty only for the packed products with the
 // vector kernels, "+blas-…" under FLSWEEP_GEMM=blas (make test runs the
 // trainer's tests so once), "+portable" without vector kernels, "+im2col"
-// under FLSWEEP_CONV=im2col (make test runs some tests so). The
+// under FLSWEEP_CONV=im2col and "+wino2" under FLSWEEP_WINO43=0 (make test
+// runs some tests so each). The
 // suffix goes into task-queue names, so it has no spaces or '@'.
 func TestNumerics(t *testing.T) {
 	n := Numerics()
@@ -25,6 +26,10 @@ func TestNumerics(t *testing.T) {
 	}
 	if got, want := strings.Contains(n, "+im2col"), os.Getenv("FLSWEEP_CONV") == "im2col"; got != want {
 		t.Errorf("Numerics() = %q with FLSWEEP_CONV=%q: +im2col present %v, want %v", n, os.Getenv("FLSWEEP_CONV"), got, want)
+	}
+	wino2 := os.Getenv("FLSWEEP_WINO43") == "0" && os.Getenv("FLSWEEP_CONV") != "im2col"
+	if got := strings.Contains(n, "+wino2"); got != wino2 {
+		t.Errorf("Numerics() = %q with FLSWEEP_WINO43=%q: +wino2 present %v, want %v", n, os.Getenv("FLSWEEP_WINO43"), got, wino2)
 	}
 	if strings.ContainsAny(n, " @") {
 		t.Errorf("Numerics() = %q holds a space or '@'", n)

@@ -34,6 +34,7 @@ type convGeom struct {
 	bias      bool
 	needDx    bool
 	wino      bool // computed by F(2×2, 3×3) or F(2×2, 5×5) (winograd.go)
+	wino4     bool // by F(4×4, 3×3) instead of F(2×2, 3×3) (winograd43.go)
 }
 
 const (
@@ -47,6 +48,7 @@ func newConvGeom(l layer) convGeom {
 		h: l.in[1], w: l.in[2], ho: l.out[1], wo: l.out[2], bias: l.b >= 0,
 	}
 	g.wino = useWinograd && g.winogradFits()
+	g.wino4 = g.wino && g.k == 3 && useWino43 && g.wo >= wino43MinW
 	return g
 }
 
@@ -360,8 +362,10 @@ type convOp[T float] struct {
 // back.
 func (op *convOp[T]) winoForward(x, w, b, y []T, batch int) {
 	g := op.g
-	u := grow(&op.u, g.xi()*g.cout*g.cin)
-	winoTransformWeights(g, w, u)
+	oc := g.cout * g.cin
+	ut := grow(&op.u, g.xi()*oc+g.winoScratch()) // U, then scratch
+	u := ut[:g.xi()*oc]
+	winoTransformWeights(g, w, u, ut[g.xi()*oc:])
 	op.cached = op.train && g.cacheWino(batch)
 	g.winoChunks(batch, func(n0, n1, cols, ld int) {
 		v, m := grow(&op.ws.col, g.xi()*g.cin*ld), grow(&op.ws.aux, g.xi()*g.cout*ld)
@@ -662,7 +666,9 @@ func (op *convDxOp[T]) winoDx(dy, dx []T, batch int) {
 // dM_ξ·V_ξᵀ, then dW = Gᵀ dU G.
 func (op *convDwOp[T]) winoDw(dy, x, dw []T, batch int) {
 	g := op.g
-	du := grow(&op.ws.du, g.xi()*g.cout*g.cin)
+	oc := g.cout * g.cin
+	dut := grow(&op.ws.du, g.xi()*oc+g.winoScratch()) // dU, then scratch
+	du := dut[:g.xi()*oc]
 	g.winoChunks(batch, func(n0, n1, cols, ld int) {
 		var v []T
 		if op.fwd.cached {
@@ -681,5 +687,5 @@ func (op *convDwOp[T]) winoDw(dy, x, dw []T, batch int) {
 			gemm(op.ws, false, true, g.cout, g.cin, cols, 1, dm[xi*g.cout*ld:], ld, v[xi*g.cin*ld:], ld, beta, du[xi*g.cout*g.cin:], g.cin)
 		}
 	})
-	winoTransformWeightsGrad(g, du, dw)
+	winoTransformWeightsGrad(g, du, dw, dut[g.xi()*oc:])
 }

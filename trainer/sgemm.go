@@ -60,7 +60,9 @@ var workspaces = sync.Pool{New: func() any { return new(workspace[float32]) }}
 // elementwise sums run in the portable loops' order (a build without
 // GOEXPERIMENT=simd, or a CPU without AVX2), and "+im2col" when every
 // convolution runs as im2col and one product (FLSWEEP_CONV=im2col) rather
-// than the 3×3 stride-1 ones by Winograd's F(2×2, 3×3) (winograd.go).
+// than the 3×3 and 5×5 stride-1 ones by Winograd (winograd.go), and
+// "+wino2" when the 3×3 ones all take F(2×2, 3×3) (FLSWEEP_WINO43=0)
+// rather than F(4×4, 3×3) where their outputs are wide enough.
 // Workers and in-process runs record conf.Version + Numerics() as their
 // build, so a point's rounds, and the workers a sweep's tasks are routed
 // to, agree on it.
@@ -74,6 +76,8 @@ func Numerics() string {
 	}
 	if !useWinograd {
 		s += "+im2col"
+	} else if !useWino43 {
+		s += "+wino2"
 	}
 	return s
 }

@@ -68,10 +68,18 @@ func (g convGeom) winogradFits() bool {
 // column of tiles may reach one past them); their α×α receptive fields,
 // α = k+1, cover the input zero-padded by p on the top and left, to
 // 2·th+α−2 rows and 2·tw+α−2 columns.
-func (g convGeom) th() int    { return (g.ho + 1) / 2 }
-func (g convGeom) tw() int    { return (g.wo + 1) / 2 }
+func (g convGeom) th() int    { return (g.ho + g.tm() - 1) / g.tm() }
+func (g convGeom) tw() int    { return (g.wo + g.tm() - 1) / g.tm() }
 func (g convGeom) tiles() int { return g.th() * g.tw() }
-func (g convGeom) alpha() int { return g.k + 1 }
+func (g convGeom) alpha() int { return g.tm() + g.k - 1 }
+
+// tm is the side of a tile of outputs: 4 for F(4×4, 3×3), else 2.
+func (g convGeom) tm() int {
+	if g.wino4 {
+		return 4
+	}
+	return 2
+}
 
 // xi is the number of positions ξ of a transformed tile, α², and so of
 // products per chunk.
@@ -349,9 +357,23 @@ func wino3Out[T float](y []T, n int, m []T, ms int, bias T) { winoRowsFor[T]().o
 func wino3Dy[T float](dm []T, ms, n int, e, o []T)          { winoRowsFor[T]().dy(dm, ms, n, e, o) }
 func wino3Dx[T float](c []T, n int, dv []T, vs int)         { winoRowsFor[T]().dx(c, n, dv, vs) }
 
+// winoScratch is the scratch winoTransformWeights and
+// winoTransformWeightsGrad take: 9·cout·cin floats for F(4×4, 3×3)'s
+// vector transforms (filters laid out tap-major), else none.
+func (g convGeom) winoScratch() int {
+	if g.wino4 {
+		return 9 * g.cout * g.cin
+	}
+	return 0
+}
+
 // winoTransformWeights writes g's transformed weights U ([α², cout, cin])
-// for w.
-func winoTransformWeights[T float](g convGeom, w, u []T) {
+// for w, with tmp (9·cout·cin floats) as scratch for F(4×4, 3×3).
+func winoTransformWeights[T float](g convGeom, w, u, tmp []T) {
+	if g.wino4 {
+		wino43For[T]().w(w, g.cout, g.cin, u, tmp)
+		return
+	}
 	if g.k == 5 {
 		wino5Weights(w, g.cout, g.cin, u)
 		return
@@ -360,7 +382,11 @@ func winoTransformWeights[T float](g convGeom, w, u []T) {
 }
 
 // winoTransformWeightsGrad writes dW for dU: winoTransformWeights' adjoint.
-func winoTransformWeightsGrad[T float](g convGeom, du, dw []T) {
+func winoTransformWeightsGrad[T float](g convGeom, du, dw, tmp []T) {
+	if g.wino4 {
+		wino43For[T]().wg(du, g.cout, g.cin, dw, tmp)
+		return
+	}
 	if g.k == 5 {
 		wino5WeightsGrad(du, g.cout, g.cin, dw)
 		return
@@ -402,6 +428,10 @@ func winoHalves[T float](a int, e, o []T) [6][]T {
 // cin, h, w]) into v ([α², cin, ld]): tile (ti, j) of sample n is column
 // (n−n0)·tiles + ti·tw + j.
 func winoInput[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T, ld int) {
+	if g.wino4 {
+		winoInput4(g, ws, x, n0, n1, v, ld)
+		return
+	}
 	rows, alg := winoRowsFor[T](), winoAlgFor[T](g)
 	a := alg.a
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
@@ -507,6 +537,10 @@ func stageFor[T float]() func(st []T, ls, t int, h [6][]T, s, a int) {
 // chunk's transformed outputs m ([α², cout, ld]) and the bias b (nil for
 // none).
 func winoOutput[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0, n1 int, b []T) {
+	if g.wino4 {
+		winoOutput4(g, ws, m, ld, y, n0, n1, b)
+		return
+	}
 	rows, alg := winoRowsFor[T](), winoAlgFor[T](g)
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
 	L := (n1 - n0) * tiles
@@ -536,6 +570,10 @@ func winoOutput[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0,
 // winoGrad writes the transformed output gradients of samples [n0, n1) of
 // dy ([B, cout, ho, wo]) into dm ([α², cout, ld]).
 func winoGrad[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int, dm []T, ld int) {
+	if g.wino4 {
+		winoGrad4(g, ws, dy, n0, n1, dm, ld)
+		return
+	}
 	rows, alg := winoRowsFor[T](), winoAlgFor[T](g)
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
 	L := (n1 - n0) * tiles
@@ -567,6 +605,10 @@ func winoGrad[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int, dm []T,
 // at j, then their columns 2 and 3 at j+1, and so on; the rows of tiles
 // add in order.
 func winoInputGrad[T float](g convGeom, ws *workspace[T], dv []T, ld int, dx []T, n0, n1 int) {
+	if g.wino4 {
+		winoInputGrad4(g, ws, dv, ld, dx, n0, n1)
+		return
+	}
 	rows, alg := winoRowsFor[T](), winoAlgFor[T](g)
 	a := alg.a
 	th, tw, tiles := g.th(), g.tw(), g.tiles()

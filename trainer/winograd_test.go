@@ -61,25 +61,34 @@ func TestWinogradConv(t *testing.T) {
 		h, w, p   int
 		bias      bool
 		batch     int
-		chunk     int // maxWinoFloats, or 0 for the default
-		k         int // 3, or 5 for F(2×2, 5×5)
+		chunk     int  // maxWinoFloats, or 0 for the default
+		k         int  // 3, or 5 for F(2×2, 5×5)
+		m4        bool // F(4×4, 3×3) rather than F(2×2, 3×3)
 	}{
-		{"padded even", 3, 4, 6, 8, 1, false, 3, 0, 0},
-		{"padded odd", 2, 3, 5, 7, 1, true, 2, 0, 0},
-		{"valid odd", 3, 2, 7, 6, 0, true, 2, 0, 0},
-		{"valid 3x3 image", 2, 2, 3, 3, 0, false, 3, 0, 0},
-		{"one row", 2, 2, 1, 9, 1, false, 2, 0, 0},
-		{"many channels", 20, 17, 8, 8, 1, false, 5, 0, 0},
-		{"long rows", 3, 2, 5, 37, 1, true, 3, 0, 0},
-		{"chunks of one", 3, 4, 6, 8, 1, true, 3, 16 * 4 * 12, 0},
-		{"chunks of two and a rest", 2, 3, 7, 18, 1, false, 5, 16 * 3 * 36 * 2, 0},
-		{"5x5 valid even", 3, 4, 12, 12, 0, true, 3, 0, 5},
-		{"5x5 valid odd", 2, 3, 7, 9, 0, false, 2, 0, 5},
-		{"5x5 padded 2", 3, 2, 6, 7, 2, true, 2, 0, 5},
-		{"5x5 padded 1", 2, 3, 8, 9, 1, false, 2, 0, 5},
-		{"5x5 many channels", 20, 17, 14, 14, 0, true, 3, 0, 5},
-		{"5x5 long rows", 3, 2, 5, 37, 2, true, 3, 0, 5},
-		{"5x5 chunks of two and a rest", 2, 3, 9, 20, 2, false, 5, 36 * 3 * 50 * 2, 5},
+		{"padded even", 3, 4, 6, 8, 1, false, 3, 0, 0, false},
+		{"padded odd", 2, 3, 5, 7, 1, true, 2, 0, 0, false},
+		{"valid odd", 3, 2, 7, 6, 0, true, 2, 0, 0, false},
+		{"valid 3x3 image", 2, 2, 3, 3, 0, false, 3, 0, 0, false},
+		{"one row", 2, 2, 1, 9, 1, false, 2, 0, 0, false},
+		{"many channels", 20, 17, 8, 8, 1, false, 5, 0, 0, false},
+		{"long rows", 3, 2, 5, 37, 1, true, 3, 0, 0, false},
+		{"chunks of one", 3, 4, 6, 8, 1, true, 3, 16 * 4 * 12, 0, false},
+		{"chunks of two and a rest", 2, 3, 7, 18, 1, false, 5, 16 * 3 * 36 * 2, 0, false},
+		{"5x5 valid even", 3, 4, 12, 12, 0, true, 3, 0, 5, false},
+		{"5x5 valid odd", 2, 3, 7, 9, 0, false, 2, 0, 5, false},
+		{"5x5 padded 2", 3, 2, 6, 7, 2, true, 2, 0, 5, false},
+		{"5x5 padded 1", 2, 3, 8, 9, 1, false, 2, 0, 5, false},
+		{"5x5 many channels", 20, 17, 14, 14, 0, true, 3, 0, 5, false},
+		{"5x5 long rows", 3, 2, 5, 37, 2, true, 3, 0, 5, false},
+		{"5x5 chunks of two and a rest", 2, 3, 9, 20, 2, false, 5, 36 * 3 * 50 * 2, 5, false},
+		{"4x4 padded even", 3, 4, 6, 8, 1, false, 3, 0, 0, true},
+		{"4x4 padded odd", 2, 3, 5, 7, 1, true, 2, 0, 0, true},
+		{"4x4 valid odd", 3, 2, 7, 6, 0, true, 2, 0, 0, true},
+		{"4x4 valid 3x3 image", 2, 2, 3, 3, 0, false, 3, 0, 0, true},
+		{"4x4 many channels", 20, 17, 8, 8, 1, false, 5, 0, 0, true},
+		{"4x4 ResNet 4x4 stage", 18, 16, 4, 4, 1, true, 3, 0, 0, true},
+		{"4x4 long rows", 3, 2, 9, 37, 1, true, 3, 0, 0, true},
+		{"4x4 chunks of two and a rest", 2, 3, 7, 18, 1, false, 5, 36 * 3 * 10 * 2, 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,7 +117,7 @@ func TestWinogradConv(t *testing.T) {
 				b = rnd(g.cout)
 			}
 			direct, wino := g, g
-			direct.wino, wino.wino = false, true
+			direct.wino, wino.wino, wino.wino4 = false, true, tt.m4
 			if tt.chunk > 0 && wino.winoChunk() >= tt.batch {
 				t.Fatalf("one chunk of %d samples for a batch of %d", wino.winoChunk(), tt.batch)
 			}
@@ -149,7 +158,7 @@ func TestWinogradConv(t *testing.T) {
 			// 1/24 and round more: its worst errors here were 1.2·10⁻⁵
 			// (y) and 2.0·10⁻⁵ (dw) of the scale, F(2×2, 3×3)'s 8·10⁻⁷.
 			tol := 2e-6
-			if k == 5 {
+			if k == 5 || tt.m4 {
 				tol = 5e-5
 			}
 			y2, dx2, dw2 := convPasses(t, wino, tt.batch, f32(x), f32(w), f32(b), f32(dy))
@@ -493,6 +502,120 @@ func TestWinogradUnstage(t *testing.T) {
 				if math.Float32bits(pe[i]) != math.Float32bits(pe2[i]) || math.Float32bits(po[i]) != math.Float32bits(po2[i]) {
 					t.Fatalf("α = %d, %d tiles: [%d] = %v, %v; want %v, %v", a, tw, i, pe[i], po[i], pe2[i], po2[i])
 				}
+			}
+		}
+	}
+}
+
+// TestWinograd43Rows compares F(4×4, 3×3)'s output and output-gradient
+// transforms in use (vector ones where the CPU has them) with the
+// portable loops bit for bit, for runs of 1 to 19 tiles, with zeros of
+// both signs among the values.
+func TestWinograd43Rows(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	vals := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			switch r.IntN(8) {
+			case 0:
+				v[i] = 0
+			case 1:
+				v[i] = float32(math.Copysign(0, -1))
+			default:
+				v[i] = float32(r.NormFloat64())
+			}
+		}
+		return v
+	}
+	same := func(what string, n int, got, want []float32) {
+		t.Helper()
+		for j := range got {
+			if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+				t.Fatalf("%s, %d tiles: [%d] = %v; want %v", what, n, j, got[j], want[j])
+			}
+		}
+	}
+	vec := wino43For[float32]()
+	for n := 1; n < 20; n++ {
+		vs := 2*n + 5
+		m := vals(35*vs + n)
+		y1, y2 := vals(16*n), vals(16*n)
+		vec.out(y1, n, m, vs, -0.75)
+		wino43Out(y2, n, m, vs, -0.75)
+		same("out", n, y1, y2)
+
+		d := vals(16 * n)
+		v1 := vals(35*vs + n)
+		v2 := append([]float32(nil), v1...)
+		vec.dy(v1, vs, n, d)
+		wino43Dy(v2, vs, n, d)
+		same("dy", n, v1, v2)
+	}
+}
+
+// TestWinograd43Weights checks F(4×4, 3×3)'s weight transforms: the
+// transformed 3×3 filter of ones, (G·1)(G·1)ᵀ with G·1 = (¼, ½, ⅙, 7/24,
+// ⅛, 1); the gradient transform as the adjoint; and the transforms in
+// use (vector ones where the CPU has them) against the portable loops bit
+// for bit, for 1 to 19 filters.
+func TestWinograd43Weights(t *testing.T) {
+	w := []float64{1, 1, 1, 1, 1, 1, 1, 1, 1}
+	u := make([]float64, 36)
+	wino43Weights(w, 1, 1, u, nil)
+	g1 := []float64{0.25, 0.5, 1.0 / 6, 7.0 / 24, 0.125, 1}
+	for k := range 6 {
+		for l := range 6 {
+			if want := g1[k] * g1[l]; math.Abs(u[6*k+l]-want) > 1e-15 {
+				t.Errorf("U[%d][%d] = %v; want %v", k, l, u[6*k+l], want)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(17, 18))
+	const cout, cin = 3, 2
+	wr, du := make([]float64, cout*cin*9), make([]float64, 36*cout*cin)
+	for i := range wr {
+		wr[i] = r.NormFloat64()
+	}
+	for i := range du {
+		du[i] = r.NormFloat64()
+	}
+	ur, dw := make([]float64, 36*cout*cin), make([]float64, cout*cin*9)
+	wino43Weights(wr, cout, cin, ur, nil)
+	wino43WeightsGrad(du, cout, cin, dw, nil)
+	var lhs, rhs float64
+	for i := range ur {
+		lhs += ur[i] * du[i]
+	}
+	for i := range wr {
+		rhs += wr[i] * dw[i]
+	}
+	if math.Abs(lhs-rhs) > 1e-12*(1+math.Abs(lhs)) {
+		t.Errorf("⟨U(w), dU⟩ = %v, ⟨w, Uᵀ(dU)⟩ = %v", lhs, rhs)
+	}
+
+	vec := wino43For[float32]()
+	for oc := 1; oc < 20; oc++ {
+		w32, du32 := make([]float32, 9*oc), make([]float32, 36*oc)
+		for i := range w32 {
+			w32[i] = float32(r.NormFloat64())
+		}
+		for i := range du32 {
+			du32[i] = float32(r.NormFloat64())
+		}
+		u1, u2 := make([]float32, 36*oc), make([]float32, 36*oc)
+		vec.w(w32, oc, 1, u1, make([]float32, 9*oc))
+		wino43Weights(w32, oc, 1, u2, nil)
+		d1, d2 := make([]float32, 9*oc), make([]float32, 9*oc)
+		vec.wg(du32, 1, oc, d1, make([]float32, 9*oc))
+		wino43WeightsGrad(du32, 1, oc, d2, nil)
+		for i := range u1 {
+			if math.Float32bits(u1[i]) != math.Float32bits(u2[i]) {
+				t.Fatalf("%d filters: U[%d] = %v; want %v", oc, i, u1[i], u2[i])
+			}
+		}
+		for i := range d1 {
+			if math.Float32bits(d1[i]) != math.Float32bits(d2[i]) {
+				t.Fatalf("%d filters: dW[%d] = %v; want %v", oc, i, d1[i], d2[i])
 			}
 		}
 	}

@@ -1,0 +1,351 @@
+package trainer
+
+import "os"
+
+// Winograd's F(4×4, 3×3) for the 3×3 stride-1 convolutions (Lavin and
+// Gray 2016): tiles of 4×4 outputs from 6×6 receptive fields, 36 products
+// per chunk and 36 multiply-adds per 16 outputs where F(2×2, 3×3) has 64
+// (and im2col 144). Its points are F(2×2, 5×5)'s (0, ±1, ±2, ∞), so its
+// input transform Bᵀ and that transform's adjoint are F(2×2, 5×5)'s
+// (wino5In, wino5Dx and their vector versions), and
+//
+//	G  = [¼ 0 0; ⅙ ⅙ ⅙; ⅙ −⅙ ⅙; 1/24 1/12 ⅙; 1/24 −1/12 ⅙; 0 0 1]
+//	Aᵀ = [1 1 1 1 1 0; 0 1 −1 2 −2 0; 0 1 1 4 4 0; 0 1 −1 8 −8 1]
+//
+// The rows of the padded input and of the outputs are split four ways
+// (column x mod 4, the "phases"), so that the receptive field of tile j
+// is phases 0–3 at j and phases 0–1 at j+1 in each of its rows.
+
+// useWino43 sends the 3×3 convolutions that take Winograd, with outputs at
+// least wino43MinW wide, to F(4×4, 3×3) rather than F(2×2, 3×3);
+// FLSWEEP_WINO43=0 keeps F(2×2, 3×3) (the numerics of earlier builds,
+// "+wino2" in Numerics).
+var useWino43 = os.Getenv("FLSWEEP_WINO43") != "0"
+
+// wino43MinW is the narrowest output F(4×4, 3×3) takes. Narrower ones
+// have few tiles (one per sample for ResNet-18's 4×4 stage), so their 36
+// products multiply the transformed weights (up to 512×512, packed for
+// each product) by few columns. ResNet-18 trained at 23.1 samples/s with
+// F(4×4, 3×3) from 16 columns (its first two stages) and from 8, 21.6 and
+// 23.9 from 4, 20.8 from 32 only, and 19.1–19.3 with F(2×2, 3×3)
+// throughout (one thread, two alternated runs); 16 keeps the larger
+// transformed weights (36 floats a filter where F(2×2, 3×3) has 16) out
+// of the two stages that hold 95% of its parameters.
+const wino43MinW = 16
+
+// g3 is G applied to three filter taps.
+func g3[T float](g0, g1, g2 T) [6]T {
+	se := g0 + g2
+	te, to := g0+4*g2, 2*g1
+	return [6]T{g0 / 4, (se + g1) / 6, (se - g1) / 6, (te + to) / 24, (te - to) / 24, g2}
+}
+
+// gt3 is Gᵀ, the adjoint of g3.
+func gt3[T float](d0, d1, d2, d3, d4, d5 T) [3]T {
+	p, q := (d1+d2)/6, (d1-d2)/6
+	r, t := (d3+d4)/24, (d3-d4)/24
+	return [3]T{d0/4 + p + r, q + 2*t, p + 4*r + d5}
+}
+
+// at4 is Aᵀ: a row or column of a tile's four outputs from six
+// transformed values.
+func at4[T float](m0, m1, m2, m3, m4, m5 T) [4]T {
+	d, s := m1-m2, m1+m2
+	d2, s2 := m3-m4, m3+m4
+	return [4]T{m0 + s + s2, d + 2*d2, s + 4*s2, d + 8*d2 + m5}
+}
+
+// a4 is A, the adjoint of at4.
+func a4[T float](y0, y1, y2, y3 T) [6]T {
+	e, o := y0+y2, y1+y3
+	e4, o4 := y0+4*y2, 2*y1+8*y3
+	return [6]T{y0, e + o, e - o, e4 + o4, e4 - o4, y3}
+}
+
+// wino43Weights writes U_ξ = (G g Gᵀ)_ξ, ξ = 6k+l, for w ([cout, cin, 3,
+// 3]) into u ([36, cout, cin]).
+func wino43Weights[T float](w []T, cout, cin int, u, tmp []T) {
+	wino43WeightsFrom(w, cout, cin, u, 0)
+}
+
+// wino43WeightsFrom is wino43Weights for filters [i0, cout·cin).
+func wino43WeightsFrom[T float](w []T, cout, cin int, u []T, i0 int) {
+	oc := cout * cin
+	for i := i0; i < oc; i++ {
+		g := w[i*9:][:9]
+		var t [6][3]T // G g
+		for v := range 3 {
+			c := g3(g[v], g[3+v], g[6+v])
+			for k := range 6 {
+				t[k][v] = c[k]
+			}
+		}
+		for k := range 6 {
+			r := g3(t[k][0], t[k][1], t[k][2])
+			for l := range 6 {
+				u[(6*k+l)*oc+i] = r[l]
+			}
+		}
+	}
+}
+
+// wino43WeightsGrad writes dW = Gᵀ dU G for du ([36, cout, cin]) into dw
+// ([cout, cin, 3, 3]): the adjoint of wino43Weights.
+func wino43WeightsGrad[T float](du []T, cout, cin int, dw, tmp []T) {
+	wino43WeightsGradFrom(du, cout, cin, dw, 0)
+}
+
+// wino43WeightsGradFrom is wino43WeightsGrad for filters [i0, cout·cin).
+func wino43WeightsGradFrom[T float](du []T, cout, cin int, dw []T, i0 int) {
+	oc := cout * cin
+	for i := i0; i < oc; i++ {
+		var t [3][6]T // Gᵀ dU
+		for l := range 6 {
+			c := gt3(du[l*oc+i], du[(6+l)*oc+i], du[(12+l)*oc+i], du[(18+l)*oc+i], du[(24+l)*oc+i], du[(30+l)*oc+i])
+			for u := range 3 {
+				t[u][l] = c[u]
+			}
+		}
+		g := dw[i*9:][:9]
+		for u := range 3 {
+			r := gt3(t[u][0], t[u][1], t[u][2], t[u][3], t[u][4], t[u][5])
+			copy(g[3*u:], r[:])
+		}
+	}
+}
+
+// wino43Out writes y[(4a+b)·n + j] = (Aᵀ M A)[a][b] + bias of tiles j <
+// n, for M_ξ = m[ξ·ms + j].
+func wino43Out[T float](y []T, n int, m []T, ms int, bias T) { wino43OutFrom(y, n, m, ms, bias, 0) }
+
+// wino43OutFrom is wino43Out for tiles [j0, n).
+func wino43OutFrom[T float](y []T, n int, m []T, ms int, bias T, j0 int) {
+	for j := j0; j < n; j++ {
+		var s [4][6]T // Aᵀ M
+		for l := range 6 {
+			c := at4(m[l*ms+j], m[(6+l)*ms+j], m[(12+l)*ms+j], m[(18+l)*ms+j], m[(24+l)*ms+j], m[(30+l)*ms+j])
+			for a := range 4 {
+				s[a][l] = c[a]
+			}
+		}
+		for a := range 4 {
+			r := at4(s[a][0], s[a][1], s[a][2], s[a][3], s[a][4], s[a][5])
+			for b := range 4 {
+				y[(4*a+b)*n+j] = r[b] + bias
+			}
+		}
+	}
+}
+
+// wino43Dy writes dm[ξ·ms + j] = (A dY Aᵀ)_ξ of tiles j < n, where
+// d[(4a+b)·n + j] is the tile's output gradient in row a and column b.
+func wino43Dy[T float](dm []T, ms, n int, d []T) { wino43DyFrom(dm, ms, n, d, 0) }
+
+// wino43DyFrom is wino43Dy for tiles [j0, n).
+func wino43DyFrom[T float](dm []T, ms, n int, d []T, j0 int) {
+	for j := j0; j < n; j++ {
+		var c [4][6]T // A down column b: c[b][k]
+		for b := range 4 {
+			c[b] = a4(d[b*n+j], d[(4+b)*n+j], d[(8+b)*n+j], d[(12+b)*n+j])
+		}
+		for k := range 6 {
+			r := a4(c[0][k], c[1][k], c[2][k], c[3][k])
+			for l := range 6 {
+				dm[(6*k+l)*ms+j] = r[l]
+			}
+		}
+	}
+}
+
+// wino43Fns are F(4×4, 3×3)'s output and output-gradient transforms; the
+// float32 ones may be replaced by vector versions with the same bits.
+type wino43Fns[T float] struct {
+	out func(y []T, n int, m []T, ms int, bias T)
+	dy  func(dm []T, ms, n int, d []T)
+	// w and wg are wino43Weights and wino43WeightsGrad, with tmp
+	// (9·cout·cin floats) for the vector versions' transposed filters.
+	w  func(w []T, cout, cin int, u, tmp []T)
+	wg func(du []T, cout, cin int, dw, tmp []T)
+}
+
+var wino43Fns32 = wino43Go[float32]()
+
+func wino43Go[T float]() wino43Fns[T] {
+	return wino43Fns[T]{out: wino43Out[T], dy: wino43Dy[T], w: wino43Weights[T], wg: wino43WeightsGrad[T]}
+}
+
+func wino43For[T float]() wino43Fns[T] {
+	if f, ok := any(wino43Fns32).(wino43Fns[T]); ok {
+		return f
+	}
+	return wino43Go[T]()
+}
+
+// wino4Planes holds a plane's scratch for F(4×4, 3×3): the four phases of
+// the zero-padded plane, 4·th+2 rows of tw+1 each, 8 floats apart for
+// the block copies of short rows.
+func wino4Planes[T float](g convGeom, ws *workspace[T]) (ph [4][]T, stride int) {
+	stride = g.tw() + 1
+	n := (4*g.th()+2)*stride + 8
+	buf := grow(&ws.pad, 4*n)
+	for f := range 4 {
+		ph[f] = buf[f*n:][:n]
+	}
+	return ph, stride
+}
+
+// wino4Split writes row y of a plane (w floats) into the phases at padded
+// row y+p: padded column X = x+p goes to phase X mod 4, index X/4.
+func wino4Split[T float](g convGeom, ph *[4][]T, s int, row []T, y int) {
+	base := (y + g.p) * s
+	for x, v := range row {
+		X := x + g.p
+		ph[X&3][base+X>>2] = v
+	}
+}
+
+// wino4Halves returns the six half-columns of the tiles whose receptive
+// fields start at row r0 of the phases: phases 0–3 at j, 0–1 at j+1.
+func wino4Halves[T float](ph *[4][]T, r0 int) [6][]T {
+	return [6][]T{ph[0][r0:], ph[1][r0:], ph[2][r0:], ph[3][r0:], ph[0][r0+1:], ph[1][r0+1:]}
+}
+
+// winoInput4 is winoInput for F(4×4, 3×3).
+func winoInput4[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T, ld int) {
+	in := winoAlgFor[T](convGeom{k: 5}).in // F(2×2, 5×5)'s Bᵀ
+	th, tw, tiles := g.th(), g.tw(), g.tiles()
+	L := (n1 - n0) * tiles
+	ph, s := wino4Planes(g, ws)
+	var st []T
+	Ls := L + 8
+	stage := stageFor[T]()
+	if g.winoShort() {
+		st = grow(&ws.wino, 36*Ls)
+	}
+	for c := range g.cin {
+		for n := n0; n < n1; n++ {
+			plane := x[(n*g.cin+c)*g.h*g.w:][:g.h*g.w]
+			for f := range 4 {
+				clear(ph[f])
+			}
+			for y := range g.h {
+				wino4Split(g, &ph, s, plane[y*g.w:][:g.w], y)
+			}
+			t0 := (n - n0) * tiles
+			for ti := range th {
+				h := wino4Halves(&ph, 4*ti*s)
+				if st == nil {
+					in(v[c*ld+t0+ti*tw:], g.cin*ld, tw, h, s)
+					continue
+				}
+				stage(st, Ls, t0+ti*tw, h, s, 6)
+			}
+		}
+		if st != nil {
+			var h [6][]T
+			for q := range 6 {
+				h[q] = st[q*6*Ls:]
+			}
+			in(v[c*ld:], g.cin*ld, L, h, Ls)
+		}
+	}
+}
+
+// winoOutput4 is winoOutput for F(4×4, 3×3).
+func winoOutput4[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0, n1 int, b []T) {
+	fns := wino43For[T]()
+	th, tw, tiles := g.th(), g.tw(), g.tiles()
+	L := (n1 - n0) * tiles
+	out := grow(&ws.wino, 16*L)
+	for o := range g.cout {
+		var bias T
+		if b != nil {
+			bias = b[o]
+		}
+		fns.out(out, L, m[o*ld:], g.cout*ld, bias)
+		for n := n0; n < n1; n++ {
+			plane := y[(n*g.cout+o)*g.hw():][:g.hw()]
+			for ti := range th {
+				t := (n-n0)*tiles + ti*tw
+				for a := range 4 {
+					i := 4*ti + a
+					if i >= g.ho {
+						break
+					}
+					row := plane[i*g.wo:][:g.wo]
+					for X := range row {
+						row[X] = out[(4*a+X&3)*L+t+X>>2]
+					}
+				}
+			}
+		}
+	}
+}
+
+// winoGrad4 is winoGrad for F(4×4, 3×3).
+func winoGrad4[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int, dm []T, ld int) {
+	fns := wino43For[T]()
+	th, tw, tiles := g.th(), g.tw(), g.tiles()
+	L := (n1 - n0) * tiles
+	d := grow(&ws.wino, 16*L)
+	for oc := range g.cout {
+		if g.ho%4 != 0 || g.wo%4 != 0 {
+			clear(d) // the gradient is zero past the output
+		}
+		for n := n0; n < n1; n++ {
+			plane := dy[(n*g.cout+oc)*g.hw():][:g.hw()]
+			for ti := range th {
+				t := (n-n0)*tiles + ti*tw
+				for a := range 4 {
+					i := 4*ti + a
+					if i >= g.ho {
+						break
+					}
+					for X, v := range plane[i*g.wo:][:g.wo] {
+						d[(4*a+X&3)*L+t+X>>2] = v
+					}
+				}
+			}
+		}
+		fns.dy(dm[oc*ld:], g.cout*ld, L, d)
+	}
+}
+
+// winoInputGrad4 is winoInputGrad for F(4×4, 3×3): each row of tiles adds,
+// row by row of its receptive fields, its tiles' columns 0–3 into the
+// phases at j and columns 4–5 into phases 0–1 at j+1.
+func winoInputGrad4[T float](g convGeom, ws *workspace[T], dv []T, ld int, dx []T, n0, n1 int) {
+	bdx := winoAlgFor[T](convGeom{k: 5}).dx // F(2×2, 5×5)'s B
+	th, tw, tiles := g.th(), g.tw(), g.tiles()
+	L := (n1 - n0) * tiles
+	ph, s := wino4Planes(g, ws)
+	cb := grow(&ws.wino, 36*L)
+	for c := range g.cin {
+		bdx(cb, L, dv[c*ld:], g.cin*ld)
+		for n := n0; n < n1; n++ {
+			for f := range 4 {
+				clear(ph[f])
+			}
+			for ti := range th {
+				t := (n-n0)*tiles + ti*tw
+				for r := range 6 {
+					row := (4*ti + r) * s
+					for q := range 6 {
+						dst, src := ph[q&3][row+q>>2:][:tw], cb[(6*r+q)*L+t:][:tw]
+						for j, x := range src {
+							dst[j] += x
+						}
+					}
+				}
+			}
+			plane := dx[(n*g.cin+c)*g.h*g.w:][:g.h*g.w]
+			for y := range g.h {
+				base := (y + g.p) * s
+				for x := range g.w {
+					X := x + g.p
+					plane[y*g.w+x] = ph[X&3][base+X>>2]
+				}
+			}
+		}
+	}
+}

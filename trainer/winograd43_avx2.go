@@ -1,0 +1,201 @@
+//go:build goexperiment.simd && amd64
+
+package trainer
+
+import "simd/archsimd"
+
+// AVX2 versions of F(4×4, 3×3)'s output and output-gradient transforms
+// (winograd43.go), 8 tiles at a time with the portable expressions in
+// their order, so the same bits; each in passes over pairs of rows that
+// share their intermediate sums, as F(2×2, 5×5)'s (winograd5_avx2.go).
+
+func init() {
+	if archsimd.X86.AVX2() {
+		wino43Fns32 = wino43Fns[float32]{out: wino43OutAVX2, dy: wino43DyAVX2, w: wino43WeightsAVX2, wg: wino43WeightsGradAVX2}
+	}
+}
+
+// at02 and at13 are rows 0 and 2, 1 and 3 of at4.
+func at02(m0, m1, m2, m3, m4 f8) (f8, f8) {
+	s, s2 := m1.Add(m2), m3.Add(m4)
+	return m0.Add(s).Add(s2), s.Add(bc8(4).Mul(s2))
+}
+
+func at13(m1, m2, m3, m4, m5 f8) (f8, f8) {
+	d, d2 := m1.Sub(m2), m3.Sub(m4)
+	return d.Add(bc8(2).Mul(d2)), d.Add(bc8(8).Mul(d2)).Add(m5)
+}
+
+// outRow4 stores at4(s0, …, s5) + bias at y[0], y[n], y[2n], y[3n].
+func outRow4(y []float32, n int, bias, s0, s1, s2, s3, s4, s5 f8) {
+	r0, r2 := at02(s0, s1, s2, s3, s4)
+	r1, r3 := at13(s1, s2, s3, s4, s5)
+	r0.Add(bias).StoreSlice(y)
+	r1.Add(bias).StoreSlice(y[n:])
+	r2.Add(bias).StoreSlice(y[2*n:])
+	r3.Add(bias).StoreSlice(y[3*n:])
+}
+
+func wino43OutAVX2(y []float32, n int, m []float32, ms int, bias float32) {
+	k := tail8(n)
+	bv := bc8(bias)
+	col := func(l, r, j int) f8 { return ld8(m, (6*r+l)*ms+j) }
+	for j := 0; j < k; j += 8 {
+		a0, c0 := at02(col(0, 0, j), col(0, 1, j), col(0, 2, j), col(0, 3, j), col(0, 4, j))
+		a1, c1 := at02(col(1, 0, j), col(1, 1, j), col(1, 2, j), col(1, 3, j), col(1, 4, j))
+		a2, c2 := at02(col(2, 0, j), col(2, 1, j), col(2, 2, j), col(2, 3, j), col(2, 4, j))
+		a3, c3 := at02(col(3, 0, j), col(3, 1, j), col(3, 2, j), col(3, 3, j), col(3, 4, j))
+		a4v, c4 := at02(col(4, 0, j), col(4, 1, j), col(4, 2, j), col(4, 3, j), col(4, 4, j))
+		a5, c5 := at02(col(5, 0, j), col(5, 1, j), col(5, 2, j), col(5, 3, j), col(5, 4, j))
+		outRow4(y[j:], n, bv, a0, a1, a2, a3, a4v, a5)
+		outRow4(y[8*n+j:], n, bv, c0, c1, c2, c3, c4, c5)
+		b0, d0 := at13(col(0, 1, j), col(0, 2, j), col(0, 3, j), col(0, 4, j), col(0, 5, j))
+		b1, d1 := at13(col(1, 1, j), col(1, 2, j), col(1, 3, j), col(1, 4, j), col(1, 5, j))
+		b2, d2 := at13(col(2, 1, j), col(2, 2, j), col(2, 3, j), col(2, 4, j), col(2, 5, j))
+		b3, d3 := at13(col(3, 1, j), col(3, 2, j), col(3, 3, j), col(3, 4, j), col(3, 5, j))
+		b4, d4 := at13(col(4, 1, j), col(4, 2, j), col(4, 3, j), col(4, 4, j), col(4, 5, j))
+		b5, d5 := at13(col(5, 1, j), col(5, 2, j), col(5, 3, j), col(5, 4, j), col(5, 5, j))
+		outRow4(y[4*n+j:], n, bv, b0, b1, b2, b3, b4, b5)
+		outRow4(y[12*n+j:], n, bv, d0, d1, d2, d3, d4, d5)
+	}
+	archsimd.ClearAVXUpperBits()
+	wino43OutFrom(y, n, m, ms, bias, k)
+}
+
+// a05, a12 and a34 are rows 0 and 5, 1 and 2, 3 and 4 of a4.
+func a05(y0, y3 f8) (f8, f8) { return y0, y3 }
+
+func a12(y0, y1, y2, y3 f8) (f8, f8) {
+	e, o := y0.Add(y2), y1.Add(y3)
+	return e.Add(o), e.Sub(o)
+}
+
+func a34(y0, y1, y2, y3 f8) (f8, f8) {
+	e4, o4 := y0.Add(bc8(4).Mul(y2)), bc8(2).Mul(y1).Add(bc8(8).Mul(y3))
+	return e4.Add(o4), e4.Sub(o4)
+}
+
+// aRow6 stores a4(c0, c1, c2, c3) at dm[0], dm[ms], …, dm[5·ms].
+func aRow6(dm []float32, ms int, c0, c1, c2, c3 f8) {
+	c0.StoreSlice(dm)
+	r1, r2 := a12(c0, c1, c2, c3)
+	r1.StoreSlice(dm[ms:])
+	r2.StoreSlice(dm[2*ms:])
+	r3, r4 := a34(c0, c1, c2, c3)
+	r3.StoreSlice(dm[3*ms:])
+	r4.StoreSlice(dm[4*ms:])
+	c3.StoreSlice(dm[5*ms:])
+}
+
+func wino43DyAVX2(dm []float32, ms, n int, d []float32) {
+	k := tail8(n)
+	for j := 0; j < k; j += 8 {
+		// Column b of dY: rows d[b], d[4+b], d[8+b], d[12+b] (n apart).
+		p := func(a, b int) f8 { return ld8(d, (4*a+b)*n+j) }
+		// Rows 0 and 5 of A dY: dY's rows 0 and 3.
+		aRow6(dm[j:], ms, p(0, 0), p(0, 1), p(0, 2), p(0, 3))
+		aRow6(dm[30*ms+j:], ms, p(3, 0), p(3, 1), p(3, 2), p(3, 3))
+		e0, f0 := a12(p(0, 0), p(1, 0), p(2, 0), p(3, 0))
+		e1, f1 := a12(p(0, 1), p(1, 1), p(2, 1), p(3, 1))
+		e2, f2 := a12(p(0, 2), p(1, 2), p(2, 2), p(3, 2))
+		e3, f3 := a12(p(0, 3), p(1, 3), p(2, 3), p(3, 3))
+		aRow6(dm[6*ms+j:], ms, e0, e1, e2, e3)
+		aRow6(dm[12*ms+j:], ms, f0, f1, f2, f3)
+		g0, h0 := a34(p(0, 0), p(1, 0), p(2, 0), p(3, 0))
+		g1, h1 := a34(p(0, 1), p(1, 1), p(2, 1), p(3, 1))
+		g2, h2 := a34(p(0, 2), p(1, 2), p(2, 2), p(3, 2))
+		g3v, h3 := a34(p(0, 3), p(1, 3), p(2, 3), p(3, 3))
+		aRow6(dm[18*ms+j:], ms, g0, g1, g2, g3v)
+		aRow6(dm[24*ms+j:], ms, h0, h1, h2, h3)
+	}
+	archsimd.ClearAVXUpperBits()
+	wino43DyFrom(dm, ms, n, d, k)
+}
+
+// g3v is g3 on vectors.
+func g3v(g0, g1, g2 f8) (f8, f8, f8, f8, f8, f8) {
+	c6, c24 := bc8(6), bc8(24)
+	se := g0.Add(g2)
+	te, to := g0.Add(bc8(4).Mul(g2)), bc8(2).Mul(g1)
+	return g0.Div(bc8(4)), se.Add(g1).Div(c6), se.Sub(g1).Div(c6), te.Add(to).Div(c24), te.Sub(to).Div(c24), g2
+}
+
+// gRow8 stores g3v(t0, t1, t2) at u[0], u[oc], …, u[5·oc].
+func gRow8(u []float32, oc int, t0, t1, t2 f8) {
+	r0, r1, r2, r3, r4, r5 := g3v(t0, t1, t2)
+	r0.StoreSlice(u)
+	r1.StoreSlice(u[oc:])
+	r2.StoreSlice(u[2*oc:])
+	r3.StoreSlice(u[3*oc:])
+	r4.StoreSlice(u[4*oc:])
+	r5.StoreSlice(u[5*oc:])
+}
+
+// wino43WeightsAVX2 transforms 8 filters at a time from their taps laid
+// out tap-major in tmp (tmp[j·oc + i] = w[9i + j]).
+func wino43WeightsAVX2(w []float32, cout, cin int, u, tmp []float32) {
+	oc := cout * cin
+	k := tail8(oc)
+	for i := range k {
+		f := w[i*9:][:9]
+		for j, x := range f {
+			tmp[j*oc+i] = x
+		}
+	}
+	tap := func(j, i int) f8 { return ld8(tmp, j*oc+i) }
+	for i := 0; i < k; i += 8 {
+		// G down the three columns v of the filter: t[k][v].
+		a0, a1, a2, a3, a4v, a5 := g3v(tap(0, i), tap(3, i), tap(6, i))
+		b0, b1, b2, b3, b4, b5 := g3v(tap(1, i), tap(4, i), tap(7, i))
+		c0, c1, c2, c3, c4, c5 := g3v(tap(2, i), tap(5, i), tap(8, i))
+		gRow8(u[i:], oc, a0, b0, c0)
+		gRow8(u[6*oc+i:], oc, a1, b1, c1)
+		gRow8(u[12*oc+i:], oc, a2, b2, c2)
+		gRow8(u[18*oc+i:], oc, a3, b3, c3)
+		gRow8(u[24*oc+i:], oc, a4v, b4, c4)
+		gRow8(u[30*oc+i:], oc, a5, b5, c5)
+	}
+	archsimd.ClearAVXUpperBits()
+	wino43WeightsFrom(w, cout, cin, u, k)
+}
+
+// gt3v is gt3 on vectors.
+func gt3v(d0, d1, d2, d3, d4, d5 f8) (f8, f8, f8) {
+	c6, c24 := bc8(6), bc8(24)
+	p, q := d1.Add(d2).Div(c6), d1.Sub(d2).Div(c6)
+	r, t := d3.Add(d4).Div(c24), d3.Sub(d4).Div(c24)
+	return d0.Div(bc8(4)).Add(p).Add(r), q.Add(bc8(2).Mul(t)), p.Add(bc8(4).Mul(r)).Add(d5)
+}
+
+// wino43WeightsGradAVX2 transforms 8 filters' gradients at a time into
+// tmp tap-major (tmp[j·oc + i] = dw[9i + j]), then lays them out.
+func wino43WeightsGradAVX2(du []float32, cout, cin int, dw, tmp []float32) {
+	oc := cout * cin
+	k := tail8(oc)
+	col := func(l, i int) (f8, f8, f8) {
+		return gt3v(ld8(du, l*oc+i), ld8(du, (6+l)*oc+i), ld8(du, (12+l)*oc+i), ld8(du, (18+l)*oc+i), ld8(du, (24+l)*oc+i), ld8(du, (30+l)*oc+i))
+	}
+	for i := 0; i < k; i += 8 {
+		// Gᵀ down the six columns l of dU: t[u][l].
+		a0, b0, c0 := col(0, i)
+		a1, b1, c1 := col(1, i)
+		a2, b2, c2 := col(2, i)
+		a3, b3, c3 := col(3, i)
+		a4v, b4, c4 := col(4, i)
+		a5, b5, c5 := col(5, i)
+		for u, r := range [3][6]f8{{a0, a1, a2, a3, a4v, a5}, {b0, b1, b2, b3, b4, b5}, {c0, c1, c2, c3, c4, c5}} {
+			g0, g1, g2 := gt3v(r[0], r[1], r[2], r[3], r[4], r[5])
+			g0.StoreSlice(tmp[(3*u)*oc+i:])
+			g1.StoreSlice(tmp[(3*u+1)*oc+i:])
+			g2.StoreSlice(tmp[(3*u+2)*oc+i:])
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+	for i := range k {
+		f := dw[i*9:][:9]
+		for j := range f {
+			f[j] = tmp[j*oc+i]
+		}
+	}
+	wino43WeightsGradFrom(du, cout, cin, dw, k)
+}
