@@ -87,11 +87,15 @@ func colLd(cols int) int {
 // colOffset is where the column matrix of the chunk starting at sample n0
 // (a multiple of chunk()) begins in a training step's cached matrices;
 // colOffset(batch) for a batch's end is their length.
-func (g convGeom) colOffset(n0 int) int {
-	c := g.chunk()
-	off := n0 / c * g.kdim() * colLd(c*g.hw())
+func (g convGeom) colOffset(n0 int) int { return chunkOffset(n0, g.chunk(), g.kdim(), g.hw()) }
+
+// chunkOffset is where the chunk starting at sample n0 (a multiple of c)
+// begins among matrices of rows rows, chunk after chunk, each with cols
+// columns a sample and rows colLd apart.
+func chunkOffset(n0, c, rows, cols int) int {
+	off := n0 / c * rows * colLd(c*cols)
 	if rest := n0 % c; rest > 0 {
-		off += g.kdim() * colLd(rest*g.hw())
+		off += rows * colLd(rest*cols)
 	}
 	return off
 }
@@ -397,12 +401,15 @@ const (
 
 // cacheCols reports whether a training step's column matrices for batch
 // samples stay cached for the weight gradient.
-func (g convGeom) cacheCols(batch int) bool {
-	budget := maxCachedCols
+func (g convGeom) cacheCols(batch int) bool { return g.kdim()*batch*g.hw() <= g.cacheBudget() }
+
+// cacheBudget is the most floats a training step keeps for the weight
+// gradient: maxCachedCols, twice that with at most fewCout output channels.
+func (g convGeom) cacheBudget() int {
 	if g.cout <= fewCout {
-		budget *= 2
+		return 2 * maxCachedCols
 	}
-	return g.kdim()*batch*g.hw() <= budget
+	return maxCachedCols
 }
 
 // cacheWino reports whether a training step's transformed inputs for batch
@@ -410,24 +417,13 @@ func (g convGeom) cacheCols(batch int) bool {
 // for the convolution: the FedEBA+ CIFAR CNN's second convolution (2.9M
 // floats at batch 50) and the HiCS CNN's (0.9M) keep them, ResNet-18's
 // (13M and more) transform again.
-func (g convGeom) cacheWino(batch int) bool {
-	budget := maxCachedCols
-	if g.cout <= fewCout {
-		budget *= 2
-	}
-	return g.winoOffset(batch) <= budget
-}
+func (g convGeom) cacheWino(batch int) bool { return g.winoOffset(batch) <= g.cacheBudget() }
 
 // winoOffset is where the transformed inputs of the chunk starting at
 // sample n0 (a multiple of winoChunk()) begin in a training step's cached
 // ones; winoOffset(batch) for a batch's end is their length.
 func (g convGeom) winoOffset(n0 int) int {
-	c, per := g.winoChunk(), g.xi()*g.cin
-	off := n0 / c * per * colLd(c*g.tiles())
-	if rest := n0 % c; rest > 0 {
-		off += per * colLd(rest*g.tiles())
-	}
-	return off
+	return chunkOffset(n0, g.winoChunk(), g.xi()*g.cin, g.tiles())
 }
 
 var _ G.SDOp = (*convOp[float32])(nil)

@@ -328,10 +328,7 @@ type winoAlg[T float] struct {
 
 func winoAlgFor[T float](g convGeom) winoAlg[T] {
 	if g.k == 5 {
-		if a, ok := any(wino5Alg32).(winoAlg[T]); ok {
-			return a
-		}
-		return wino5Go[T]()
+		return wino5For[T]()
 	}
 	if a, ok := any(wino3Alg32).(winoAlg[T]); ok {
 		return a

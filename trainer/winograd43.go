@@ -30,7 +30,7 @@ var useWino43 = os.Getenv("FLSWEEP_WINO43") != "0"
 // 23.9 from 4, 20.8 from 32 only, and 19.1–19.3 with F(2×2, 3×3)
 // throughout (one thread, two alternated runs); 16 keeps the larger
 // transformed weights (36 floats a filter where F(2×2, 3×3) has 16) out
-// of the two stages that hold 95% of its parameters.
+// of the two stages that hold 94% of its parameters.
 const wino43MinW = 16
 
 // g3 is G applied to three filter taps.
@@ -181,17 +181,17 @@ func wino43For[T float]() wino43Fns[T] {
 	return wino43Go[T]()
 }
 
-// wino4Planes holds a plane's scratch for F(4×4, 3×3): the four phases of
-// the zero-padded plane, 4·th+2 rows of tw+1 each, 8 floats apart for
+// wino4Planes holds a plane's scratch for F(4×4, 3×3) (all of it, and by
+// phase): the four phases of the zero-padded plane, 4·th+2 rows of tw+1 each, 8 floats apart for
 // the block copies of short rows.
-func wino4Planes[T float](g convGeom, ws *workspace[T]) (ph [4][]T, stride int) {
+func wino4Planes[T float](g convGeom, ws *workspace[T]) (ph [4][]T, all []T, stride int) {
 	stride = g.tw() + 1
 	n := (4*g.th()+2)*stride + 8
-	buf := grow(&ws.pad, 4*n)
+	all = grow(&ws.pad, 4*n)
 	for f := range 4 {
-		ph[f] = buf[f*n:][:n]
+		ph[f] = all[f*n:][:n]
 	}
-	return ph, stride
+	return ph, all, stride
 }
 
 // wino4Split writes row y of a plane (w floats) into the phases at padded
@@ -212,10 +212,10 @@ func wino4Halves[T float](ph *[4][]T, r0 int) [6][]T {
 
 // winoInput4 is winoInput for F(4×4, 3×3).
 func winoInput4[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T, ld int) {
-	in := winoAlgFor[T](convGeom{k: 5}).in // F(2×2, 5×5)'s Bᵀ
+	in := wino5For[T]().in // F(2×2, 5×5)'s Bᵀ
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
 	L := (n1 - n0) * tiles
-	ph, s := wino4Planes(g, ws)
+	ph, all, s := wino4Planes(g, ws)
 	var st []T
 	Ls := L + 8
 	stage := stageFor[T]()
@@ -225,9 +225,7 @@ func winoInput4[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T,
 	for c := range g.cin {
 		for n := n0; n < n1; n++ {
 			plane := x[(n*g.cin+c)*g.h*g.w:][:g.h*g.w]
-			for f := range 4 {
-				clear(ph[f])
-			}
+			clear(all)
 			for y := range g.h {
 				wino4Split(g, &ph, s, plane[y*g.w:][:g.w], y)
 			}
@@ -315,17 +313,15 @@ func winoGrad4[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int, dm []T
 // row by row of its receptive fields, its tiles' columns 0–3 into the
 // phases at j and columns 4–5 into phases 0–1 at j+1.
 func winoInputGrad4[T float](g convGeom, ws *workspace[T], dv []T, ld int, dx []T, n0, n1 int) {
-	bdx := winoAlgFor[T](convGeom{k: 5}).dx // F(2×2, 5×5)'s B
+	bdx := wino5For[T]().dx // F(2×2, 5×5)'s B
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
 	L := (n1 - n0) * tiles
-	ph, s := wino4Planes(g, ws)
+	ph, all, s := wino4Planes(g, ws)
 	cb := grow(&ws.wino, 36*L)
 	for c := range g.cin {
 		bdx(cb, L, dv[c*ld:], g.cin*ld)
 		for n := n0; n < n1; n++ {
-			for f := range 4 {
-				clear(ph[f])
-			}
+			clear(all)
 			for ti := range th {
 				t := (n-n0)*tiles + ti*tw
 				for r := range 6 {

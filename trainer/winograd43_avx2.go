@@ -62,8 +62,8 @@ func wino43OutAVX2(y []float32, n int, m []float32, ms int, bias float32) {
 	wino43OutFrom(y, n, m, ms, bias, k)
 }
 
-// a05, a12 and a34 are rows 0 and 5, 1 and 2, 3 and 4 of a4.
-func a05(y0, y3 f8) (f8, f8) { return y0, y3 }
+// a12 and a34 are rows 1 and 2, 3 and 4 of a4 (rows 0 and 5 are y0 and
+// y3).
 
 func a12(y0, y1, y2, y3 f8) (f8, f8) {
 	e, o := y0.Add(y2), y1.Add(y3)

@@ -26,6 +26,14 @@ package trainer
 // has them (winograd5_avx2.go), which give the portable loops' bits.
 var wino5Alg32 = wino5Go[float32]()
 
+// wino5For is F(2×2, 5×5) in T: wino5Alg32 for float32.
+func wino5For[T float]() winoAlg[T] {
+	if a, ok := any(wino5Alg32).(winoAlg[T]); ok {
+		return a
+	}
+	return wino5Go[T]()
+}
+
 func wino5Go[T float]() winoAlg[T] {
 	return winoAlg[T]{a: 6, in: wino5In[T], out: wino5Out[T], dy: wino5Dy[T], dx: wino5Dx[T]}
 }

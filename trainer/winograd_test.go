@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -209,27 +210,9 @@ func TestWinogradTransforms(t *testing.T) {
 		}
 	}
 	r := rand.New(rand.NewPCG(3, 4))
-	const cout, cin = 3, 2
-	wr, du := make([]float64, cout*cin*9), make([]float64, 16*cout*cin)
-	for i := range wr {
-		wr[i] = r.NormFloat64()
-	}
-	for i := range du {
-		du[i] = r.NormFloat64()
-	}
-	ur, dw := make([]float64, 16*cout*cin), make([]float64, cout*cin*9)
-	winoWeights(wr, cout, cin, ur)
-	winoWeightsGrad(du, cout, cin, dw)
-	var lhs, rhs float64
-	for i := range ur {
-		lhs += ur[i] * du[i]
-	}
-	for i := range wr {
-		rhs += wr[i] * dw[i]
-	}
-	if math.Abs(lhs-rhs) > 1e-12*(1+math.Abs(lhs)) {
-		t.Errorf("⟨U(w), dU⟩ = %v, ⟨w, Uᵀ(dU)⟩ = %v", lhs, rhs)
-	}
+	checkAdjoint(t, r, 9, 16,
+		func(w, u []float64) { winoWeights(w, 3, 2, u) },
+		func(du, dw []float64) { winoWeightsGrad(du, 3, 2, dw) })
 
 	// Ones through a padded 4×4 image: 4 at corners, 6 on edges, 9 inside.
 	l := layer{name: "c", in: shape{1, 4, 4}, out: shape{1, 4, 4}, k: 3, stride: 1, pad: 1, b: -1}
@@ -254,20 +237,7 @@ func TestWinogradTransforms(t *testing.T) {
 // among the values.
 func TestWinogradRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	vals := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			switch r.IntN(8) {
-			case 0:
-				v[i] = 0
-			case 1:
-				v[i] = float32(math.Copysign(0, -1))
-			default:
-				v[i] = float32(r.NormFloat64())
-			}
-		}
-		return v
-	}
+	vals := func(n int) []float32 { return mixedVals(r, n, 8) }
 	same := func(what string, n int, got, want [][]float32) {
 		t.Helper()
 		for i := range got {
@@ -359,27 +329,9 @@ func TestWinograd5Transforms(t *testing.T) {
 		}
 	}
 	r := rand.New(rand.NewPCG(7, 8))
-	const cout, cin = 3, 2
-	wr, du := make([]float64, cout*cin*25), make([]float64, 36*cout*cin)
-	for i := range wr {
-		wr[i] = r.NormFloat64()
-	}
-	for i := range du {
-		du[i] = r.NormFloat64()
-	}
-	ur, dw := make([]float64, 36*cout*cin), make([]float64, cout*cin*25)
-	wino5Weights(wr, cout, cin, ur)
-	wino5WeightsGrad(du, cout, cin, dw)
-	var lhs, rhs float64
-	for i := range ur {
-		lhs += ur[i] * du[i]
-	}
-	for i := range wr {
-		rhs += wr[i] * dw[i]
-	}
-	if math.Abs(lhs-rhs) > 1e-12*(1+math.Abs(lhs)) {
-		t.Errorf("⟨U(w), dU⟩ = %v, ⟨w, Uᵀ(dU)⟩ = %v", lhs, rhs)
-	}
+	checkAdjoint(t, r, 25, 36,
+		func(w, u []float64) { wino5Weights(w, 3, 2, u) },
+		func(du, dw []float64) { wino5WeightsGrad(du, 3, 2, dw) })
 
 	// Each output (i, j) of a 6×6 image padded by 2 sees the pixels in
 	// rows i−2..i+2 and columns j−2..j+2 inside the image: 3, 4, 5, 5, 4,
@@ -408,27 +360,10 @@ func TestWinograd5Transforms(t *testing.T) {
 // 1 to 19 tiles, with zeros of both signs among the values.
 func TestWinograd5Rows(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	vals := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			switch r.IntN(8) {
-			case 0:
-				v[i] = 0
-			case 1:
-				v[i] = float32(math.Copysign(0, -1))
-			default:
-				v[i] = float32(r.NormFloat64())
-			}
-		}
-		return v
-	}
+	vals := func(n int) []float32 { return mixedVals(r, n, 8) }
 	same := func(what string, n int, got, want []float32) {
 		t.Helper()
-		for j := range got {
-			if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
-				t.Fatalf("%s, %d tiles: [%d] = %v; want %v", what, n, j, got[j], want[j])
-			}
-		}
+		sameBits(t, fmt.Sprintf("%s, %d tiles", what, n), got, want)
 	}
 	vec := wino5Alg32
 	for n := 1; n < 20; n++ {
@@ -467,20 +402,7 @@ func TestWinograd5Rows(t *testing.T) {
 // planes and the gradients.
 func TestWinogradUnstage(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
-	vals := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			switch r.IntN(6) {
-			case 0:
-				v[i] = 0
-			case 1:
-				v[i] = float32(math.Copysign(0, -1))
-			default:
-				v[i] = float32(r.NormFloat64())
-			}
-		}
-		return v
-	}
+	vals := func(n int) []float32 { return mixedVals(r, n, 6) }
 	vec := unstageFor[float32]()
 	for _, a := range []int{4, 6} {
 		for tw := 1; tw < 8; tw++ {
@@ -513,27 +435,10 @@ func TestWinogradUnstage(t *testing.T) {
 // both signs among the values.
 func TestWinograd43Rows(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
-	vals := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			switch r.IntN(8) {
-			case 0:
-				v[i] = 0
-			case 1:
-				v[i] = float32(math.Copysign(0, -1))
-			default:
-				v[i] = float32(r.NormFloat64())
-			}
-		}
-		return v
-	}
+	vals := func(n int) []float32 { return mixedVals(r, n, 8) }
 	same := func(what string, n int, got, want []float32) {
 		t.Helper()
-		for j := range got {
-			if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
-				t.Fatalf("%s, %d tiles: [%d] = %v; want %v", what, n, j, got[j], want[j])
-			}
-		}
+		sameBits(t, fmt.Sprintf("%s, %d tiles", what, n), got, want)
 	}
 	vec := wino43For[float32]()
 	for n := 1; n < 20; n++ {
@@ -571,27 +476,9 @@ func TestWinograd43Weights(t *testing.T) {
 		}
 	}
 	r := rand.New(rand.NewPCG(17, 18))
-	const cout, cin = 3, 2
-	wr, du := make([]float64, cout*cin*9), make([]float64, 36*cout*cin)
-	for i := range wr {
-		wr[i] = r.NormFloat64()
-	}
-	for i := range du {
-		du[i] = r.NormFloat64()
-	}
-	ur, dw := make([]float64, 36*cout*cin), make([]float64, cout*cin*9)
-	wino43Weights(wr, cout, cin, ur, nil)
-	wino43WeightsGrad(du, cout, cin, dw, nil)
-	var lhs, rhs float64
-	for i := range ur {
-		lhs += ur[i] * du[i]
-	}
-	for i := range wr {
-		rhs += wr[i] * dw[i]
-	}
-	if math.Abs(lhs-rhs) > 1e-12*(1+math.Abs(lhs)) {
-		t.Errorf("⟨U(w), dU⟩ = %v, ⟨w, Uᵀ(dU)⟩ = %v", lhs, rhs)
-	}
+	checkAdjoint(t, r, 9, 36,
+		func(w, u []float64) { wino43Weights(w, 3, 2, u, nil) },
+		func(du, dw []float64) { wino43WeightsGrad(du, 3, 2, dw, nil) })
 
 	vec := wino43For[float32]()
 	for oc := 1; oc < 20; oc++ {
@@ -618,5 +505,50 @@ func TestWinograd43Weights(t *testing.T) {
 				t.Fatalf("%d filters: dW[%d] = %v; want %v", oc, i, d1[i], d2[i])
 			}
 		}
+	}
+}
+
+// mixedVals returns n unit normals from r with zeros of both signs among
+// them: +0 and −0 each with probability 1/k.
+func mixedVals(r *rand.Rand, n, k int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		switch r.IntN(k) {
+		case 0:
+			v[i] = 0
+		case 1:
+			v[i] = float32(math.Copysign(0, -1))
+		default:
+			v[i] = float32(r.NormFloat64())
+		}
+	}
+	return v
+}
+
+// checkAdjoint checks that grad is the adjoint of the weight transform
+// fwd (taps floats a filter to xi) for 3 output and 2 input channels:
+// ⟨U(w), dU⟩ = ⟨w, Uᵀ(dU)⟩ for w and dU of unit normals from r.
+func checkAdjoint(t *testing.T, r *rand.Rand, taps, xi int, fwd func(w, u []float64), grad func(du, dw []float64)) {
+	t.Helper()
+	const oc = 3 * 2
+	w, du := make([]float64, oc*taps), make([]float64, xi*oc)
+	for i := range w {
+		w[i] = r.NormFloat64()
+	}
+	for i := range du {
+		du[i] = r.NormFloat64()
+	}
+	u, dw := make([]float64, xi*oc), make([]float64, oc*taps)
+	fwd(w, u)
+	grad(du, dw)
+	var lhs, rhs float64
+	for i := range u {
+		lhs += u[i] * du[i]
+	}
+	for i := range w {
+		rhs += w[i] * dw[i]
+	}
+	if math.Abs(lhs-rhs) > 1e-12*(1+math.Abs(lhs)) {
+		t.Errorf("⟨U(w), dU⟩ = %v, ⟨w, Uᵀ(dU)⟩ = %v", lhs, rhs)
 	}
 }
