@@ -42,7 +42,9 @@ import "os"
 //
 // The 5×5 stride-1 convolutions run by F(2×2, 5×5) (winograd5.go) in the
 // same layout: 6×6 receptive fields, 36 products, and the drivers below
-// take α = k+1 from the geometry (winoAlg).
+// take α = k+1 from the geometry (winoAlg). F(4×4, 3×3), for the wide 3×3
+// ones, has tiles of 4×4 outputs and drivers of its own (winograd43.go),
+// which these hand over to.
 
 // useWinograd sends the 3×3 and 5×5 stride-1 convolutions with at least
 // winoMinCin input channels to F(2×2, 3×3) and F(2×2, 5×5);
@@ -65,9 +67,9 @@ func (g convGeom) winogradFits() bool {
 }
 
 // Tile geometry: th×tw tiles cover the ho×wo outputs (the last row or
-// column of tiles may reach one past them); their α×α receptive fields,
-// α = k+1, cover the input zero-padded by p on the top and left, to
-// 2·th+α−2 rows and 2·tw+α−2 columns.
+// column of tiles may reach past them); their α×α receptive fields,
+// α = tm+k−1, cover the input zero-padded by p on the top and left, to
+// tm·th+α−tm rows and tm·tw+α−tm columns.
 func (g convGeom) th() int    { return (g.ho + g.tm() - 1) / g.tm() }
 func (g convGeom) tw() int    { return (g.wo + g.tm() - 1) / g.tm() }
 func (g convGeom) tiles() int { return g.th() * g.tw() }
@@ -316,7 +318,7 @@ func addGo[T float](dst, src []T) {
 // winoAlg is a geometry's algorithm: F(2×2, 3×3) or F(2×2, 5×5)
 // (winograd5.go), as the transforms of runs of tiles.
 type winoAlg[T float] struct {
-	a int // α = k+1: a tile's receptive field is α×α, its transform α² values
+	a int // α = k+1 (tiles of 2×2 outputs): a tile's receptive field is α×α, its transform α² values
 	// in: v[ξ·vs + j] = (Bᵀ d B)_ξ, ξ = α·k+l, of tile j < n, where
 	// h[q][a·s + j] is column q of row a of tile j's receptive field: the
 	// padded row's even (q even) or odd half-row from tile j + q/2.
