@@ -14,8 +14,9 @@
 // A stored m×k is read in place too when alpha is 1 (kernA), all but a
 // last, partial panel. C = A·Bᵀ with A and B both read along their rows
 // (the linear layers' forward pass in training, the convolutions' weight
-// gradients) goes instead to a dot-product kernel that needs no packing at
-// all: packing Bᵀ cost more than the product at the MLP's shapes.
+// gradients) goes to a dot-product kernel that needs no packing where C is
+// small (fewer than transMinM rows or transMinN columns); larger ones pack
+// Bᵀ with 8×8 AVX2 transposes and run the main kernel.
 //
 // Sums run along k in a fixed order (within a block of KC or DK, then block
 // after block into C) that does not depend on the kernels' register
@@ -63,13 +64,6 @@ type kernels struct {
 	// spread over the sets and stay in place: the CIFAR CNN's convolution
 	// 64×1100×1600 ran at 52 packed, 73 in place.
 	packMinM int
-	// dotRows is how many rows of A (a multiple of dm) the dot-product
-	// kernel takes against all of B's rows before the next ones (0: all of
-	// A), so that they stay in L2 while B's rows stream: the order of the
-	// blocks changes, not the sums of any entry. With AVX2, 96 rows of A
-	// (192 KB of a block) took the evaluation product 256×200×784 from 49
-	// to 64 GFLOP/s (BenchmarkSgemm); all of A spilled from L2 (512 KB).
-	dotRows int
 }
 
 // Available reports whether the CPU runs the kernels (AVX-512, or AVX2
@@ -105,7 +99,7 @@ func sgemm(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a
 	switch {
 	case alpha == 0 || k == 0:
 		ScaleRows(beta, c, m, n, ldc)
-	case tB && !tA && k >= dotMinK:
+	case tB && !tA && k >= dotMinK && (m < transMinM || n < transMinN):
 		// The dot-product kernel adds into C, scaled (or cleared) first:
 		// one pass over C against at least dotMinK steps per entry.
 		ScaleRows(beta, c, m, n, ldc)
@@ -203,6 +197,20 @@ func addTile(c []float32, ldc int, tile []float32, ld, mr, nr int, add bool) {
 // (BenchmarkSgemm in package trainer).
 const dotMinK = 64
 
+// transMinM and transMinN are the fewest rows and columns of C = A·Bᵀ
+// (k ≥ dotMinK) for which Bᵀ is packed and the main kernel runs instead of
+// the dot-product kernel: packing Bᵀ costs n·k moves in 8×8 transposes, and
+// the main kernel, with its 6×16 block of C in registers, loads fewer
+// operands per multiply-add than the dot kernel's 4×3. AVX2, one thread,
+// GFLOP/s with the dot kernel against packed (m×n×k): 256×256×1024 (a
+// Winograd weight gradient of ResNet-18) 56 against 86, 512×512×200 56
+// against 91, 64×576×1024 57 against 78, 50×200×784 (the MLP's forward
+// pass in training) 61 against 70, 48×100×500 66 against 69; below the
+// bounds the dot kernel wins: 16×128×1600 61 against 58, 6×150×3136 44
+// against 36, and 50×24×784 63 against 48, where the main kernel's
+// 16-column panels are half empty.
+const transMinM, transMinN = 48, 64
+
 // The dot-product kernel computes dm×dn blocks of C (4×6 with AVX-512, 4×3
 // with AVX2), DK deep at a time so that its rows (at most 20 KB) stay in
 // L1.
@@ -223,39 +231,33 @@ func dotProduct(ks *kernels, buf *Buffers, m, n, k int, alpha float32, a []float
 	if nf < n {
 		eb = padRows(&buf.b, b, ldb, nf, n, DN, k)
 	}
-	mi := m // rows of A per sweep over B's rows
-	if ks.dotRows > 0 {
-		mi = ks.dotRows
-	}
 	for pc := 0; pc < k; pc += DK {
 		kc := min(DK, k-pc)
 		k16, tail := kc/16, kc%16
-		for i0 := 0; i0 < m; i0 += mi {
-			for j := 0; j < n; j += DN {
-				bs, bld := b[j*ldb+pc:], ldb // row j of B, from column pc
-				if j >= nf {
-					bs, bld = eb[pc:], k
+		for j := 0; j < n; j += DN {
+			bs, bld := b[j*ldb+pc:], ldb // row j of B, from column pc
+			if j >= nf {
+				bs, bld = eb[pc:], k
+			}
+			_ = bs[(DN-1)*bld+kc-1] // the kernel reads this far
+			for i := 0; i < m; i += DM {
+				as, ald := a[i*lda+pc:], lda
+				if i >= mf {
+					as, ald = ea[pc:], k
 				}
-				_ = bs[(DN-1)*bld+kc-1] // the kernel reads this far
-				for i := i0; i < min(i0+mi, m); i += DM {
-					as, ald := a[i*lda+pc:], lda
-					if i >= mf {
-						as, ald = ea[pc:], k
-					}
-					_ = as[(DM-1)*ald+kc-1]
-					if i < mf && j < nf {
-						_ = c[(i+DM-1)*ldc+j+DN-1]
-						ks.dot(k16, tail, alpha, &as[0], ald, &bs[0], bld, &c[i*ldc+j], ldc)
-						continue
-					}
-					tile := buf.tile[:DM*DN]
-					clear(tile)
-					ks.dot(k16, tail, alpha, &as[0], ald, &bs[0], bld, &tile[0], DN)
-					for r := range min(DM, m-i) {
-						row := c[(i+r)*ldc+j:][:min(DN, n-j)]
-						for q := range row {
-							row[q] += tile[r*DN+q]
-						}
+				_ = as[(DM-1)*ald+kc-1]
+				if i < mf && j < nf {
+					_ = c[(i+DM-1)*ldc+j+DN-1]
+					ks.dot(k16, tail, alpha, &as[0], ald, &bs[0], bld, &c[i*ldc+j], ldc)
+					continue
+				}
+				tile := buf.tile[:DM*DN]
+				clear(tile)
+				ks.dot(k16, tail, alpha, &as[0], ald, &bs[0], bld, &tile[0], DN)
+				for r := range min(DM, m-i) {
+					row := c[(i+r)*ldc+j:][:min(DN, n-j)]
+					for q := range row {
+						row[q] += tile[r*DN+q]
 					}
 				}
 			}
@@ -361,9 +363,19 @@ func packB(dst []float32, w int, tB bool, b []float32, ldb, p0, kc, j0, nc int) 
 			}
 			continue
 		}
-		// B is stored n×k: gather 8 of the panel's columns at a time, row
-		// by row, so that each write fills 32 contiguous bytes.
+		// B is stored n×k: 8 of the panel's columns at a time, row by row,
+		// so that each write fills 32 contiguous bytes. With AVX2, 8 whole
+		// columns go through 8×8 blocks of shuffles (all but the last kc%8
+		// rows); the rest are gathered one float at a time.
 		for j := 0; j < w; j += 8 {
+			p8 := 0
+			if haveAVX2 && j+8 <= nr {
+				p8 = kc - kc%8
+				if p8 > 0 {
+					_, _ = b[(j0+jr+j+7)*ldb+p0+p8-1], pan[(p8-1)*w+j+7]
+					transposeStrip(&pan[j], w, &b[(j0+jr+j)*ldb+p0], ldb, p8/8)
+				}
+			}
 			var cols [8][]float32
 			for q := range cols {
 				if jj := jr + j + q; jj < nc {
@@ -372,7 +384,7 @@ func packB(dst []float32, w int, tB bool, b []float32, ldb, p0, kc, j0, nc int) 
 					cols[q] = zeros(kc)
 				}
 			}
-			for p := range kc {
+			for p := p8; p < kc; p++ {
 				d := (*[8]float32)(pan[p*w+j:])
 				d[0], d[1], d[2], d[3] = cols[0][p], cols[1][p], cols[2][p], cols[3][p]
 				d[4], d[5], d[6], d[7] = cols[4][p], cols[5][p], cols[6][p], cols[7][p]

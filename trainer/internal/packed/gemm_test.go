@@ -195,7 +195,7 @@ func ordered(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []
 			if alpha == 0 || k == 0 {
 				continue
 			}
-			if tB && !tA && k >= dotMinK {
+			if tB && !tA && k >= dotMinK && (m < transMinM || n < transMinN) {
 				for pc := 0; pc < k; pc += DK {
 					var l [16]float32
 					for p := 0; p < min(DK, k-pc); p += 16 {
@@ -236,13 +236,14 @@ func ordered(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []
 // TestSgemmOrder checks every kernel set the CPU runs against ordered, bit
 // for bit, on shapes with edge blocks of both kernels' register blocks,
 // several KC and DK blocks, dot-product tails of 4 and 8 lanes, and B
-// read in place and packed (m ≥ packMinM), and A·Bᵀ in chunks of dotRows.
+// read in place and packed (m ≥ packMinM), and
+// A·Bᵀ through packed Bᵀ (m ≥ transMinM) with whole and partial panels.
 func TestSgemmOrder(t *testing.T) {
 	if !Available {
 		t.Skip("no AVX-512 or AVX2 on this CPU")
 	}
 	r := rand.New(rand.NewPCG(5, 6))
-	shapes := [][3]int{{1, 1, 1}, {13, 35, 600}, {7, 50, 100}, {20, 70, 9}, {16, 33, 257}, {5, 7, 64}, {70, 40, 300}, {70, 94, 300}, {100, 9, 70}}
+	shapes := [][3]int{{1, 1, 1}, {13, 35, 600}, {7, 50, 100}, {20, 70, 9}, {16, 33, 257}, {5, 7, 64}, {70, 40, 300}, {70, 94, 300}, {100, 9, 70}, {100, 40, 300}, {97, 33, 83}, {96, 16, 600}}
 	for _, ks := range kernelSets {
 		var buf Buffers
 		for _, tc := range cases(shapes, [][2]float32{{1, 0}, {1, 1}, {-0.25, 1}, {0.3, 0.7}}) {

@@ -18,7 +18,7 @@ var kernelSets = func() []*kernels {
 
 var (
 	avx512 = kernels{name: "AVX-512", mr: 14, nr: 32, dm: 4, dn: 6, kern: kern14x32, dot: dot4x6}
-	avx2   = kernels{name: "AVX2", mr: 6, nr: 16, dm: 4, dn: 3, kern: kern6x16, kernA: kern6x16a, dot: dot4x3, packMinM: 64, dotRows: 96}
+	avx2   = kernels{name: "AVX2", mr: 6, nr: 16, dm: 4, dn: 3, kern: kern6x16, kernA: kern6x16a, dot: dot4x3, packMinM: 64}
 )
 
 // kern14x32 adds the product of a packed 14-row A panel and a 32-column B
