@@ -927,6 +927,8 @@ func TestNoAllocationPerStep(t *testing.T) {
 		{"logreg adam", Spec{Arch: ArchLogReg}, mnist, 20, func(h *Hyper) { h.Optimizer = OptimizerAdam }},
 		{"cnn-hics sgd", Spec{Arch: ArchCNNHiCS}, mnist, 20, func(*Hyper) {}},
 		{"resnet18 sgd", Spec{Arch: ArchResNet18}, [3]int{3, 8, 8}, 2, func(*Hyper) {}},
+		{"resnet18 16x16 sgd (F(4×4, 3×3))", Spec{Arch: ArchResNet18}, [3]int{3, 16, 16}, 2, func(*Hyper) {}},
+		{"cnn-fedeba-cifar sgd (F(2×2, 5×5))", Spec{Arch: ArchCNNFedEBACIFAR}, cifar, 4, func(*Hyper) {}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			n := mustNet(t, c.spec, c.in, 10)

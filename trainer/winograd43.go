@@ -166,12 +166,16 @@ type wino43Fns[T float] struct {
 	// (9·cout·cin floats) for the vector versions' transposed filters.
 	w  func(w []T, cout, cin int, u, tmp []T)
 	wg func(du []T, cout, cin int, dw, tmp []T)
+	// split4 and merge4 deal a row into four phases and back
+	// (phaseSplit, phaseMerge).
+	split4 func(ph [4][]T, src []T)
+	merge4 func(dst []T, ph [4][]T)
 }
 
 var wino43Fns32 = wino43Go[float32]()
 
 func wino43Go[T float]() wino43Fns[T] {
-	return wino43Fns[T]{out: wino43Out[T], dy: wino43Dy[T], w: wino43Weights[T], wg: wino43WeightsGrad[T]}
+	return wino43Fns[T]{out: wino43Out[T], dy: wino43Dy[T], w: wino43Weights[T], wg: wino43WeightsGrad[T], split4: phaseSplit[T], merge4: phaseMerge[T]}
 }
 
 func wino43For[T float]() wino43Fns[T] {
@@ -194,14 +198,53 @@ func wino4Planes[T float](g convGeom, ws *workspace[T]) (ph [4][]T, all []T, str
 	return ph, all, stride
 }
 
-// wino4Split writes row y of a plane (w floats) into the phases at padded
-// row y+p: padded column X = x+p goes to phase X mod 4, index X/4.
-func wino4Split[T float](g convGeom, ph *[4][]T, s int, row []T, y int) {
-	base := (y + g.p) * s
-	for x, v := range row {
-		X := x + g.p
-		ph[X&3][base+X>>2] = v
+// phaseSplit deals src into four phases: src[i] goes to ph[i mod 4][i/4].
+func phaseSplit[T float](ph [4][]T, src []T) {
+	for i, v := range src {
+		ph[i&3][i>>2] = v
 	}
+}
+
+// phaseMerge is phaseSplit's inverse: dst[i] = ph[i mod 4][i/4].
+func phaseMerge[T float](dst []T, ph [4][]T) {
+	for i := range dst {
+		dst[i] = ph[i&3][i>>2]
+	}
+}
+
+// phaseAdds adds the input gradients of the tiles t…t+tw−1 of a row
+// (cb: 36 rows L apart) into the phases from row row0 (rows s apart): row
+// r, column q of each tile's receptive field at phase q mod 4, index
+// q/4 on from the tile's, in the order of r and then of q.
+func phaseAdds[T float](ph [4][]T, row0, s int, cb []T, L, t, tw int) {
+	for r := range 6 {
+		row := row0 + r*s
+		for q := range 6 {
+			dst, src := ph[q&3][row+q>>2:][:tw], cb[(6*r+q)*L+t:][:tw]
+			for j, x := range src {
+				dst[j] += x
+			}
+		}
+	}
+}
+
+// wino4At returns the phases of the zero-padded plane (stride s) seen from
+// the unpadded row y, column 0: padded column X = x+p is phase X mod 4,
+// index X/4, so column x is the returned phase x mod 4, index x/4 (p ≤ 4).
+func wino4At[T float](g convGeom, ph *[4][]T, s, y int) [4][]T {
+	base := (y + g.p) * s
+	var at [4][]T
+	for q := range 4 {
+		at[q] = ph[(q+g.p)&3][base+(q+g.p)>>2:]
+	}
+	return at
+}
+
+// wino4Rows returns the four rows of d (16 rows L apart) that hold phases
+// 0–3 of row a of the tiles from tile t on: column X of the tiles' row a
+// is row 4a + X mod 4, index t + X/4.
+func wino4Rows[T float](d []T, L, t, a int) [4][]T {
+	return [4][]T{d[4*a*L+t:], d[(4*a+1)*L+t:], d[(4*a+2)*L+t:], d[(4*a+3)*L+t:]}
 }
 
 // wino4Halves returns the six half-columns of the tiles whose receptive
@@ -213,6 +256,7 @@ func wino4Halves[T float](ph *[4][]T, r0 int) [6][]T {
 // winoInput4 is winoInput for F(4×4, 3×3).
 func winoInput4[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T, ld int) {
 	in := wino5For[T]().in // F(2×2, 5×5)'s Bᵀ
+	fns := wino43For[T]()
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
 	L := (n1 - n0) * tiles
 	ph, all, s := wino4Planes(g, ws)
@@ -227,7 +271,8 @@ func winoInput4[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T,
 			plane := x[(n*g.cin+c)*g.h*g.w:][:g.h*g.w]
 			clear(all)
 			for y := range g.h {
-				wino4Split(g, &ph, s, plane[y*g.w:][:g.w], y)
+				at := wino4At(g, &ph, s, y)
+				fns.split4(at, plane[y*g.w:][:g.w])
 			}
 			t0 := (n - n0) * tiles
 			for ti := range th {
@@ -270,10 +315,8 @@ func winoOutput4[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0
 					if i >= g.ho {
 						break
 					}
-					row := plane[i*g.wo:][:g.wo]
-					for X := range row {
-						row[X] = out[(4*a+X&3)*L+t+X>>2]
-					}
+					at := wino4Rows(out, L, t, a)
+					fns.merge4(plane[i*g.wo:][:g.wo], at)
 				}
 			}
 		}
@@ -299,9 +342,8 @@ func winoGrad4[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int, dm []T
 					if i >= g.ho {
 						break
 					}
-					for X, v := range plane[i*g.wo:][:g.wo] {
-						d[(4*a+X&3)*L+t+X>>2] = v
-					}
+					at := wino4Rows(d, L, t, a)
+					fns.split4(at, plane[i*g.wo:][:g.wo])
 				}
 			}
 		}
@@ -314,6 +356,7 @@ func winoGrad4[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int, dm []T
 // phases at j and columns 4–5 into phases 0–1 at j+1.
 func winoInputGrad4[T float](g convGeom, ws *workspace[T], dv []T, ld int, dx []T, n0, n1 int) {
 	bdx := wino5For[T]().dx // F(2×2, 5×5)'s B
+	fns := wino43For[T]()
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
 	L := (n1 - n0) * tiles
 	ph, all, s := wino4Planes(g, ws)
@@ -323,24 +366,12 @@ func winoInputGrad4[T float](g convGeom, ws *workspace[T], dv []T, ld int, dx []
 		for n := n0; n < n1; n++ {
 			clear(all)
 			for ti := range th {
-				t := (n-n0)*tiles + ti*tw
-				for r := range 6 {
-					row := (4*ti + r) * s
-					for q := range 6 {
-						dst, src := ph[q&3][row+q>>2:][:tw], cb[(6*r+q)*L+t:][:tw]
-						for j, x := range src {
-							dst[j] += x
-						}
-					}
-				}
+				phaseAdds(ph, 4*ti*s, s, cb, L, (n-n0)*tiles+ti*tw, tw)
 			}
 			plane := dx[(n*g.cin+c)*g.h*g.w:][:g.h*g.w]
 			for y := range g.h {
-				base := (y + g.p) * s
-				for x := range g.w {
-					X := x + g.p
-					plane[y*g.w+x] = ph[X&3][base+X>>2]
-				}
+				at := wino4At(g, &ph, s, y)
+				fns.merge4(plane[y*g.w:][:g.w], at)
 			}
 		}
 	}

@@ -11,7 +11,7 @@ import "simd/archsimd"
 
 func init() {
 	if archsimd.X86.AVX2() {
-		wino43Fns32 = wino43Fns[float32]{out: wino43OutAVX2, dy: wino43DyAVX2, w: wino43WeightsAVX2, wg: wino43WeightsGradAVX2}
+		wino43Fns32 = wino43Fns[float32]{out: wino43OutAVX2, dy: wino43DyAVX2, w: wino43WeightsAVX2, wg: wino43WeightsGradAVX2, split4: phaseSplitAVX2, merge4: phaseMergeAVX2}
 	}
 }
 
@@ -198,4 +198,79 @@ func wino43WeightsGradAVX2(du []float32, cout, cin int, dw, tmp []float32) {
 		}
 	}
 	wino43WeightsGradFrom(du, cout, cin, dw, k)
+}
+
+// quads orders the lanes (0, 4, 1, 5, 2, 6, 3, 7), unquads back.
+var (
+	quads   = [8]uint32{0, 4, 1, 5, 2, 6, 3, 7}
+	unquads = [8]uint32{0, 2, 4, 6, 1, 3, 5, 7}
+)
+
+// transpose4 transposes the 4×4 blocks that x0…x3 form in each 128-bit
+// half: lane e of output j's half is lane j of input e's half.
+func transpose4(x0, x1, x2, x3 f8) (f8, f8, f8, f8) {
+	t0 := x0.SelectFromPairGrouped(0, 1, 4, 5, x1) // x0[0] x0[1] x1[0] x1[1]
+	t1 := x0.SelectFromPairGrouped(2, 3, 6, 7, x1)
+	t2 := x2.SelectFromPairGrouped(0, 1, 4, 5, x3)
+	t3 := x2.SelectFromPairGrouped(2, 3, 6, 7, x3)
+	return t0.SelectFromPairGrouped(0, 2, 4, 6, t2), t0.SelectFromPairGrouped(1, 3, 5, 7, t2),
+		t1.SelectFromPairGrouped(0, 2, 4, 6, t3), t1.SelectFromPairGrouped(1, 3, 5, 7, t3)
+}
+
+// phaseSplitAVX2 is phaseSplit 32 floats at a time: in the 4×4 blocks of
+// their halves, column p holds phase p (transpose4), which quads puts in
+// order; then 16 floats in the low halves, and the rest one by one.
+func phaseSplitAVX2(ph [4][]float32, src []float32) {
+	i, n := 0, len(src)
+	if n >= 16 {
+		idx := archsimd.LoadUint32x8(&quads)
+		for ; i+32 <= n; i += 32 {
+			y0, y1, y2, y3 := transpose4(ld8(src, i), ld8(src, i+8), ld8(src, i+16), ld8(src, i+24))
+			y0.Permute(idx).StoreSlice(ph[0][i/4:])
+			y1.Permute(idx).StoreSlice(ph[1][i/4:])
+			y2.Permute(idx).StoreSlice(ph[2][i/4:])
+			y3.Permute(idx).StoreSlice(ph[3][i/4:])
+		}
+		if i+16 <= n {
+			x0, x1 := ld8(src, i), ld8(src, i+8)
+			y0, y1, y2, y3 := transpose4(x0, x1, x0, x1)
+			y0.Permute(idx).GetLo().StoreSlice(ph[0][i/4:])
+			y1.Permute(idx).GetLo().StoreSlice(ph[1][i/4:])
+			y2.Permute(idx).GetLo().StoreSlice(ph[2][i/4:])
+			y3.Permute(idx).GetLo().StoreSlice(ph[3][i/4:])
+			i += 16
+		}
+		archsimd.ClearAVXUpperBits()
+	}
+	for ; i < n; i++ {
+		ph[i&3][i>>2] = src[i]
+	}
+}
+
+// phaseMergeAVX2 is phaseMerge, phaseSplitAVX2 backwards.
+func phaseMergeAVX2(dst []float32, ph [4][]float32) {
+	i, n := 0, len(dst)
+	if n >= 16 {
+		idx := archsimd.LoadUint32x8(&unquads)
+		for ; i+32 <= n; i += 32 {
+			x0, x1, x2, x3 := transpose4(ld8(ph[0], i/4).Permute(idx), ld8(ph[1], i/4).Permute(idx),
+				ld8(ph[2], i/4).Permute(idx), ld8(ph[3], i/4).Permute(idx))
+			x0.StoreSlice(dst[i:])
+			x1.StoreSlice(dst[i+8:])
+			x2.StoreSlice(dst[i+16:])
+			x3.StoreSlice(dst[i+24:])
+		}
+		if i+16 <= n {
+			var z f8
+			lo := func(p int) f8 { return z.SetLo(archsimd.LoadFloat32x4Slice(ph[p][i/4:])).Permute(idx) }
+			x0, x1, _, _ := transpose4(lo(0), lo(1), lo(2), lo(3))
+			x0.StoreSlice(dst[i:])
+			x1.StoreSlice(dst[i+8:])
+			i += 16
+		}
+		archsimd.ClearAVXUpperBits()
+	}
+	for ; i < n; i++ {
+		dst[i] = ph[i&3][i>>2]
+	}
 }
