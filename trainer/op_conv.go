@@ -48,7 +48,7 @@ func newConvGeom(l layer) convGeom {
 		h: l.in[1], w: l.in[2], ho: l.out[1], wo: l.out[2], bias: l.b >= 0,
 	}
 	g.wino = useWinograd && g.winogradFits()
-	g.wino4 = g.wino && g.k == 3 && useWino43 && g.wo >= wino43MinW
+	g.wino4 = g.wino && g.k == 3 && useWino43 && g.wino4Fits()
 	return g
 }
 

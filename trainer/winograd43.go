@@ -16,22 +16,38 @@ import "os"
 // (column x mod 4, the "phases"), so that the receptive field of tile j
 // is phases 0–3 at j and phases 0–1 at j+1 in each of its rows.
 
-// useWino43 sends the 3×3 convolutions that take Winograd, with outputs at
-// least wino43MinW wide, to F(4×4, 3×3) rather than F(2×2, 3×3);
+// useWino43 sends the 3×3 convolutions that take Winograd, with outputs
+// wide enough (wino4Fits), to F(4×4, 3×3) rather than F(2×2, 3×3);
 // FLSWEEP_WINO43=0 keeps F(2×2, 3×3) (the numerics of earlier builds,
 // "+wino2" in Numerics).
 var useWino43 = os.Getenv("FLSWEEP_WINO43") != "0"
 
-// wino43MinW is the narrowest output F(4×4, 3×3) takes. Narrower ones
-// have few tiles (one per sample for ResNet-18's 4×4 stage), so their 36
-// products multiply the transformed weights (up to 512×512, packed for
-// each product) by few columns. ResNet-18 trained at 23.1 samples/s with
-// F(4×4, 3×3) from 16 columns (its first two stages) and from 8, 21.6 and
-// 23.9 from 4, 20.8 from 32 only, and 19.1–19.3 with F(2×2, 3×3)
-// throughout (one thread, two alternated runs); 16 keeps the larger
-// transformed weights (36 floats a filter where F(2×2, 3×3) has 16) out
-// of the two stages that hold 94% of its parameters.
-const wino43MinW = 16
+// wino43MinW is the narrowest output F(4×4, 3×3) takes, and
+// wino43MinWhole the narrowest it takes when its 4×4 tiles cover the
+// output exactly (wino4Fits). Narrower outputs have few tiles (one per
+// sample for ResNet-18's 4×4 stage), so their 36 products multiply the
+// transformed weights (up to 512×512) by few columns, and outputs that
+// the tiles overhang waste more of their products than F(2×2, 3×3)'s.
+// ResNet-18 trained at 23.1 samples/s with F(4×4, 3×3) from 16 columns
+// (its first two stages) and from 8, 21.6 and 23.9 from 4, 20.8 from 32
+// only, and 19.1–19.3 with F(2×2, 3×3) throughout (one thread, two
+// alternated runs, 8e166d3). After the packed A·Bᵀ (e9f3796), its third
+// stage (8×8) joined: medians of 20 and 24 interleaved training calls
+// 29.3 and 30.1 samples/s from 8 columns against 28.1 and 29.1 from 16,
+// 28.1 from 4. The HiCS CIFAR CNN's second convolution (13 wide, tiles
+// over 16×16) trained 9% slower under F(4×4, 3×3) and the
+// three-convolution CNN's third (14 wide) 3% slower (medians of 30), so
+// outputs from 8 to 15 wide take it only when the tiles cover them.
+const (
+	wino43MinW     = 16
+	wino43MinWhole = 8
+)
+
+// wino4Fits reports whether F(4×4, 3×3) takes g's Winograd convolution
+// (wino43MinW).
+func (g convGeom) wino4Fits() bool {
+	return g.wo >= wino43MinW || g.wo >= wino43MinWhole && g.wo%4 == 0 && g.ho%4 == 0
+}
 
 // g3 is G applied to three filter taps.
 func g3[T float](g0, g1, g2 T) [6]T {
