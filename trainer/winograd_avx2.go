@@ -160,11 +160,19 @@ func addAVX2(dst, src []float32) {
 // in-lane shuffles work on 128-bit halves.
 var halves = [8]uint32{0, 1, 4, 5, 2, 3, 6, 7}
 
+// splitAVX2 is splitGo 16 floats at a time, then 8 (x as its own pair,
+// the low halves kept), then the rest one by one.
 func splitAVX2(ev, od, src []float32) {
-	k := len(src) &^ 15
+	k := len(src) &^ 7
 	idx := archsimd.LoadUint32x8(&halves)
 	for i := 0; i < k; i += 16 {
-		x, y := ld8(src, i), ld8(src, i+8)
+		x := ld8(src, i)
+		if i+8 == k {
+			x.SelectFromPairGrouped(0, 2, 4, 6, x).Permute(idx).GetLo().StoreSlice(ev[i/2:])
+			x.SelectFromPairGrouped(1, 3, 5, 7, x).Permute(idx).GetLo().StoreSlice(od[i/2:])
+			break
+		}
+		y := ld8(src, i+8)
 		// Within each half: x's even (odd) lanes, then y's.
 		x.SelectFromPairGrouped(0, 2, 4, 6, y).Permute(idx).StoreSlice(ev[i/2:])
 		x.SelectFromPairGrouped(1, 3, 5, 7, y).Permute(idx).StoreSlice(od[i/2:])
@@ -173,10 +181,19 @@ func splitAVX2(ev, od, src []float32) {
 	splitGo(ev[k/2:], od[k/2:], src[k:])
 }
 
+// mergeAVX2 is mergeGo 16 floats at a time, then 8 (4 of each half, in the
+// vectors' low halves), then the rest one by one.
 func mergeAVX2(dst, ev, od []float32) {
-	k := len(dst) &^ 15
+	k := len(dst) &^ 7
 	idx := archsimd.LoadUint32x8(&halves)
 	for i := 0; i < k; i += 16 {
+		if i+8 == k {
+			var z f8
+			e := z.SetLo(archsimd.LoadFloat32x4Slice(ev[i/2:])).Permute(idx)
+			o := z.SetLo(archsimd.LoadFloat32x4Slice(od[i/2:])).Permute(idx)
+			e.SelectFromPairGrouped(0, 4, 1, 5, o).StoreSlice(dst[i:])
+			break
+		}
 		e, o := ld8(ev, i/2).Permute(idx), ld8(od, i/2).Permute(idx)
 		e.SelectFromPairGrouped(0, 4, 1, 5, o).StoreSlice(dst[i:])
 		e.SelectFromPairGrouped(2, 6, 3, 7, o).StoreSlice(dst[i+8:])
