@@ -96,6 +96,11 @@ func testVecKernels(t *testing.T) {
 			want[i] = v*s[ch] + sh[ch]
 		}
 		sameBits(t, "bnAffine", got, want)
+		addBias(got, x, sh[:1])
+		for i, v := range x {
+			want[i] = v + sh[0]
+		}
+		sameBits(t, "addBias (bnAffine with scale 1)", got, want)
 		vec.bnDx(got, d, x, s, sh, k, hw)
 		for i, v := range x {
 			ch := i / hw % c

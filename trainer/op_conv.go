@@ -487,10 +487,7 @@ func (op *convOp[T]) Do(vs ...G.Value) (G.Value, error) {
 			yn := y[n0*g.outSize():][:g.outSize()]
 			gemm(op.ws, false, false, g.cout, cols, g.kdim(), 1, w, g.kdim(), col, ld, 0, yn, cols)
 			for o := 0; b != nil && o < g.cout; o++ {
-				bo := b[o]
-				for j := range yn[o*hw : (o+1)*hw] {
-					yn[o*hw+j] += bo
-				}
+				addBias(yn[o*hw:(o+1)*hw], yn[o*hw:(o+1)*hw], b[o:o+1])
 			}
 			continue
 		}
@@ -502,15 +499,27 @@ func (op *convOp[T]) Do(vs ...G.Value) (G.Value, error) {
 					copy(dst, src)
 					continue
 				}
-				bo := b[o]
-				for j, v := range src {
-					dst[j] = v + bo
-				}
+				addBias(dst, src, b[o:o+1])
 			}
 		}
 	}
 	return t, nil
 }
+
+// addBias writes x + b[0] into y, by the vector kernels' batch-norm
+// affine map where the CPU has them: x·1 + b is x + b exactly, so the
+// bits are the loop's.
+func addBias[T float](y, x, b []T) {
+	if y32, ok := any(y).([]float32); ok && vec.bnAffine != nil {
+		vec.bnAffine(y32, any(x).([]float32), unitScale[:], any(b).([]float32), len(y))
+		return
+	}
+	for i, v := range x[:len(y)] {
+		y[i] = v + b[0]
+	}
+}
+
+var unitScale = [1]float32{1}
 
 // SymDiff returns dx = col2im(Wᵀ·dy), dW = Σ_chunks dy·colᵀ and db = Σ dy.
 func (op *convOp[T]) SymDiff(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
