@@ -308,6 +308,12 @@ func packA(dst []float32, w int, tA bool, alpha float32, a []float32, lda, i0, m
 		mr := min(w, mc-ir)
 		pan := dst[ir*kc : (ir+w)*kc]
 		if tA { // A is stored k×m: a column of op(A)'s panel is contiguous
+			if alpha == 1 && mr == 6 && w == 6 { // AVX2's whole panels: fixed-size moves
+				for p := range kc {
+					*(*[6]float32)(pan[p*6:]) = *(*[6]float32)(a[(p0+p)*lda+i0+ir:])
+				}
+				continue
+			}
 			for p := range kc {
 				src := a[(p0+p)*lda+i0+ir:][:mr]
 				d := pan[p*w : (p+1)*w]
