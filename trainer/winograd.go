@@ -110,10 +110,10 @@ func (g convGeom) winoChunk() int {
 // of 80 interleaved training calls 12% faster (775 against 866 samples/s,
 // and 784 against 868 in a second run; medians 620 against 692 and 487
 // against 534 with this VM's drift); the HiCS CNN's best 2% (2,632
-// against 2,697). ResNet-18's first
-// stage, the one geometry of F(4×4, 3×3) the rule would change (to 3 or
-// 4 samples from 14), was no faster (best of 12: 22.2 against 21.4), and
-// its stages under F(2×2, 3×3) keep their chunks (the cap binds).
+// against 2,697). ResNet-18's first stage, the one geometry of F(4×4, 3×3)
+// the rule would change (to 3 or 4 samples from 14), was no faster (best
+// of 12: 22.2 against 21.4), and its stages under F(2×2, 3×3) keep their
+// chunks (the cap binds).
 func (g convGeom) winoCols() int {
 	if g.wino4 {
 		return gemmCols

@@ -310,11 +310,28 @@ func winoInput4[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T,
 	}
 }
 
+// wino4Tiles moves one output plane (ho×wo) between its rows and the
+// tiles' phase rows in d (16 rows L apart, the plane's tiles from t0 on):
+// row a of tile row ti is rows 4a…4a+3 of d (wino4Rows). split deals the
+// plane into d (the output gradient); else d is merged into the plane (the
+// output).
+func wino4Tiles[T float](g convGeom, fns *wino43Fns[T], plane, d []T, L, t0 int, split bool) {
+	for ti := range g.th() {
+		for a := range min(4, g.ho-4*ti) {
+			at, row := wino4Rows(d, L, t0+ti*g.tw(), a), plane[(4*ti+a)*g.wo:][:g.wo]
+			if split {
+				fns.split4(at, row)
+			} else {
+				fns.merge4(row, at)
+			}
+		}
+	}
+}
+
 // winoOutput4 is winoOutput for F(4×4, 3×3).
 func winoOutput4[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0, n1 int, b []T) {
 	fns := wino43For[T]()
-	th, tw, tiles := g.th(), g.tw(), g.tiles()
-	L := (n1 - n0) * tiles
+	L := (n1 - n0) * g.tiles()
 	out := grow(&ws.wino, 16*L)
 	for o := range g.cout {
 		var bias T
@@ -323,18 +340,7 @@ func winoOutput4[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0
 		}
 		fns.out(out, L, m[o*ld:], g.cout*ld, bias)
 		for n := n0; n < n1; n++ {
-			plane := y[(n*g.cout+o)*g.hw():][:g.hw()]
-			for ti := range th {
-				t := (n-n0)*tiles + ti*tw
-				for a := range 4 {
-					i := 4*ti + a
-					if i >= g.ho {
-						break
-					}
-					at := wino4Rows(out, L, t, a)
-					fns.merge4(plane[i*g.wo:][:g.wo], at)
-				}
-			}
+			wino4Tiles(g, &fns, y[(n*g.cout+o)*g.hw():][:g.hw()], out, L, (n-n0)*g.tiles(), false)
 		}
 	}
 }
@@ -342,26 +348,14 @@ func winoOutput4[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0
 // winoGrad4 is winoGrad for F(4×4, 3×3).
 func winoGrad4[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int, dm []T, ld int) {
 	fns := wino43For[T]()
-	th, tw, tiles := g.th(), g.tw(), g.tiles()
-	L := (n1 - n0) * tiles
+	L := (n1 - n0) * g.tiles()
 	d := grow(&ws.wino, 16*L)
 	for oc := range g.cout {
 		if g.ho%4 != 0 || g.wo%4 != 0 {
 			clear(d) // the gradient is zero past the output
 		}
 		for n := n0; n < n1; n++ {
-			plane := dy[(n*g.cout+oc)*g.hw():][:g.hw()]
-			for ti := range th {
-				t := (n-n0)*tiles + ti*tw
-				for a := range 4 {
-					i := 4*ti + a
-					if i >= g.ho {
-						break
-					}
-					at := wino4Rows(d, L, t, a)
-					fns.split4(at, plane[i*g.wo:][:g.wo])
-				}
-			}
+			wino4Tiles(g, &fns, dy[(n*g.cout+oc)*g.hw():][:g.hw()], d, L, (n-n0)*g.tiles(), true)
 		}
 		fns.dy(dm[oc*ld:], g.cout*ld, L, d)
 	}

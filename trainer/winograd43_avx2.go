@@ -219,7 +219,7 @@ func transpose4(x0, x1, x2, x3 f8) (f8, f8, f8, f8) {
 
 // phaseSplitAVX2 is phaseSplit 32 floats at a time: in the 4×4 blocks of
 // their halves, column p holds phase p (transpose4), which quads puts in
-// order; then 16 floats in the low halves, and the rest one by one.
+// order; then 16 floats in the low halves, and the rest in phaseSplit.
 func phaseSplitAVX2(ph [4][]float32, src []float32) {
 	i, n := 0, len(src)
 	if n >= 16 {
@@ -242,9 +242,12 @@ func phaseSplitAVX2(ph [4][]float32, src []float32) {
 		}
 		archsimd.ClearAVXUpperBits()
 	}
-	for ; i < n; i++ {
-		ph[i&3][i>>2] = src[i]
-	}
+	phaseSplit(phasesFrom(ph, i/4), src[i:])
+}
+
+// phasesFrom returns the phases from index j on.
+func phasesFrom(ph [4][]float32, j int) [4][]float32 {
+	return [4][]float32{ph[0][j:], ph[1][j:], ph[2][j:], ph[3][j:]}
 }
 
 // phaseMergeAVX2 is phaseMerge, phaseSplitAVX2 backwards.
@@ -270,7 +273,5 @@ func phaseMergeAVX2(dst []float32, ph [4][]float32) {
 		}
 		archsimd.ClearAVXUpperBits()
 	}
-	for ; i < n; i++ {
-		dst[i] = ph[i&3][i>>2]
-	}
+	phaseMerge(dst[i:], phasesFrom(ph, i/4))
 }

@@ -165,17 +165,17 @@ var halves = [8]uint32{0, 1, 4, 5, 2, 3, 6, 7}
 func splitAVX2(ev, od, src []float32) {
 	k := len(src) &^ 7
 	idx := archsimd.LoadUint32x8(&halves)
-	for i := 0; i < k; i += 16 {
-		x := ld8(src, i)
-		if i+8 == k {
-			x.SelectFromPairGrouped(0, 2, 4, 6, x).Permute(idx).GetLo().StoreSlice(ev[i/2:])
-			x.SelectFromPairGrouped(1, 3, 5, 7, x).Permute(idx).GetLo().StoreSlice(od[i/2:])
-			break
-		}
-		y := ld8(src, i+8)
+	i := 0
+	for ; i+16 <= k; i += 16 {
+		x, y := ld8(src, i), ld8(src, i+8)
 		// Within each half: x's even (odd) lanes, then y's.
 		x.SelectFromPairGrouped(0, 2, 4, 6, y).Permute(idx).StoreSlice(ev[i/2:])
 		x.SelectFromPairGrouped(1, 3, 5, 7, y).Permute(idx).StoreSlice(od[i/2:])
+	}
+	if i < k {
+		x := ld8(src, i)
+		x.SelectFromPairGrouped(0, 2, 4, 6, x).Permute(idx).GetLo().StoreSlice(ev[i/2:])
+		x.SelectFromPairGrouped(1, 3, 5, 7, x).Permute(idx).GetLo().StoreSlice(od[i/2:])
 	}
 	archsimd.ClearAVXUpperBits()
 	splitGo(ev[k/2:], od[k/2:], src[k:])
@@ -186,17 +186,17 @@ func splitAVX2(ev, od, src []float32) {
 func mergeAVX2(dst, ev, od []float32) {
 	k := len(dst) &^ 7
 	idx := archsimd.LoadUint32x8(&halves)
-	for i := 0; i < k; i += 16 {
-		if i+8 == k {
-			var z f8
-			e := z.SetLo(archsimd.LoadFloat32x4Slice(ev[i/2:])).Permute(idx)
-			o := z.SetLo(archsimd.LoadFloat32x4Slice(od[i/2:])).Permute(idx)
-			e.SelectFromPairGrouped(0, 4, 1, 5, o).StoreSlice(dst[i:])
-			break
-		}
+	i := 0
+	for ; i+16 <= k; i += 16 {
 		e, o := ld8(ev, i/2).Permute(idx), ld8(od, i/2).Permute(idx)
 		e.SelectFromPairGrouped(0, 4, 1, 5, o).StoreSlice(dst[i:])
 		e.SelectFromPairGrouped(2, 6, 3, 7, o).StoreSlice(dst[i+8:])
+	}
+	if i < k {
+		var z f8
+		e := z.SetLo(archsimd.LoadFloat32x4Slice(ev[i/2:])).Permute(idx)
+		o := z.SetLo(archsimd.LoadFloat32x4Slice(od[i/2:])).Permute(idx)
+		e.SelectFromPairGrouped(0, 4, 1, 5, o).StoreSlice(dst[i:])
 	}
 	archsimd.ClearAVXUpperBits()
 	mergeGo(dst[k:], ev[k/2:], od[k/2:])

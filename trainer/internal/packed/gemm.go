@@ -191,10 +191,9 @@ func addTile(c []float32, ldc int, tile []float32, ld, mr, nr int, add bool) {
 	}
 }
 
-// dotMinK is the shortest k for which C = A·Bᵀ (both operands read along
-// their rows) goes to the dot-product kernel instead of packing Bᵀ, whose
-// gather costs more than the product at the MLP's shapes
-// (BenchmarkSgemm in package trainer).
+// dotMinK is the shortest k for which a C = A·Bᵀ (both operands read along
+// their rows) smaller than transMinM×transMinN goes to the dot-product
+// kernel instead of packing Bᵀ.
 const dotMinK = 64
 
 // transMinM and transMinN are the fewest rows and columns of C = A·Bᵀ

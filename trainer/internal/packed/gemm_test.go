@@ -236,8 +236,8 @@ func ordered(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []
 // TestSgemmOrder checks every kernel set the CPU runs against ordered, bit
 // for bit, on shapes with edge blocks of both kernels' register blocks,
 // several KC and DK blocks, dot-product tails of 4 and 8 lanes, and B
-// read in place and packed (m ≥ packMinM), and
-// A·Bᵀ through packed Bᵀ (m ≥ transMinM) with whole and partial panels.
+// read in place and packed (m ≥ packMinM), and A·Bᵀ through packed Bᵀ
+// (m ≥ transMinM) with whole and partial panels.
 func TestSgemmOrder(t *testing.T) {
 	if !Available {
 		t.Skip("no AVX-512 or AVX2 on this CPU")
