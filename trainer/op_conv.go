@@ -525,12 +525,24 @@ var unitScale = [1]float32{1}
 func (op *convOp[T]) SymDiff(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 	grads := make(G.Nodes, len(in))
 	var err error
+	dw := &convDwOp[T]{g: op.g, ws: op.ws, fwd: op}
+	dwArgs := G.Nodes{dy, in[0]}
 	if op.g.needDx {
-		if grads[0], err = G.ApplyOp(&convDxOp[T]{g: op.g, ws: op.ws, fwd: op}, dy, in[1]); err != nil {
+		dx, dxArgs := &convDxOp[T]{g: op.g, ws: op.ws, fwd: op}, G.Nodes{dy, in[1]}
+		if op.g.wino {
+			// One pass for both gradients (winoBackward): dx reads x as
+			// well, and dW waits for dx.
+			dx.dw, dw.after = dw, true
+			dxArgs = append(dxArgs, in[0])
+		}
+		if grads[0], err = G.ApplyOp(dx, dxArgs...); err != nil {
 			return nil, err
 		}
+		if dw.after {
+			dwArgs = append(dwArgs, grads[0])
+		}
 	}
-	if grads[1], err = G.ApplyOp(&convDwOp[T]{g: op.g, ws: op.ws, fwd: op}, dy, in[0]); err != nil {
+	if grads[1], err = G.ApplyOp(dw, dwArgs...); err != nil {
 		return nil, err
 	}
 	if op.g.bias {
@@ -550,10 +562,22 @@ type convDxOp[T float] struct {
 	// fwd is the forward op, whose transformed weights (Winograd) are
 	// those of this step's W: the graph runs it first.
 	fwd *convOp[T]
+	// dw, for Winograd, is the layer's weight-gradient op, which runs
+	// after this one: this op's third input is x, and it computes dW too
+	// (winoBackward) where dw's output is bound to the flat gradient.
+	dw *convDwOp[T]
 }
 
-func (op *convDxOp[T]) Arity() int { return 2 }
+func (op *convDxOp[T]) Arity() int {
+	if op.dw != nil {
+		return 3
+	}
+	return 2
+}
 func (op *convDxOp[T]) Type() hm.Type {
+	if op.dw != nil {
+		return hm.NewFnType(tensorType(4), tensorType(4), tensorType(4), tensorType(4))
+	}
 	return hm.NewFnType(tensorType(4), tensorType(4), tensorType(4))
 }
 func (op *convDxOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
@@ -578,6 +602,19 @@ func (op *convDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	t, dx := op.dx.get(batch, g.cin, g.h, g.w)
+	if op.dw != nil {
+		op.dw.done = false
+		if fuseWinoBackward && op.dw.dw.bound {
+			x, err := dataN[T](vs[2], batch*g.inSize(), op, "x")
+			if err != nil {
+				return nil, err
+			}
+			_, dw := op.dw.dw.get(g.cout, g.cin, g.k, g.k)
+			op.winoBackward(dy, x, dx, dw, batch)
+			op.dw.done = true
+			return t, nil
+		}
+	}
 	if g.wino {
 		op.winoDx(dy, dx, batch)
 		return t, nil
@@ -602,10 +639,22 @@ type convDwOp[T float] struct {
 	ws  *workspace[T]
 	fwd *convOp[T] // its cached column matrices, if any
 	dw  outBuf[T]
+	// after: a third input, the layer's dx, orders the op after the
+	// input-gradient op, which computes dW as well when it can and then
+	// sets done for this step (winoBackward).
+	after, done bool
 }
 
-func (op *convDwOp[T]) Arity() int { return 2 }
+func (op *convDwOp[T]) Arity() int {
+	if op.after {
+		return 3
+	}
+	return 2
+}
 func (op *convDwOp[T]) Type() hm.Type {
+	if op.after {
+		return hm.NewFnType(tensorType(4), tensorType(4), tensorType(4), tensorType(4))
+	}
 	return hm.NewFnType(tensorType(4), tensorType(4), tensorType(4))
 }
 func (op *convDwOp[T]) InferShape(...G.DimSizer) (tensor.Shape, error) {
@@ -626,6 +675,10 @@ func (op *convDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	t, dw := op.dw.get(g.cout, g.cin, g.k, g.k)
+	if op.done {
+		op.done = false
+		return t, nil
+	}
 	if g.wino {
 		op.winoDw(dy, x, dw, batch)
 		return t, nil
@@ -652,45 +705,88 @@ func (op *convDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	return t, nil
 }
 
+// fuseWinoBackward lets a Winograd convolution's input-gradient op compute
+// the weight gradient in the same pass (winoBackward); the tests turn it
+// off to compare.
+var fuseWinoBackward = true
+
 // winoDx computes dx for dy by Winograd: dV_ξ = U_ξᵀ·dM_ξ with the
 // forward pass's U, chunk by chunk, transformed back onto the input
 // planes.
 func (op *convDxOp[T]) winoDx(dy, dx []T, batch int) {
-	g, u := op.g, op.fwd.u
+	g := op.g
 	g.winoChunks(batch, func(n0, n1, cols, ld int) {
-		dm, dv := grow(&op.ws.aux, g.xi()*g.cout*ld), grow(&op.ws.col, g.xi()*g.cin*ld)
+		dm := grow(&op.ws.aux, g.xi()*g.cout*ld)
 		winoGrad(g, op.ws, dy, n0, n1, dm, ld)
-		for xi := range g.xi() {
-			gemm(op.ws, true, false, g.cin, cols, g.cout, 1, u[xi*g.cout*g.cin:], g.cin, dm[xi*g.cout*ld:], ld, 0, dv[xi*g.cin*ld:], ld)
-		}
-		winoInputGrad(g, op.ws, dv, ld, dx, n0, n1)
+		op.winoDxChunk(dm, dx, n0, n1, cols, ld)
 	})
+}
+
+// winoDxChunk computes the chunk [n0, n1)'s dx from its transformed output
+// gradients dm: dV_ξ = U_ξᵀ·dM_ξ (in ws.col), transformed back.
+func (op *convDxOp[T]) winoDxChunk(dm, dx []T, n0, n1, cols, ld int) {
+	g, u := op.g, op.fwd.u
+	dv := grow(&op.ws.col, g.xi()*g.cin*ld)
+	for xi := range g.xi() {
+		gemm(op.ws, true, false, g.cin, cols, g.cout, 1, u[xi*g.cout*g.cin:], g.cin, dm[xi*g.cout*ld:], ld, 0, dv[xi*g.cin*ld:], ld)
+	}
+	winoInputGrad(g, op.ws, dv, ld, dx, n0, n1)
+}
+
+// winoBackward computes dx and dW for dy and x by Winograd in one pass
+// over the chunks: each chunk's transformed output gradients dM_ξ serve
+// both products, transformed once instead of once by winoDx and again by
+// winoDw, and still in cache for the second. The same products in the
+// same order as the two passes': the same bits.
+func (op *convDxOp[T]) winoBackward(dy, x, dx, dw []T, batch int) {
+	g, fwd := op.g, op.fwd
+	du, scratch := winoDu(g, op.ws)
+	g.winoChunks(batch, func(n0, n1, cols, ld int) {
+		dm := grow(&op.ws.aux, g.xi()*g.cout*ld)
+		winoGrad(g, op.ws, dy, n0, n1, dm, ld)
+		op.winoDxChunk(dm, dx, n0, n1, cols, ld)
+		winoDuChunk(g, fwd, x, dm, du, n0, n1, cols, ld) // ws.col again, for V
+	})
+	winoTransformWeightsGrad(g, du, dw, scratch)
+}
+
+// winoDu returns the workspace's dU ([α², cout, cin]) and the scratch
+// winoTransformWeightsGrad takes after it.
+func winoDu[T float](g convGeom, ws *workspace[T]) (du, scratch []T) {
+	oc := g.xi() * g.cout * g.cin
+	dut := grow(&ws.du, oc+g.winoScratch())
+	return dut[:oc], dut[oc:]
+}
+
+// winoDuChunk adds the chunk [n0, n1)'s dM_ξ·V_ξᵀ into du (the first chunk
+// writes it), with the forward pass's cached V or V transformed again
+// into ws.col.
+func winoDuChunk[T float](g convGeom, fwd *convOp[T], x, dm, du []T, n0, n1, cols, ld int) {
+	var v []T
+	if fwd.cached {
+		v = fwd.cols[g.winoOffset(n0):][:g.xi()*g.cin*ld]
+	} else {
+		v = grow(&fwd.ws.col, g.xi()*g.cin*ld)
+		winoInput(g, fwd.ws, x, n0, n1, v, ld)
+	}
+	beta := T(1)
+	if n0 == 0 {
+		beta = 0
+	}
+	for xi := range g.xi() {
+		gemm(fwd.ws, false, true, g.cout, g.cin, cols, 1, dm[xi*g.cout*ld:], ld, v[xi*g.cin*ld:], ld, beta, du[xi*g.cout*g.cin:], g.cin)
+	}
 }
 
 // winoDw computes dW for dy and x by Winograd: dU_ξ = Σ_chunks
 // dM_ξ·V_ξᵀ, then dW = Gᵀ dU G.
 func (op *convDwOp[T]) winoDw(dy, x, dw []T, batch int) {
 	g := op.g
-	oc := g.cout * g.cin
-	dut := grow(&op.ws.du, g.xi()*oc+g.winoScratch()) // dU, then scratch
-	du := dut[:g.xi()*oc]
+	du, scratch := winoDu(g, op.ws)
 	g.winoChunks(batch, func(n0, n1, cols, ld int) {
-		var v []T
-		if op.fwd.cached {
-			v = op.fwd.cols[g.winoOffset(n0):][:g.xi()*g.cin*ld]
-		} else {
-			v = grow(&op.ws.col, g.xi()*g.cin*ld)
-			winoInput(g, op.ws, x, n0, n1, v, ld)
-		}
 		dm := grow(&op.ws.aux, g.xi()*g.cout*ld)
 		winoGrad(g, op.ws, dy, n0, n1, dm, ld)
-		beta := T(1)
-		if n0 == 0 {
-			beta = 0
-		}
-		for xi := range g.xi() {
-			gemm(op.ws, false, true, g.cout, g.cin, cols, 1, dm[xi*g.cout*ld:], ld, v[xi*g.cin*ld:], ld, beta, du[xi*g.cout*g.cin:], g.cin)
-		}
+		winoDuChunk(g, op.fwd, x, dm, du, n0, n1, cols, ld)
 	})
-	winoTransformWeightsGrad(g, du, dw, dut[g.xi()*oc:])
+	winoTransformWeightsGrad(g, du, dw, scratch)
 }

@@ -589,3 +589,54 @@ func checkAdjoint(t *testing.T, r *rand.Rand, taps, xi int, fwd func(w, u []floa
 		t.Errorf("⟨U(w), dU⟩ = %v, ⟨w, Uᵀ(dU)⟩ = %v", lhs, rhs)
 	}
 }
+
+// TestWinoBackwardFused trains the Winograd architectures two steps with
+// each convolution's input and weight gradients in one pass
+// (winoBackward) and in two (winoDx, winoDw), and wants the same weights
+// bit for bit; it checks that a training session does take the one pass
+// for every Winograd convolution that has an input gradient.
+func TestWinoBackwardFused(t *testing.T) {
+	for _, c := range []struct {
+		spec Spec
+		in   [3]int
+	}{
+		{Spec{Arch: ArchCNNFedEBACIFAR}, cifar}, {Spec{Arch: ArchCNNHiCS}, mnist}, {Spec{Arch: ArchCNNHiCSCIFAR}, cifar},
+		{Spec{Arch: ArchCNNHiCS3Conv}, mnist}, {Spec{Arch: ArchResNet18}, [3]int{3, 16, 16}},
+	} {
+		n := mustNet(t, c.spec, c.in, 10)
+		ex := uniformData(1, 40, n.Dim(), 10)
+		w0 := initWeights(t, n, 1)
+		train := func(fuse bool) []float32 {
+			fuseWinoBackward = fuse
+			defer func() { fuseWinoBackward = true }()
+			w := append([]float32(nil), w0...)
+			if _, err := New(nil).Train(t.Context(), n, w, ex, sgdSteps(0.01, 20, 2), rand.New(rand.NewPCG(1, 1)), nil); err != nil {
+				t.Fatalf("%s (fused %v): %v", n.Key(), fuse, err)
+			}
+			return w
+		}
+		if !equalBits(train(true), train(false)) {
+			t.Errorf("%s: weights after 2 steps differ with the Winograd gradients in one pass", n.Key())
+		}
+
+		s, err := newSession[float32](n, 20, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fused := 0
+		for _, st := range s.tape.steps {
+			op, ok := st.op.(*convDxOp[float32])
+			if !ok || !op.g.wino {
+				continue
+			}
+			if op.dw == nil || !op.dw.dw.bound {
+				t.Errorf("%s: %v computes dx alone", n.Key(), op)
+				continue
+			}
+			fused++
+		}
+		if fused == 0 {
+			t.Errorf("%s: no Winograd convolution with an input gradient", n.Key())
+		}
+	}
+}
