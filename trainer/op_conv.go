@@ -157,6 +157,12 @@ func (g convGeom) padded() convGeom {
 // im2colRun's padded path are a clear, a copy and a clear each, 31 floats
 // long for ResNet-18's first stage.
 func im2colChunk[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, col []T, ld int) {
+	if g.halves() {
+		xs := grow(&ws.pad, (n1-n0)*g.cin*g.halfPlane())
+		splitHalves(g, x, n0, n1, xs)
+		im2colHalves(g, xs, n1-n0, col, ld)
+		return
+	}
 	if g.p == 0 || g.s != 1 {
 		im2col(g, x, n0, n1, col, ld)
 		return
@@ -172,6 +178,13 @@ func im2colChunk[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, col [
 // ws.pad and copies their insides to dx. Each entry of dx receives the
 // same additions in the same order from zero either way.
 func col2imChunk[T float](g convGeom, ws *workspace[T], col []T, ld int, dx []T, n0, n1 int) {
+	if g.halves() {
+		xs := grow(&ws.pad, (n1-n0)*g.cin*g.halfPlane())
+		clear(xs)
+		col2imHalves(g, col, ld, xs, n1-n0)
+		mergeHalves(g, xs, dx, n0, n1)
+		return
+	}
 	if g.p == 0 || g.s != 1 {
 		col2im(g, col, ld, dx, n0, n1)
 		return
@@ -180,6 +193,104 @@ func col2imChunk[T float](g convGeom, ws *workspace[T], col []T, ld int, dx []T,
 	clear(dp)
 	col2im(g.padded(), col, ld, dp, 0, n1-n0)
 	copyPadded(g, dx, n0, n1, dp, false)
+}
+
+// halves reports whether g's im2col and col2im go through half-planes:
+// stride 2 with a kernel wider than 1 (ResNet-18's 3×3 stride-2
+// convolutions). Column 2j+v of a zero-padded row is column j+v/2 of its
+// even (v even) or odd half, so every row of a receptive field is a
+// contiguous run of a half-row, as in a stride-1 convolution; the
+// strided gather, one float and two bounds checks at a time, took half
+// of those convolutions' forward passes and col2im's adds half of their
+// input gradients. (A 1×1 stride-2 convolution reads a quarter of its
+// input, which splitting would read whole.)
+func (g convGeom) halves() bool { return g.s == 2 && g.k > 1 }
+
+// halfRow is the length of a zero-padded row split into halves, even
+// columns then odd, each (w+2p+1)/2 long; halfPlane that of a plane of
+// h+2p such rows.
+func (g convGeom) halfRow() int   { return 2 * ((g.w + 2*g.p + 1) / 2) }
+func (g convGeom) halfPlane() int { return (g.h + 2*g.p) * g.halfRow() }
+
+// splitHalves writes samples [n0, n1) of x, zero-padded, into xs as
+// half-planes ([n1−n0, cin, h+2p, halfRow], halves: even columns, then odd).
+func splitHalves[T float](g convGeom, x []T, n0, n1 int, xs []T) {
+	rows, hr, he := winoRowsFor[T](), g.halfRow(), g.halfRow()/2
+	clear(xs)
+	for n := n0; n < n1; n++ {
+		for c := range g.cin {
+			plane := x[(n*g.cin+c)*g.h*g.w:][:g.h*g.w]
+			hp := xs[((n-n0)*g.cin+c)*g.halfPlane():]
+			for y := range g.h {
+				row := hp[(y+g.p)*hr:][:hr]
+				ev, od := padSplit(row[:he], row[he:], g.p)
+				rows.split(ev, od, plane[y*g.w:][:g.w])
+			}
+		}
+	}
+}
+
+// mergeHalves is splitHalves' adjoint for input gradients: it writes the
+// insides of the half-planes xs into samples [n0, n1) of dx.
+func mergeHalves[T float](g convGeom, xs, dx []T, n0, n1 int) {
+	rows, hr, he := winoRowsFor[T](), g.halfRow(), g.halfRow()/2
+	for n := n0; n < n1; n++ {
+		for c := range g.cin {
+			plane := dx[(n*g.cin+c)*g.h*g.w:][:g.h*g.w]
+			hp := xs[((n-n0)*g.cin+c)*g.halfPlane():]
+			for y := range g.h {
+				row := hp[(y+g.p)*hr:][:hr]
+				ev, od := padSplit(row[:he], row[he:], g.p)
+				rows.merge(plane[y*g.w:][:g.w], ev, od)
+			}
+		}
+	}
+}
+
+// halfRun returns where row i of the receptive fields' row (u, v) starts
+// in a half-plane: padded row 2i+u, column v/2 of the even (v even) or
+// odd half.
+func (g convGeom) halfRun(i, u, v int) int {
+	return (2*i+u)*g.halfRow() + (v&1)*(g.halfRow()/2) + v/2
+}
+
+// im2colHalves is im2col for stride 2 from the half-planes of the chunk's
+// n samples (splitHalves): the same columns, every row a copy.
+func im2colHalves[T float](g convGeom, xs []T, n int, col []T, ld int) {
+	hw := g.hw()
+	for c := range g.cin {
+		for u := range g.k {
+			for v := range g.k {
+				row := col[((c*g.k+u)*g.k+v)*ld:]
+				for s := range n {
+					hp, out := xs[(s*g.cin+c)*g.halfPlane():], row[s*hw:][:hw]
+					for i := range g.ho {
+						copyRow(out[i*g.wo:(i+1)*g.wo], hp[g.halfRun(i, u, v):])
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2imHalves is col2im for stride 2 into the half-planes xs (zeros) of
+// the chunk's n samples: the same additions in the same order per entry,
+// the padding's discarded by mergeHalves.
+func col2imHalves[T float](g convGeom, col []T, ld int, xs []T, n int) {
+	rows, hw := winoRowsFor[T](), g.hw()
+	for c := range g.cin {
+		for u := range g.k {
+			for v := range g.k {
+				row := col[((c*g.k+u)*g.k+v)*ld:]
+				for s := range n {
+					hp, src := xs[(s*g.cin+c)*g.halfPlane():], row[s*hw:][:hw]
+					for i := range g.ho {
+						rows.add(hp[g.halfRun(i, u, v):][:g.wo], src[i*g.wo:(i+1)*g.wo])
+					}
+				}
+			}
+		}
+	}
 }
 
 // copyPadded copies samples [n0, n1) of x into the insides of the chunk's
