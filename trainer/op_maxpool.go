@@ -19,10 +19,20 @@ import (
 // machine's goroutine, which kills the process instead of returning
 // ErrDiverged. Here a NaN wins its window, so it propagates and every index
 // stays valid.
+//
+// With relu set the op is ReLU followed by the pool, as the session builds
+// it for a ReLU layer that only the pool reads (reluIntoPool): max-pooling
+// commutes with the ReLU, so y = relu(pool(x)) on a quarter of the values,
+// and the backward pass routes dy·[y > 0] to the arg-max. These are the
+// two layers' values and gradients bit for bit: ties keep the window's
+// first element either way (a window the ReLU zeroes had its arg-max's
+// gradient zeroed too), a NaN still wins its window and passes the ReLU,
+// and the masked gradient is +0 where ReLU's backward pass makes it +0.
 type maxPoolOp[T float] struct {
 	opBase
 	name    string
 	c, h, w int // input
+	relu    bool
 	arg     []int32
 	y       outBuf[T]
 }
@@ -41,7 +51,12 @@ func (op *maxPoolOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
 	}
 	return tensor.Shape{s[0], op.c, op.ho(), op.wo()}, nil
 }
-func (op *maxPoolOp[T]) String() string        { return "maxpool2(" + op.name + ")" }
+func (op *maxPoolOp[T]) String() string {
+	if op.relu {
+		return "relu+maxpool2(" + op.name + ")"
+	}
+	return "maxpool2(" + op.name + ")"
+}
 func (op *maxPoolOp[T]) Hashcode() uint32      { return hashOf(op) }
 func (op *maxPoolOp[T]) WriteHash(h hash.Hash) { writeHash(h, op) }
 func (op *maxPoolOp[T]) DiffWRT(int) []bool    { return []bool{true} }
@@ -59,9 +74,20 @@ func (op *maxPoolOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	if len(op.arg) != len(y) {
 		op.arg = make([]int32, len(y))
 	}
+	op.pool(y, x, planes)
+	if op.relu {
+		relu(y, y)
+	}
+	return t, nil
+}
+
+// pool writes the 2×2 windows' maxima of x's planes into y and their
+// arg-maxima into op.arg.
+func (op *maxPoolOp[T]) pool(y, x []T, planes int) {
+	ho, wo := op.ho(), op.wo()
 	if y32, ok := any(y).([]float32); ok {
 		maxPool32(y32, op.arg, any(x).([]float32), planes, op.h, op.w)
-		return t, nil
+		return
 	}
 	for p := 0; p < planes; p++ {
 		base := p * op.h * op.w
@@ -79,7 +105,6 @@ func (op *maxPoolOp[T]) Do(vs ...G.Value) (G.Value, error) {
 			}
 		}
 	}
-	return t, nil
 }
 
 // maxPool32 is the float32 forward pass without data-dependent branches:
@@ -135,8 +160,12 @@ func floatKey(v float32) uint32 {
 	return k | nanMask(b)
 }
 
-func (op *maxPoolOp[T]) SymDiff(_ G.Nodes, _, dy *G.Node) (G.Nodes, error) {
-	dx, err := G.ApplyOp(&maxPoolDiffOp[T]{fwd: op}, dy)
+func (op *maxPoolOp[T]) SymDiff(_ G.Nodes, out, dy *G.Node) (G.Nodes, error) {
+	args := G.Nodes{dy}
+	if op.relu {
+		args = append(args, out) // y, for the ReLU's mask
+	}
+	dx, err := G.ApplyOp(&maxPoolDiffOp[T]{fwd: op}, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -145,12 +174,23 @@ func (op *maxPoolOp[T]) SymDiff(_ G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 
 type maxPoolDiffOp[T float] struct {
 	gradOpBase
-	fwd *maxPoolOp[T]
-	dx  outBuf[T]
+	fwd    *maxPoolOp[T]
+	dx     outBuf[T]
+	masked []T // with the ReLU: dy·[y > 0]
 }
 
-func (op *maxPoolDiffOp[T]) Arity() int    { return 1 }
-func (op *maxPoolDiffOp[T]) Type() hm.Type { return hm.NewFnType(tensorType(4), tensorType(4)) }
+func (op *maxPoolDiffOp[T]) Arity() int {
+	if op.fwd.relu {
+		return 2
+	}
+	return 1
+}
+func (op *maxPoolDiffOp[T]) Type() hm.Type {
+	if op.fwd.relu {
+		return hm.NewFnType(tensorType(4), tensorType(4), tensorType(4))
+	}
+	return hm.NewFnType(tensorType(4), tensorType(4))
+}
 func (op *maxPoolDiffOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
 	s, ok := ds[0].(tensor.Shape)
 	if !ok || len(s) != 4 {
@@ -170,6 +210,15 @@ func (op *maxPoolDiffOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	batch := len(dy) / (f.c * f.ho() * f.wo())
 	t, dx := op.dx.get(batch, f.c, f.h, f.w)
 	clear(dx)
+	if f.relu {
+		y, err := dataN[T](vs[1], len(dy), op, "y")
+		if err != nil {
+			return nil, err
+		}
+		m := grow(&op.masked, len(dy))
+		reluDx(m, y, dy)
+		dy = m
+	}
 	for o, k := range f.arg {
 		dx[k] += dy[o]
 	}

@@ -331,3 +331,144 @@ func testConvHalves[T float](t *testing.T) {
 		}
 	}
 }
+
+// TestReLUPoolFused checks max-pooling with the ReLU fused in
+// (maxPoolOp.relu) against a ReLU op followed by the pool, values and
+// input gradients bit for bit (signed zeros included), float32 with each
+// vector kernel set and the portable loops, and float64: on windows of
+// special values (ties, ±0, NaN, negatives only, odd trailing rows and
+// columns) and random ones.
+func TestReLUPoolFused(t *testing.T) {
+	eachVecSetOrNot(t, testReLUPoolFused[float32])
+	testReLUPoolFused[float64](t)
+}
+
+// eachVecSetOrNot runs test with each vector kernel set the CPU runs and
+// with the portable loops.
+func eachVecSetOrNot(t *testing.T, test func(*testing.T)) {
+	saved := vec
+	defer func() { vec = saved }()
+	vec = vecSet{}
+	t.Run("portable", test)
+	for _, set := range vecSets {
+		vec = set
+		t.Run(set.name, test)
+	}
+}
+
+func testReLUPoolFused[T float](t *testing.T) {
+	nan, nz := T(math.NaN()), T(math.Copysign(0, -1))
+	const c, h, w = 3, 6, 7 // a trailing row and column the pool drops
+	special := []T{
+		-1, -2, -3, -4, // negatives only
+		nz, -1, 0, -2, // −0 first, then +0
+		0, nz, -5, -6,
+		3, 3, -1, 2, // a positive tie
+		-1, nan, 2, nan, // NaN wins
+		nz, nz, nz, nz,
+		2, 1, 1, 2,
+	}
+	r := rand.New(rand.NewPCG(5, 5))
+	for batch := 1; batch <= 2; batch++ {
+		x := make([]T, batch*c*h*w)
+		dy := make([]T, batch*c*(h/2)*(w/2))
+		for i := range x {
+			x[i] = T(r.NormFloat64())
+			if i < len(special) && batch == 1 {
+				x[i] = special[i] // spread over windows, not window by window: varied mixes
+			}
+		}
+		for i := range dy {
+			dy[i] = T(r.NormFloat64())
+		}
+		dy[0] = nz
+		xt := tensor.New(tensor.WithShape(batch, c, h, w), tensor.WithBacking(x))
+		dyt := tensor.New(tensor.WithShape(batch, c, h/2, w/2), tensor.WithBacking(dy))
+
+		act := &actOp[T]{name: "a", act: actReLU, dims: 4}
+		ra, err := act.Do(xt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool := &maxPoolOp[T]{name: "p", c: c, h: h, w: w}
+		yt, err := pool.Do(ra)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := slices.Clone(yt.(*tensor.Dense).Data().([]T))
+		dpt, err := (&maxPoolDiffOp[T]{fwd: pool}).Do(dyt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dxt, err := (&actDxOp[T]{name: "a", act: actReLU, dims: 4}).Do(xt, ra, dpt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantDx := slices.Clone(dxt.(*tensor.Dense).Data().([]T))
+
+		fused := &maxPoolOp[T]{name: "p", c: c, h: h, w: w, relu: true}
+		ft, err := fused.Do(xt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ft.(*tensor.Dense).Data().([]T)
+		gdx, err := (&maxPoolDiffOp[T]{fwd: fused}).Do(dyt, ft)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotDx := gdx.(*tensor.Dense).Data().([]T)
+		same := func(what string, got, want []T) {
+			for i := range want {
+				if got[i] != got[i] && want[i] != want[i] {
+					continue
+				}
+				if math.Float64bits(float64(got[i])) != math.Float64bits(float64(want[i])) || math.Signbit(float64(got[i])) != math.Signbit(float64(want[i])) {
+					t.Fatalf("batch %d: %s[%d] = %v fused, want %v", batch, what, i, got[i], want[i])
+				}
+			}
+		}
+		same("y", got, want)
+		same("dx", gotDx, wantDx)
+	}
+}
+
+// TestReLUPoolSession trains the architectures with a ReLU before a
+// max-pool two steps with the two fused (reluIntoPool) and not, and wants
+// the same weights bit for bit; and checks which layers fuse.
+func TestReLUPoolSession(t *testing.T) {
+	for _, c := range []struct {
+		spec  Spec
+		in    [3]int
+		fused int
+	}{
+		{Spec{Arch: ArchCNNFedEBACIFAR}, cifar, 2}, {Spec{Arch: ArchLeNet}, mnist, 2}, {Spec{Arch: ArchLeNet, Activation: "tanh"}, mnist, 0},
+		{Spec{Arch: ArchCNNHiCS}, mnist, 0}, {Spec{Arch: ArchCNNHiCSCIFAR}, cifar, 2}, {Spec{Arch: ArchCNNHiCS3Conv}, mnist, 0},
+		{Spec{Arch: ArchResNet18}, [3]int{3, 8, 8}, 0},
+	} {
+		n := mustNet(t, c.spec, c.in, 10)
+		got := 0
+		for _, p := range reluIntoPool(n.layers) {
+			if p {
+				got++
+			}
+		}
+		if got != c.fused {
+			t.Errorf("%s: %d ReLUs fused into pools, want %d", n.Key(), got, c.fused)
+		}
+		t.Logf("%s: %d ReLUs fused into pools", n.Key(), got)
+		ex := uniformData(1, 40, n.Dim(), 10)
+		w0 := initWeights(t, n, 1)
+		train := func(fuse bool) []float32 {
+			fuseReLUPool = fuse
+			defer func() { fuseReLUPool = true }()
+			w := append([]float32(nil), w0...)
+			if _, err := New(nil).Train(t.Context(), n, w, ex, sgdSteps(0.01, 20, 2), rand.New(rand.NewPCG(1, 1)), nil); err != nil {
+				t.Fatalf("%s (fused %v): %v", n.Key(), fuse, err)
+			}
+			return w
+		}
+		if !equalBits(train(true), train(false)) {
+			t.Errorf("%s: weights after 2 steps differ with the ReLU fused into the pool", n.Key())
+		}
+	}
+}
