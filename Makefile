@@ -13,7 +13,7 @@ export MINIO_BIN ?= $(CURDIR)/bin/minio
 export TEMPORAL_SERVER_BIN ?= $(CURDIR)/bin/temporal-server
 export TEMPORAL_SQL_TOOL ?= $(CURDIR)/bin/temporal-sql-tool
 
-.PHONY: demo test bench build openblas build-openblas build-purego torch chromium chromium-maybe data up down worker stop clean vet workflowcheck \
+.PHONY: demo test bench bench-ab build openblas build-openblas build-purego torch chromium chromium-maybe data up down worker stop clean vet workflowcheck \
 	postgres prod-up prod-down prod-status
 
 ## demo: start a local Temporal dev server and a worker, then run examples/demo.yaml and show its progress
@@ -59,6 +59,17 @@ bench: build build-purego bin/temporal data
 	$(GO) test -run '^$$' -bench 'StatusAnswer' ./workflows/
 	infra/bench/peer.sh demo
 	infra/bench/methods.sh
+
+## bench-ab: time trainer switches against each other in one process, their training calls interleaved round by
+## round (a shared VM drifts more between minutes than the changes measured): AB is ';'-separated configurations of
+## switch=0|1 ("" the defaults), AB_MODEL a paper model, AB_ROUNDS, AB_CLIENTS (trainer/ab_test.go)
+AB ?= ;fuseWinoBackward=0;fuseReLUPool=0
+AB_MODEL ?= cnn-fedeba-cifar
+AB_ROUNDS ?= 20
+AB_CLIENTS ?= 1
+bench-ab:
+	FLSWEEP_AB='$(AB)' FLSWEEP_AB_MODEL='$(AB_MODEL)' FLSWEEP_AB_ROUNDS='$(AB_ROUNDS)' FLSWEEP_AB_CLIENTS='$(AB_CLIENTS)' \
+	  GOEXPERIMENT=simd $(GO) test -count=1 -run '^TestInterleavedAB$$' -v ./trainer/
 
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/flsweep/flsweep/conf.Version=$(VERSION)
