@@ -87,43 +87,58 @@ func gt5[T float](d0, d1, d2, d3, d4, d5 T) [5]T {
 }
 
 // wino5Weights writes U_ξ = (G g Gᵀ)_ξ, ξ = 6k+l, for w ([cout, cin, 5,
-// 5]) into u ([36, cout, cin]).
+// 5]) into u ([36, cout, cin]), wBlock filters at a time (see wBlock).
 func wino5Weights[T float](w []T, cout, cin int, u []T) {
 	oc := cout * cin
-	for i := range oc {
-		g := w[i*25:][:25]
-		var t [6][5]T // G g: t[k][v]
-		for v := range 5 {
-			c := g5(g[v], g[5+v], g[10+v], g[15+v], g[20+v])
+	var blk [36][wBlock]T
+	for i0 := 0; i0 < oc; i0 += wBlock {
+		nb := min(wBlock, oc-i0)
+		for b := range nb {
+			g := w[(i0+b)*25:][:25]
+			var t [6][5]T // G g: t[k][v]
+			for v := range 5 {
+				c := g5(g[v], g[5+v], g[10+v], g[15+v], g[20+v])
+				for k := range 6 {
+					t[k][v] = c[k]
+				}
+			}
 			for k := range 6 {
-				t[k][v] = c[k]
+				r := g5(t[k][0], t[k][1], t[k][2], t[k][3], t[k][4])
+				for l := range 6 {
+					blk[6*k+l][b] = r[l]
+				}
 			}
 		}
-		for k := range 6 {
-			r := g5(t[k][0], t[k][1], t[k][2], t[k][3], t[k][4])
-			for l := range 6 {
-				u[(6*k+l)*oc+i] = r[l]
-			}
+		for x := range blk {
+			copy(u[x*oc+i0:][:nb], blk[x][:nb])
 		}
 	}
 }
 
 // wino5WeightsGrad writes dW = Gᵀ dU G for du ([36, cout, cin]) into dw
-// ([cout, cin, 5, 5]): the adjoint of wino5Weights.
+// ([cout, cin, 5, 5]): the adjoint of wino5Weights, wBlock filters at a
+// time.
 func wino5WeightsGrad[T float](du []T, cout, cin int, dw []T) {
 	oc := cout * cin
-	for i := range oc {
-		var t [5][6]T // Gᵀ dU: t[u][l]
-		for l := range 6 {
-			c := gt5(du[l*oc+i], du[(6+l)*oc+i], du[(12+l)*oc+i], du[(18+l)*oc+i], du[(24+l)*oc+i], du[(30+l)*oc+i])
-			for u := range 5 {
-				t[u][l] = c[u]
-			}
+	var blk [36][wBlock]T
+	for i0 := 0; i0 < oc; i0 += wBlock {
+		nb := min(wBlock, oc-i0)
+		for x := range blk {
+			copy(blk[x][:nb], du[x*oc+i0:][:nb])
 		}
-		g := dw[i*25:][:25]
-		for u := range 5 {
-			r := gt5(t[u][0], t[u][1], t[u][2], t[u][3], t[u][4], t[u][5])
-			copy(g[5*u:], r[:])
+		for b := range nb {
+			var t [5][6]T // Gᵀ dU: t[u][l]
+			for l := range 6 {
+				c := gt5(blk[l][b], blk[6+l][b], blk[12+l][b], blk[18+l][b], blk[24+l][b], blk[30+l][b])
+				for u := range 5 {
+					t[u][l] = c[u]
+				}
+			}
+			g := dw[(i0+b)*25:][:25]
+			for u := range 5 {
+				r := gt5(t[u][0], t[u][1], t[u][2], t[u][3], t[u][4], t[u][5])
+				copy(g[5*u:], r[:])
+			}
 		}
 	}
 }
