@@ -34,6 +34,8 @@ test: bin/temporal bin/minio bin/temporal-server postgres data vet workflowcheck
 	FLSWEEP_CONV=im2col $(GO) test -count=1 -run 'Numerics|Conv|Grad|Train' ./trainer/
 	@echo "The 3×3 convolutions all by F(2×2, 3×3) (FLSWEEP_WINO43=0, the numerics before F(4×4, 3×3)):"
 	FLSWEEP_WINO43=0 GOEXPERIMENT=simd $(GO) test -count=1 -run 'Numerics|BufferPlan|NoAllocation' ./trainer/
+	@echo "The 5×5 convolutions by F(2×2, 5×5) (FLSWEEP_WINO45=0, the numerics before F(4×4, 5×5)):"
+	FLSWEEP_WINO45=0 GOEXPERIMENT=simd $(GO) test -count=1 -run 'Numerics|BufferPlan|NoAllocation|Winograd' ./trainer/
 	@echo "The trainer on the build's BLAS instead of the packed products (FLSWEEP_GEMM=blas):"
 	FLSWEEP_GEMM=blas $(GO) test -count=1 ./trainer/
 	@if $(HAVE_OPENBLAS); then echo "OpenBLAS build:"; \

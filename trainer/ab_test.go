@@ -42,6 +42,7 @@ var abSwitches = map[string]*bool{
 	"fuseWinoBackward": &fuseWinoBackward,
 	"fuseReLUPool":     &fuseReLUPool,
 	"planBuffers":      &planBuffers,
+	"useWino45":        &useWino45,
 }
 
 type abConfig struct {

@@ -12,8 +12,8 @@ import (
 // process's products and sums: empty only for the packed products with the
 // vector kernels, "+blas-…" under FLSWEEP_GEMM=blas (make test runs the
 // trainer's tests so once), "+portable" without vector kernels, "+im2col"
-// under FLSWEEP_CONV=im2col and "+wino2" under FLSWEEP_WINO43=0 (make test
-// runs some tests so each). The
+// under FLSWEEP_CONV=im2col, "+wino2" under FLSWEEP_WINO43=0 and "+wino45off"
+// under FLSWEEP_WINO45=0 (make test runs some tests so each). The
 // suffix goes into task-queue names, so it has no spaces or '@'.
 func TestNumerics(t *testing.T) {
 	n := Numerics()
@@ -30,6 +30,10 @@ func TestNumerics(t *testing.T) {
 	wino2 := os.Getenv("FLSWEEP_WINO43") == "0" && os.Getenv("FLSWEEP_CONV") != "im2col"
 	if got := strings.Contains(n, "+wino2"); got != wino2 {
 		t.Errorf("Numerics() = %q with FLSWEEP_WINO43=%q: +wino2 present %v, want %v", n, os.Getenv("FLSWEEP_WINO43"), got, wino2)
+	}
+	wino25 := os.Getenv("FLSWEEP_WINO45") == "0" && os.Getenv("FLSWEEP_CONV") != "im2col"
+	if got := strings.Contains(n, "+wino45off"); got != wino25 {
+		t.Errorf("Numerics() = %q with FLSWEEP_WINO45=%q: +wino45off present %v, want %v", n, os.Getenv("FLSWEEP_WINO45"), got, wino25)
 	}
 	if strings.ContainsAny(n, " @") {
 		t.Errorf("Numerics() = %q holds a space or '@'", n)

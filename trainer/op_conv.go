@@ -34,7 +34,7 @@ type convGeom struct {
 	bias      bool
 	needDx    bool
 	wino      bool // computed by F(2×2, 3×3) or F(2×2, 5×5) (winograd.go)
-	wino4     bool // by F(4×4, 3×3) instead of F(2×2, 3×3) (winograd43.go)
+	wino4     bool // by F(4×4, ·) instead of F(2×2, ·) (winograd43.go, winograd45.go)
 }
 
 const (
@@ -48,7 +48,7 @@ func newConvGeom(l layer) convGeom {
 		h: l.in[1], w: l.in[2], ho: l.out[1], wo: l.out[2], bias: l.b >= 0,
 	}
 	g.wino = useWinograd && g.winogradFits()
-	g.wino4 = g.wino && g.k == 3 && useWino43 && g.wino4Fits()
+	g.wino4 = g.wino && (g.k == 3 && useWino43 && g.wino4Fits() || g.k == 5 && useWino45 && g.wino45Fits())
 	return g
 }
 

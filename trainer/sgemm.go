@@ -76,8 +76,13 @@ func Numerics() string {
 	}
 	if !useWinograd {
 		s += "+im2col"
-	} else if !useWino43 {
-		s += "+wino2"
+	} else {
+		if !useWino43 {
+			s += "+wino2"
+		}
+		if !useWino45 {
+			s += "+wino45off"
+		}
 	}
 	return s
 }

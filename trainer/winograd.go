@@ -43,8 +43,9 @@ import "os"
 // The 5×5 stride-1 convolutions run by F(2×2, 5×5) (winograd5.go) in the
 // same layout: 6×6 receptive fields, 36 products, and the drivers below
 // take α = k+1 from the geometry (winoAlg). F(4×4, 3×3), for the wide 3×3
-// ones, has tiles of 4×4 outputs and drivers of its own (winograd43.go),
-// which these hand over to.
+// ones, and F(4×4, 5×5) (winograd45.go), for the 5×5 ones with outputs of
+// at least 8×8, have tiles of 4×4 outputs and drivers of their own
+// (winograd43.go), which these hand over to.
 
 // useWinograd sends the 3×3 and 5×5 stride-1 convolutions with at least
 // winoMinCin input channels to F(2×2, 3×3) and F(2×2, 5×5);
@@ -75,7 +76,8 @@ func (g convGeom) tw() int    { return (g.wo + g.tm() - 1) / g.tm() }
 func (g convGeom) tiles() int { return g.th() * g.tw() }
 func (g convGeom) alpha() int { return g.tm() + g.k - 1 }
 
-// tm is the side of a tile of outputs: 4 for F(4×4, 3×3), else 2.
+// tm is the side of a tile of outputs: 4 for F(4×4, 3×3) and F(4×4,
+// 5×5), else 2.
 func (g convGeom) tm() int {
 	if g.wino4 {
 		return 4
@@ -99,8 +101,11 @@ func (g convGeom) winoChunk() int {
 	return max(1, min(c, maxWinoFloats/(g.xi()*max(g.cin, g.cout)*t)))
 }
 
-// winoCols is the number of columns (tiles) a chunk aims for. F(4×4, 3×3)
-// aims for im2col's gemmCols. F(2×2, ·) aims for 192, or four per channel
+// winoCols is the number of columns (tiles) a chunk aims for. F(4×4, ·)
+// aims for im2col's gemmCols (the CIFAR CNN's second convolution under
+// F(4×4, 5×5) took 9.5–9.7 ms forward and 14.6–14.8 backward in one chunk
+// of 50 samples, 10.0–10.4 and 15.6–15.9 in chunks of 29 by the rule
+// below, 10.9 and 16.4 in chunks of 15). F(2×2, ·) aims for 192, or four per channel
 // where there are more than 48 channels, so that each product reads its
 // transformed weights (cout·cin) for at least 4·max(cin, cout) columns:
 // a chunk is transformed, multiplied α² times and transformed back, and
@@ -369,7 +374,7 @@ type winoAlg[T float] struct {
 	// in: v[ξ·vs + j] = (Bᵀ d B)_ξ, ξ = α·k+l, of tile j < n, where
 	// h[q][a·s + j] is column q of row a of tile j's receptive field: the
 	// padded row's even (q even) or odd half-row from tile j + q/2.
-	in  func(v []T, vs, n int, h [6][]T, s int)
+	in  func(v []T, vs, n int, h [8][]T, s int)
 	out func(y []T, n int, m []T, ms int, bias T)
 	dy  func(dm []T, ms, n int, e, o []T)
 	dx  func(c []T, n int, dv []T, vs int)
@@ -396,7 +401,7 @@ func wino3Go[T float]() winoAlg[T] {
 	return winoAlg[T]{a: 4, in: wino3In[T], out: wino3Out[T], dy: wino3Dy[T], dx: wino3Dx[T]}
 }
 
-func wino3In[T float](v []T, vs, n int, h [6][]T, s int) {
+func wino3In[T float](v []T, vs, n int, h [8][]T, s int) {
 	winoRowsFor[T]().in(v, vs, n, h[0], h[1], h[2], h[3], s)
 }
 func wino3Out[T float](y []T, n int, m []T, ms int, bias T) { winoRowsFor[T]().out(y, n, m, ms, bias) }
@@ -405,9 +410,10 @@ func wino3Dx[T float](c []T, n int, dv []T, vs int)         { winoRowsFor[T]().d
 
 // winoScratch is the scratch winoTransformWeights and
 // winoTransformWeightsGrad take: 9·cout·cin floats for F(4×4, 3×3)'s
-// vector transforms (filters laid out tap-major), else none.
+// vector transforms (filters laid out tap-major), else none (F(4×4,
+// 5×5)'s lay out a block of filters at a time on the stack).
 func (g convGeom) winoScratch() int {
-	if g.wino4 {
+	if g.wino4 && g.k == 3 {
 		return 9 * g.cout * g.cin
 	}
 	return 0
@@ -417,7 +423,7 @@ func (g convGeom) winoScratch() int {
 // for w, with tmp (9·cout·cin floats) as scratch for F(4×4, 3×3).
 func winoTransformWeights[T float](g convGeom, w, u, tmp []T) {
 	if g.wino4 {
-		wino43For[T]().w(w, g.cout, g.cin, u, tmp)
+		wino4Fns[T](g).w(w, g.cout, g.cin, u, tmp)
 		return
 	}
 	if g.k == 5 {
@@ -430,7 +436,7 @@ func winoTransformWeights[T float](g convGeom, w, u, tmp []T) {
 // winoTransformWeightsGrad writes dW for dU: winoTransformWeights' adjoint.
 func winoTransformWeightsGrad[T float](g convGeom, du, dw, tmp []T) {
 	if g.wino4 {
-		wino43For[T]().wg(du, g.cout, g.cin, dw, tmp)
+		wino4Fns[T](g).wg(du, g.cout, g.cin, dw, tmp)
 		return
 	}
 	if g.k == 5 {
@@ -458,8 +464,8 @@ func (g convGeom) winoShort() bool { return g.tw() < 8 }
 
 // winoHalves returns the α half-columns of the tiles whose receptive fields
 // start at row 0 of the half-planes e and o: E, O, E₁, O₁, ….
-func winoHalves[T float](a int, e, o []T) [6][]T {
-	var h [6][]T
+func winoHalves[T float](a int, e, o []T) [8][]T {
+	var h [8][]T
 	for q := range a {
 		if q%2 == 0 {
 			h[q] = e[q/2:]
@@ -514,7 +520,7 @@ func winoInput[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T, 
 			}
 		}
 		if st != nil {
-			var h [6][]T
+			var h [8][]T
 			for q := range a {
 				h[q] = st[q*a*Ls:]
 			}
@@ -526,7 +532,7 @@ func winoInput[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T, 
 // stage copies a row of tiles' receptive fields, from the α half-columns h
 // of rows s apart, to the staging rows of short rows at column t: half q's
 // row r to st[(q·α + r)·ls + t:], as blocks of 8 floats.
-func stage[T float](st []T, ls, t int, h [6][]T, s, a int) {
+func stage[T float](st []T, ls, t int, h [8][]T, s, a int) {
 	for r := range a {
 		for q := range a {
 			copy(st[(q*a+r)*ls+t:][:8], h[q][r*s:][:8])
@@ -572,8 +578,8 @@ func unstageFor[T float]() func(pe, po []T, s, row0 int, cb []T, L, t, tw, a int
 	return unstage[T]
 }
 
-func stageFor[T float]() func(st []T, ls, t int, h [6][]T, s, a int) {
-	if f, ok := any(stage32).(func([]T, int, int, [6][]T, int, int)); ok {
+func stageFor[T float]() func(st []T, ls, t int, h [8][]T, s, a int) {
+	if f, ok := any(stage32).(func([]T, int, int, [8][]T, int, int)); ok {
 		return f
 	}
 	return stage[T]

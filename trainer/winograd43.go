@@ -186,12 +186,19 @@ type wino43Fns[T float] struct {
 	// (phaseSplit, phaseMerge).
 	split4 func(ph [4][]T, src []T)
 	merge4 func(dst []T, ph [4][]T)
+	// stagePlane and unstagePlane are wino4Stage and wino4Unstage, the
+	// short rows' way into and out of the transforms.
+	stagePlane   func(g convGeom, ws *workspace[T], plane, st []T, ls, t0 int)
+	unstagePlane func(g convGeom, ws *workspace[T], cb []T, L, t0 int, plane []T)
+	// tilesShort is wino4TilesShort, the short rows' wino4Tiles.
+	tilesShort func(g convGeom, plane, d []T, L, t0 int, split bool)
 }
 
 var wino43Fns32 = wino43Go[float32]()
 
 func wino43Go[T float]() wino43Fns[T] {
-	return wino43Fns[T]{out: wino43Out[T], dy: wino43Dy[T], w: wino43Weights[T], wg: wino43WeightsGrad[T], split4: phaseSplit[T], merge4: phaseMerge[T]}
+	return wino43Fns[T]{out: wino43Out[T], dy: wino43Dy[T], w: wino43Weights[T], wg: wino43WeightsGrad[T], split4: phaseSplit[T], merge4: phaseMerge[T],
+		stagePlane: wino4Stage[T], unstagePlane: wino4Unstage[T], tilesShort: wino4TilesShort[T]}
 }
 
 func wino43For[T float]() wino43Fns[T] {
@@ -201,12 +208,12 @@ func wino43For[T float]() wino43Fns[T] {
 	return wino43Go[T]()
 }
 
-// wino4Planes holds a plane's scratch for F(4×4, 3×3) (all of it, and by
-// phase): the four phases of the zero-padded plane, 4·th+2 rows of tw+1 each, 8 floats apart for
-// the block copies of short rows.
+// wino4Planes holds a plane's scratch for F(4×4, ·) (all of it, and by
+// phase): the four phases of the zero-padded plane, 4·th+α−4 rows of tw+1
+// each, 8 floats apart for the block copies of short rows.
 func wino4Planes[T float](g convGeom, ws *workspace[T]) (ph [4][]T, all []T, stride int) {
 	stride = g.tw() + 1
-	n := (4*g.th()+2)*stride + 8
+	n := (4*g.th()+g.alpha()-4)*stride + 8
 	all = grow(&ws.pad, 4*n)
 	for f := range 4 {
 		ph[f] = all[f*n:][:n]
@@ -229,14 +236,14 @@ func phaseMerge[T float](dst []T, ph [4][]T) {
 }
 
 // phaseAdds adds the input gradients of the tiles t…t+tw−1 of a row
-// (cb: 36 rows L apart) into the phases from row row0 (rows s apart): row
+// (cb: α² rows L apart) into the phases from row row0 (rows s apart): row
 // r, column q of each tile's receptive field at phase q mod 4, index
 // q/4 on from the tile's, in the order of r and then of q.
-func phaseAdds[T float](ph [4][]T, row0, s int, cb []T, L, t, tw int) {
-	for r := range 6 {
+func phaseAdds[T float](ph [4][]T, row0, s int, cb []T, L, t, tw, a int) {
+	for r := range a {
 		row := row0 + r*s
-		for q := range 6 {
-			dst, src := ph[q&3][row+q>>2:][:tw], cb[(6*r+q)*L+t:][:tw]
+		for q := range a {
+			dst, src := ph[q&3][row+q>>2:][:tw], cb[(a*r+q)*L+t:][:tw]
 			for j, x := range src {
 				dst[j] += x
 			}
@@ -263,50 +270,89 @@ func wino4Rows[T float](d []T, L, t, a int) [4][]T {
 	return [4][]T{d[4*a*L+t:], d[(4*a+1)*L+t:], d[(4*a+2)*L+t:], d[(4*a+3)*L+t:]}
 }
 
-// wino4Halves returns the six half-columns of the tiles whose receptive
-// fields start at row r0 of the phases: phases 0–3 at j, 0–1 at j+1.
-func wino4Halves[T float](ph *[4][]T, r0 int) [6][]T {
-	return [6][]T{ph[0][r0:], ph[1][r0:], ph[2][r0:], ph[3][r0:], ph[0][r0+1:], ph[1][r0+1:]}
+// wino4Halves returns the half-columns of the tiles whose receptive
+// fields start at row r0 of the phases: phases 0–3 at j and at j+1 (α = 6
+// takes the first six, α = 8 all eight).
+func wino4Halves[T float](ph *[4][]T, r0 int) [8][]T {
+	return [8][]T{ph[0][r0:], ph[1][r0:], ph[2][r0:], ph[3][r0:], ph[0][r0+1:], ph[1][r0+1:], ph[2][r0+1:], ph[3][r0+1:]}
 }
 
-// winoInput4 is winoInput for F(4×4, 3×3).
+// winoInput4 is winoInput for F(4×4, 3×3) and F(4×4, 5×5).
 func winoInput4[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T, ld int) {
-	in := wino5For[T]().in // F(2×2, 5×5)'s Bᵀ
-	fns := wino43For[T]()
+	in, a := wino4Alg[T](g).in, g.alpha()
+	fns := wino4Fns[T](g)
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
 	L := (n1 - n0) * tiles
-	ph, all, s := wino4Planes(g, ws)
 	var st []T
 	Ls := L + 8
-	stage := stageFor[T]()
 	if g.winoShort() {
-		st = grow(&ws.wino, 36*Ls)
+		st = grow(&ws.wino, a*a*Ls)
 	}
 	for c := range g.cin {
 		for n := n0; n < n1; n++ {
 			plane := x[(n*g.cin+c)*g.h*g.w:][:g.h*g.w]
-			clear(all)
-			for y := range g.h {
-				at := wino4At(g, &ph, s, y)
-				fns.split4(at, plane[y*g.w:][:g.w])
-			}
 			t0 := (n - n0) * tiles
+			if st != nil {
+				fns.stagePlane(g, ws, plane, st, Ls, t0)
+				continue
+			}
+			ph, s := wino4Split(g, ws, fns.split4, plane)
 			for ti := range th {
-				h := wino4Halves(&ph, 4*ti*s)
-				if st == nil {
-					in(v[c*ld+t0+ti*tw:], g.cin*ld, tw, h, s)
-					continue
-				}
-				stage(st, Ls, t0+ti*tw, h, s, 6)
+				in(v[c*ld+t0+ti*tw:], g.cin*ld, tw, wino4Halves(&ph, 4*ti*s), s)
 			}
 		}
 		if st != nil {
-			var h [6][]T
-			for q := range 6 {
-				h[q] = st[q*6*Ls:]
+			var h [8][]T
+			for q := range a {
+				h[q] = st[q*a*Ls:]
 			}
 			in(v[c*ld:], g.cin*ld, L, h, Ls)
 		}
+	}
+}
+
+// wino4Split deals an input plane (h×w) into the phases of its zero-padded
+// plane by split4 (nil for phaseSplit), and returns them with their row
+// stride.
+func wino4Split[T float](g convGeom, ws *workspace[T], split4 func([4][]T, []T), plane []T) (ph [4][]T, s int) {
+	ph, all, s := wino4Planes(g, ws)
+	clear(all)
+	for y := range g.h {
+		at := wino4At(g, &ph, s, y)
+		if split4 == nil {
+			phaseSplit(at, plane[y*g.w:][:g.w])
+			continue
+		}
+		split4(at, plane[y*g.w:][:g.w])
+	}
+	return ph, s
+}
+
+// wino4Stage writes the receptive fields of an input plane's short rows of
+// tiles to the staging rows st (α² rows ls apart, the plane's tiles from
+// t0 on): padded row 4·ti+r, column 4·j+q of tile (ti, j) at st[(q·α +
+// r)·ls + t0 + ti·tw + j]. Each row of tiles is copied as 8 floats, which
+// the next (or the staging rows' 8 floats of padding) overwrites.
+func wino4Stage[T float](g convGeom, ws *workspace[T], plane, st []T, ls, t0 int) {
+	ph, s := wino4Split(g, ws, nil, plane)
+	stage := stageFor[T]()
+	for ti := range g.th() {
+		stage(st, ls, t0+ti*g.tw(), wino4Halves(&ph, 4*ti*s), s, g.alpha())
+	}
+}
+
+// wino4Unstage is wino4Stage's adjoint: it writes an input-gradient plane
+// (h×w) from its tiles' transformed-back gradients in cb (α² rows L apart,
+// the plane's tiles from t0 on), adding the tiles' contributions to each
+// float from +0, tile row by tile row, in the order of phaseAdds.
+func wino4Unstage[T float](g convGeom, ws *workspace[T], cb []T, L, t0 int, plane []T) {
+	ph, all, s := wino4Planes(g, ws)
+	clear(all)
+	for ti := range g.th() {
+		phaseAdds(ph, 4*ti*s, s, cb, L, t0+ti*g.tw(), g.tw(), g.alpha())
+	}
+	for y := range g.h {
+		phaseMerge(plane[y*g.w:][:g.w], wino4At(g, &ph, s, y))
 	}
 }
 
@@ -319,20 +365,31 @@ func wino4Tiles[T float](g convGeom, fns *wino43Fns[T], plane, d []T, L, t0 int,
 	for ti := range g.th() {
 		for a := range min(4, g.ho-4*ti) {
 			at, row := wino4Rows(d, L, t0+ti*g.tw(), a), plane[(4*ti+a)*g.wo:][:g.wo]
-			if split {
+			switch {
+			case fns == nil && split:
+				phaseSplit(at, row)
+			case fns == nil:
+				phaseMerge(row, at)
+			case split:
 				fns.split4(at, row)
-			} else {
+			default:
 				fns.merge4(row, at)
 			}
 		}
 	}
 }
 
-// winoOutput4 is winoOutput for F(4×4, 3×3).
+// wino4TilesShort is wino4Tiles for short rows of tiles, by phaseSplit and
+// phaseMerge.
+func wino4TilesShort[T float](g convGeom, plane, d []T, L, t0 int, split bool) {
+	wino4Tiles(g, nil, plane, d, L, t0, split)
+}
+
+// winoOutput4 is winoOutput for F(4×4, 3×3) and F(4×4, 5×5).
 func winoOutput4[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0, n1 int, b []T) {
-	fns := wino43For[T]()
+	fns := wino4Fns[T](g)
 	L := (n1 - n0) * g.tiles()
-	out := grow(&ws.wino, 16*L)
+	out := grow(&ws.wino, 16*L+8) // 8 more for the vector tilesShort's loads
 	for o := range g.cout {
 		var bias T
 		if b != nil {
@@ -340,14 +397,19 @@ func winoOutput4[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0
 		}
 		fns.out(out, L, m[o*ld:], g.cout*ld, bias)
 		for n := n0; n < n1; n++ {
-			wino4Tiles(g, &fns, y[(n*g.cout+o)*g.hw():][:g.hw()], out, L, (n-n0)*g.tiles(), false)
+			plane := y[(n*g.cout+o)*g.hw():][:g.hw()]
+			if g.winoShort() {
+				fns.tilesShort(g, plane, out, L, (n-n0)*g.tiles(), false)
+				continue
+			}
+			wino4Tiles(g, &fns, plane, out, L, (n-n0)*g.tiles(), false)
 		}
 	}
 }
 
-// winoGrad4 is winoGrad for F(4×4, 3×3).
+// winoGrad4 is winoGrad for F(4×4, 3×3) and F(4×4, 5×5).
 func winoGrad4[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int, dm []T, ld int) {
-	fns := wino43For[T]()
+	fns := wino4Fns[T](g)
 	L := (n1 - n0) * g.tiles()
 	d := grow(&ws.wino, 16*L)
 	for oc := range g.cout {
@@ -355,30 +417,40 @@ func winoGrad4[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int, dm []T
 			clear(d) // the gradient is zero past the output
 		}
 		for n := n0; n < n1; n++ {
-			wino4Tiles(g, &fns, dy[(n*g.cout+oc)*g.hw():][:g.hw()], d, L, (n-n0)*g.tiles(), true)
+			plane := dy[(n*g.cout+oc)*g.hw():][:g.hw()]
+			if g.winoShort() {
+				fns.tilesShort(g, plane, d, L, (n-n0)*g.tiles(), true)
+				continue
+			}
+			wino4Tiles(g, &fns, plane, d, L, (n-n0)*g.tiles(), true)
 		}
 		fns.dy(dm[oc*ld:], g.cout*ld, L, d)
 	}
 }
 
-// winoInputGrad4 is winoInputGrad for F(4×4, 3×3): each row of tiles adds,
-// row by row of its receptive fields, its tiles' columns 0–3 into the
-// phases at j and columns 4–5 into phases 0–1 at j+1.
+// winoInputGrad4 is winoInputGrad for F(4×4, 3×3) and F(4×4, 5×5): each
+// row of tiles adds, row by row of its receptive fields, its tiles'
+// columns 0–3 into the phases at j and columns 4 to α−1 into phases 0 to
+// α−5 at j+1.
 func winoInputGrad4[T float](g convGeom, ws *workspace[T], dv []T, ld int, dx []T, n0, n1 int) {
-	bdx := wino5For[T]().dx // F(2×2, 5×5)'s B
-	fns := wino43For[T]()
+	bdx, a := wino4Alg[T](g).dx, g.alpha()
+	fns := wino4Fns[T](g)
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
 	L := (n1 - n0) * tiles
-	ph, all, s := wino4Planes(g, ws)
-	cb := grow(&ws.wino, 36*L)
+	cb := grow(&ws.wino, a*a*L+8) // 8 more for the vector unstage's loads
 	for c := range g.cin {
 		bdx(cb, L, dv[c*ld:], g.cin*ld)
 		for n := n0; n < n1; n++ {
+			plane := dx[(n*g.cin+c)*g.h*g.w:][:g.h*g.w]
+			if g.winoShort() {
+				fns.unstagePlane(g, ws, cb, L, (n-n0)*tiles, plane)
+				continue
+			}
+			ph, all, s := wino4Planes(g, ws)
 			clear(all)
 			for ti := range th {
-				phaseAdds(ph, 4*ti*s, s, cb, L, (n-n0)*tiles+ti*tw, tw)
+				phaseAdds(ph, 4*ti*s, s, cb, L, (n-n0)*tiles+ti*tw, tw, a)
 			}
-			plane := dx[(n*g.cin+c)*g.h*g.w:][:g.h*g.w]
 			for y := range g.h {
 				at := wino4At(g, &ph, s, y)
 				fns.merge4(plane[y*g.w:][:g.w], at)

@@ -2,7 +2,10 @@
 
 package trainer
 
-import "simd/archsimd"
+import (
+	"math"
+	"simd/archsimd"
+)
 
 // AVX2 versions of F(4×4, 3×3)'s output and output-gradient transforms
 // (winograd43.go), 8 tiles at a time with the portable expressions in
@@ -11,7 +14,8 @@ import "simd/archsimd"
 
 func init() {
 	if archsimd.X86.AVX2() {
-		wino43Fns32 = wino43Fns[float32]{out: wino43OutAVX2, dy: wino43DyAVX2, w: wino43WeightsAVX2, wg: wino43WeightsGradAVX2, split4: phaseSplitAVX2, merge4: phaseMergeAVX2}
+		wino43Fns32 = wino43Fns[float32]{out: wino43OutAVX2, dy: wino43DyAVX2, w: wino43WeightsAVX2, wg: wino43WeightsGradAVX2, split4: phaseSplitAVX2, merge4: phaseMergeAVX2,
+			stagePlane: wino4StageAVX2, unstagePlane: wino4UnstageAVX2, tilesShort: wino4TilesAVX2}
 	}
 }
 
@@ -274,4 +278,157 @@ func phaseMergeAVX2(dst []float32, ph [4][]float32) {
 		archsimd.ClearAVXUpperBits()
 	}
 	phaseMerge(dst[i:], phasesFrom(ph, i/4))
+}
+
+// wino4StageAVX2 is wino4Stage without the phases in memory, for planes
+// without padding (the others take wino4Stage): each padded row (at most
+// 32 floats, since short rows have at most 7 tiles) is loaded, zeros past
+// the input row, into four vectors of its phases at j (lane j of phase q
+// is column 4j+q) and four at j+1, and a tile row's α runs for that row
+// are stores of those vectors. Padded row 4·ti+r serves tile row ti (r <
+// 4) and, for r ≥ 4, tile row ti−1 (α = 8, or r < 6 for α = 6); each
+// staging row is still written in increasing t.
+func wino4StageAVX2(g convGeom, ws *workspace[float32], plane, st []float32, ls, t0 int) {
+	if g.p != 0 {
+		wino4Stage(g, ws, plane, st, ls, t0)
+		return
+	}
+	th, tw, a := g.th(), g.tw(), g.alpha()
+	idx := archsimd.LoadUint32x8(&quads)
+	for y := range 4*th + a - 4 {
+		var e0, e1, e2, e3, f0, f1, f2, f3 f8
+		if y < g.h {
+			row := plane[y*g.w:][:g.w]
+			part := func(i int) f8 { return archsimd.LoadFloat32x8SlicePart(row[min(i, g.w):]) }
+			e0, e1, e2, e3 = transpose4(part(0), part(8), part(16), part(24))
+			f0, f1, f2, f3 = transpose4(part(4), part(12), part(20), part(28))
+			e0, e1, e2, e3 = e0.Permute(idx), e1.Permute(idx), e2.Permute(idx), e3.Permute(idx)
+			f0, f1, f2, f3 = f0.Permute(idx), f1.Permute(idx), f2.Permute(idx), f3.Permute(idx)
+		}
+		ti, r := y/4, y%4
+		if ti >= 1 && r+4 < a {
+			stageRow(st[(r+4)*ls+t0+(ti-1)*tw:], a*ls, a, e0, e1, e2, e3, f0, f1)
+			if a == 8 {
+				f2.StoreSlice(st[(6*a+r+4)*ls+t0+(ti-1)*tw:])
+				f3.StoreSlice(st[(7*a+r+4)*ls+t0+(ti-1)*tw:])
+			}
+		}
+		if ti < th {
+			stageRow(st[r*ls+t0+ti*tw:], a*ls, a, e0, e1, e2, e3, f0, f1)
+			if a == 8 {
+				f2.StoreSlice(st[(6*a+r)*ls+t0+ti*tw:])
+				f3.StoreSlice(st[(7*a+r)*ls+t0+ti*tw:])
+			}
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// stageRow stores the first six of a padded row's phase vectors at st[0],
+// st[d], …, st[5·d].
+func stageRow(st []float32, d, a int, e0, e1, e2, e3, f0, f1 f8) {
+	e0.StoreSlice(st)
+	e1.StoreSlice(st[d:])
+	e2.StoreSlice(st[2*d:])
+	e3.StoreSlice(st[3*d:])
+	f0.StoreSlice(st[4*d:])
+	f1.StoreSlice(st[5*d:])
+}
+
+// wino4UnstageAVX2 is wino4Unstage with each padded row's phases in four
+// vectors: the runs of its tile rows (ti−1's row r+4 first, then ti's row
+// r, as phaseAdds takes them) add in q's order into phase q mod 4, the
+// runs of q ≥ 4 loaded one float early so that they line up with lane
+// j+1, and with −0 in the lanes outside the run (x + −0 is x for every x,
+// −0 included), so each float gets phaseAdds' sums in their order: the
+// same bits. The phases then go back into the row by (partial) stores.
+func wino4UnstageAVX2(g convGeom, ws *workspace[float32], cb []float32, L, t0 int, plane []float32) {
+	if g.p != 0 {
+		wino4Unstage(g, ws, cb, L, t0, plane)
+		return
+	}
+	th, tw, a := g.th(), g.tw(), g.alpha()
+	// Lane i of shift k keeps cb's float iff k ≤ i < k+tw.
+	var mt, zt [16]int32
+	for i := range zt {
+		if i >= 8 && i < 8+tw {
+			mt[i] = -1
+		} else {
+			zt[i] = math.MinInt32
+		}
+	}
+	m0, z0 := archsimd.LoadInt32x8Slice(mt[8:]), archsimd.LoadInt32x8Slice(zt[8:])
+	m1, z1 := archsimd.LoadInt32x8Slice(mt[7:]), archsimd.LoadInt32x8Slice(zt[7:])
+	idx := archsimd.LoadUint32x8(&unquads)
+	for y := range 4*th + a - 4 {
+		var e0, e1, e2, e3 f8
+		ti, r := y/4, y%4
+		if ti >= 1 && r+4 < a {
+			e0, e1, e2, e3 = addRuns(e0, e1, e2, e3, cb, a*(r+4)*L+t0+(ti-1)*tw, L, a, m0, z0, m1, z1)
+		}
+		if ti < th {
+			e0, e1, e2, e3 = addRuns(e0, e1, e2, e3, cb, a*r*L+t0+ti*tw, L, a, m0, z0, m1, z1)
+		}
+		if y >= g.h {
+			continue
+		}
+		row := plane[y*g.w:][:g.w]
+		x0, x1, x2, x3 := transpose4(e0.Permute(idx), e1.Permute(idx), e2.Permute(idx), e3.Permute(idx))
+		x0.StoreSlicePart(row)
+		x1.StoreSlicePart(row[min(8, g.w):])
+		x2.StoreSlicePart(row[min(16, g.w):])
+		x3.StoreSlicePart(row[min(24, g.w):])
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// addRuns adds a tile row's α runs for one padded row, from cb[i] (runs
+// q < 4, L apart) and cb[i+4·L−1] on (runs q ≥ 4, one float early), to
+// its phases e0…e3, keeping the lanes m selects and adding −0 (z) in the
+// others.
+func addRuns(e0, e1, e2, e3 f8, cb []float32, i, L, a int, m0, z0, m1, z1 archsimd.Int32x8) (f8, f8, f8, f8) {
+	run := func(i int, m, z archsimd.Int32x8) f8 {
+		return ld8(cb, i).AsInt32x8().And(m).Or(z).AsFloat32x8()
+	}
+	e0 = e0.Add(run(i, m0, z0))
+	e1 = e1.Add(run(i+L, m0, z0))
+	e2 = e2.Add(run(i+2*L, m0, z0))
+	e3 = e3.Add(run(i+3*L, m0, z0))
+	e0 = e0.Add(run(i+4*L-1, m1, z1))
+	e1 = e1.Add(run(i+5*L-1, m1, z1))
+	if a == 8 {
+		e2 = e2.Add(run(i+6*L-1, m1, z1))
+		e3 = e3.Add(run(i+7*L-1, m1, z1))
+	}
+	return e0, e1, e2, e3
+}
+
+// wino4TilesAVX2 is wino4TilesShort with a row of at most 28 floats (short
+// rows of tiles) as four vectors: split loads the plane's row (zeros past
+// its end, as wino4Tiles leaves them) and stores its four phases' first
+// tw lanes; merge loads the four phase rows (8 floats each: the output
+// buffer has 8 more) and stores the row's wo floats.
+func wino4TilesAVX2(g convGeom, plane, d []float32, L, t0 int, split bool) {
+	tw, wo := g.tw(), g.wo
+	qi, ui := archsimd.LoadUint32x8(&quads), archsimd.LoadUint32x8(&unquads)
+	for ti := range g.th() {
+		for a := range min(4, g.ho-4*ti) {
+			row, o := plane[(4*ti+a)*wo:][:wo], d[4*a*L+t0+ti*tw:]
+			if split {
+				part := func(i int) f8 { return archsimd.LoadFloat32x8SlicePart(row[min(i, wo):]) }
+				y0, y1, y2, y3 := transpose4(part(0), part(8), part(16), part(24))
+				y0.Permute(qi).StoreSlicePart(o[:tw])
+				y1.Permute(qi).StoreSlicePart(o[L:][:tw])
+				y2.Permute(qi).StoreSlicePart(o[2*L:][:tw])
+				y3.Permute(qi).StoreSlicePart(o[3*L:][:tw])
+				continue
+			}
+			x0, x1, x2, x3 := transpose4(ld8(o, 0).Permute(ui), ld8(o, L).Permute(ui), ld8(o, 2*L).Permute(ui), ld8(o, 3*L).Permute(ui))
+			x0.StoreSlicePart(row)
+			x1.StoreSlicePart(row[min(8, wo):])
+			x2.StoreSlicePart(row[min(16, wo):])
+			x3.StoreSlicePart(row[min(24, wo):])
+		}
+	}
+	archsimd.ClearAVXUpperBits()
 }

@@ -145,10 +145,10 @@ func wino5WeightsGrad[T float](du []T, cout, cin int, dw []T) {
 
 // wino5In writes v[ξ·vs + j] = (Bᵀ d B)_ξ, ξ = 6k+l, of tiles j < n, where
 // h[q][a·s + j] is column q of row a of tile j's receptive field.
-func wino5In[T float](v []T, vs, n int, h [6][]T, s int) { wino5InFrom(v, vs, n, h, s, 0) }
+func wino5In[T float](v []T, vs, n int, h [8][]T, s int) { wino5InFrom(v, vs, n, h, s, 0) }
 
 // wino5InFrom is wino5In for tiles [j0, n).
-func wino5InFrom[T float](v []T, vs, n int, h [6][]T, s, j0 int) {
+func wino5InFrom[T float](v []T, vs, n int, h [8][]T, s, j0 int) {
 	for j := j0; j < n; j++ {
 		var c [6][6]T // c[q]: Bᵀ down column q
 		for q := range 6 {

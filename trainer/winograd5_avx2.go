@@ -53,7 +53,7 @@ func btRow8(v []float32, vs int, d0, d1, d2, d3, d4, d5 f8) {
 	c4.Mul(d1).Sub(c5.Mul(d3)).Add(d5).StoreSlice(v[5*vs:])
 }
 
-func wino5InAVX2(v []float32, vs, n int, h [6][]float32, s int) {
+func wino5InAVX2(v []float32, vs, n int, h [8][]float32, s int) {
 	k := tail8(n)
 	h0, h1, h2, h3, h4, h5 := h[0], h[1], h[2], h[3], h[4], h[5]
 	for j := 0; j < k; j += 8 {

@@ -202,7 +202,7 @@ func mergeAVX2(dst, ev, od []float32) {
 	mergeGo(dst[k:], ev[k/2:], od[k/2:])
 }
 
-func stageAVX2(st []float32, ls, t int, h [6][]float32, s, a int) {
+func stageAVX2(st []float32, ls, t int, h [8][]float32, s, a int) {
 	for r := range a {
 		for q := range a {
 			ld8(h[q], r*s).StoreSlice(st[(q*a+r)*ls+t:])

@@ -90,6 +90,13 @@ func TestWinogradConv(t *testing.T) {
 		{"4x4 ResNet 4x4 stage", 18, 16, 4, 4, 1, true, 3, 0, 0, true},
 		{"4x4 long rows", 3, 2, 9, 37, 1, true, 3, 0, 0, true},
 		{"4x4 chunks of two and a rest", 2, 3, 7, 18, 1, false, 5, 36 * 3 * 10 * 2, 0, true},
+		{"4x4 5x5 valid even", 3, 4, 12, 12, 0, true, 3, 0, 5, true},
+		{"4x4 5x5 CIFAR-like", 20, 17, 14, 14, 0, true, 3, 0, 5, true},
+		{"4x4 5x5 HiCS-like", 18, 16, 12, 12, 0, false, 2, 0, 5, true},
+		{"4x4 5x5 valid odd", 2, 3, 7, 9, 0, false, 2, 0, 5, true},
+		{"4x4 5x5 padded 2", 3, 2, 6, 7, 2, true, 2, 0, 5, true},
+		{"4x4 5x5 long rows", 3, 2, 9, 41, 2, true, 3, 0, 5, true},
+		{"4x4 5x5 chunks of two and a rest", 2, 3, 9, 20, 2, false, 5, 64 * 3 * 15 * 2, 5, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -368,7 +375,7 @@ func TestWinograd5Rows(t *testing.T) {
 	vec := wino5Alg32
 	for n := 1; n < 20; n++ {
 		s, vs := n+5, 2*n+5
-		var h [6][]float32
+		var h [8][]float32
 		for q := range h {
 			h[q] = vals(5*s + n)
 		}
