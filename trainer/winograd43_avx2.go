@@ -280,8 +280,8 @@ func phaseMergeAVX2(dst []float32, ph [4][]float32) {
 	phaseMerge(dst[i:], phasesFrom(ph, i/4))
 }
 
-// wino4StageAVX2 is wino4Stage without the phases in memory, for planes
-// without padding (the others take wino4Stage): each padded row (at most
+// wino4StageAVX2 is wino4Stage without the phases in memory, for padding
+// up to 4 (more takes wino4Stage): each padded row (at most
 // 32 floats, since short rows have at most 7 tiles) is loaded, zeros past
 // the input row, into four vectors of its phases at j (lane j of phase q
 // is column 4j+q) and four at j+1, and a tile row's α runs for that row
@@ -289,18 +289,22 @@ func phaseMergeAVX2(dst []float32, ph [4][]float32) {
 // 4) and, for r ≥ 4, tile row ti−1 (α = 8, or r < 6 for α = 6); each
 // staging row is still written in increasing t.
 func wino4StageAVX2(g convGeom, ws *workspace[float32], plane, st []float32, ls, t0 int) {
-	if g.p != 0 {
+	if g.p > 4 {
 		wino4Stage(g, ws, plane, st, ls, t0)
 		return
 	}
 	th, tw, a := g.th(), g.tw(), g.alpha()
+	up, keep := padShift(g.p)
 	idx := archsimd.LoadUint32x8(&quads)
 	for y := range 4*th + a - 4 {
 		var e0, e1, e2, e3, f0, f1, f2, f3 f8
-		if y < g.h {
-			row := plane[y*g.w:][:g.w]
-			part := func(i int) f8 { return archsimd.LoadFloat32x8SlicePart(row[min(i, g.w):]) }
-			e0, e1, e2, e3 = transpose4(part(0), part(8), part(16), part(24))
+		if iy := y - g.p; iy >= 0 && iy < g.h {
+			// Padded column X is the row's X−p: its first vector is the
+			// row's first floats moved up p lanes, zeros below.
+			row := plane[iy*g.w:][:g.w]
+			part := func(i int) f8 { return archsimd.LoadFloat32x8SlicePart(row[min(i-g.p, g.w):]) }
+			first := part(g.p).Permute(up).AsInt32x8().And(keep).AsFloat32x8()
+			e0, e1, e2, e3 = transpose4(first, part(8), part(16), part(24))
 			f0, f1, f2, f3 = transpose4(part(4), part(12), part(20), part(28))
 			e0, e1, e2, e3 = e0.Permute(idx), e1.Permute(idx), e2.Permute(idx), e3.Permute(idx)
 			f0, f1, f2, f3 = f0.Permute(idx), f1.Permute(idx), f2.Permute(idx), f3.Permute(idx)
@@ -343,11 +347,12 @@ func stageRow(st []float32, d, a int, e0, e1, e2, e3, f0, f1 f8) {
 // −0 included), so each float gets phaseAdds' sums in their order: the
 // same bits. The phases then go back into the row by (partial) stores.
 func wino4UnstageAVX2(g convGeom, ws *workspace[float32], cb []float32, L, t0 int, plane []float32) {
-	if g.p != 0 {
+	if g.p > 4 {
 		wino4Unstage(g, ws, cb, L, t0, plane)
 		return
 	}
 	th, tw, a := g.th(), g.tw(), g.alpha()
+	down := padShiftDown(g.p)
 	// Lane i of shift k keeps cb's float iff k ≤ i < k+tw.
 	var mt, zt [16]int32
 	for i := range zt {
@@ -369,15 +374,18 @@ func wino4UnstageAVX2(g convGeom, ws *workspace[float32], cb []float32, L, t0 in
 		if ti < th {
 			e0, e1, e2, e3 = addRuns(e0, e1, e2, e3, cb, a*r*L+t0+ti*tw, L, a, m0, z0, m1, z1)
 		}
-		if y >= g.h {
+		iy := y - g.p
+		if iy < 0 || iy >= g.h {
 			continue
 		}
-		row := plane[y*g.w:][:g.w]
+		// Padded column X goes to the row's X−p: the first vector's lanes
+		// from p on, moved down p lanes, then the others from 8−p on.
+		row := plane[iy*g.w:][:g.w]
 		x0, x1, x2, x3 := transpose4(e0.Permute(idx), e1.Permute(idx), e2.Permute(idx), e3.Permute(idx))
-		x0.StoreSlicePart(row)
-		x1.StoreSlicePart(row[min(8, g.w):])
-		x2.StoreSlicePart(row[min(16, g.w):])
-		x3.StoreSlicePart(row[min(24, g.w):])
+		x0.Permute(down).StoreSlicePart(row[:min(8-g.p, g.w)])
+		x1.StoreSlicePart(row[min(8-g.p, g.w):])
+		x2.StoreSlicePart(row[min(16-g.p, g.w):])
+		x3.StoreSlicePart(row[min(24-g.p, g.w):])
 	}
 	archsimd.ClearAVXUpperBits()
 }
@@ -431,4 +439,29 @@ func wino4TilesAVX2(g convGeom, plane, d []float32, L, t0 int, split bool) {
 		}
 	}
 	archsimd.ClearAVXUpperBits()
+}
+
+// padShift returns the lane indices that move a vector up p lanes (lane i
+// from lane i−p) and the mask that keeps lanes p and up: the first
+// vector of a row padded by p on the left.
+func padShift(p int) (up archsimd.Uint32x8, keep archsimd.Int32x8) {
+	var ui [8]uint32
+	var ki [8]int32
+	for i := range 8 {
+		ui[i] = uint32((i - p + 8) % 8)
+		if i >= p {
+			ki[i] = -1
+		}
+	}
+	return archsimd.LoadUint32x8(&ui), archsimd.LoadInt32x8(&ki)
+}
+
+// padShiftDown returns the lane indices that move a vector down p lanes
+// (lane i from lane i+p).
+func padShiftDown(p int) archsimd.Uint32x8 {
+	var di [8]uint32
+	for i := range 8 {
+		di[i] = uint32((i + p) % 8)
+	}
+	return archsimd.LoadUint32x8(&di)
 }
