@@ -346,13 +346,24 @@ func wino4Stage[T float](g convGeom, ws *workspace[T], plane, st []T, ls, t0 int
 // the plane's tiles from t0 on), adding the tiles' contributions to each
 // float from +0, tile row by tile row, in the order of phaseAdds.
 func wino4Unstage[T float](g convGeom, ws *workspace[T], cb []T, L, t0 int, plane []T) {
+	wino4Unsplit(g, ws, cb, L, t0, plane, nil)
+}
+
+// wino4Unsplit is wino4Unstage for rows of tiles of any length, merging
+// the phases back into the plane's rows by merge4 (nil for phaseMerge).
+func wino4Unsplit[T float](g convGeom, ws *workspace[T], cb []T, L, t0 int, plane []T, merge4 func([]T, [4][]T)) {
 	ph, all, s := wino4Planes(g, ws)
 	clear(all)
 	for ti := range g.th() {
 		phaseAdds(ph, 4*ti*s, s, cb, L, t0+ti*g.tw(), g.tw(), g.alpha())
 	}
 	for y := range g.h {
-		phaseMerge(plane[y*g.w:][:g.w], wino4At(g, &ph, s, y))
+		at := wino4At(g, &ph, s, y)
+		if merge4 == nil {
+			phaseMerge(plane[y*g.w:][:g.w], at)
+			continue
+		}
+		merge4(plane[y*g.w:][:g.w], at)
 	}
 }
 
@@ -435,26 +446,17 @@ func winoGrad4[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int, dm []T
 func winoInputGrad4[T float](g convGeom, ws *workspace[T], dv []T, ld int, dx []T, n0, n1 int) {
 	bdx, a := wino4Alg[T](g).dx, g.alpha()
 	fns := wino4Fns[T](g)
-	th, tw, tiles := g.th(), g.tw(), g.tiles()
-	L := (n1 - n0) * tiles
+	L := (n1 - n0) * g.tiles()
 	cb := grow(&ws.wino, a*a*L+8) // 8 more for the vector unstage's loads
 	for c := range g.cin {
 		bdx(cb, L, dv[c*ld:], g.cin*ld)
 		for n := n0; n < n1; n++ {
-			plane := dx[(n*g.cin+c)*g.h*g.w:][:g.h*g.w]
+			plane, t0 := dx[(n*g.cin+c)*g.h*g.w:][:g.h*g.w], (n-n0)*g.tiles()
 			if g.winoShort() {
-				fns.unstagePlane(g, ws, cb, L, (n-n0)*tiles, plane)
+				fns.unstagePlane(g, ws, cb, L, t0, plane)
 				continue
 			}
-			ph, all, s := wino4Planes(g, ws)
-			clear(all)
-			for ti := range th {
-				phaseAdds(ph, 4*ti*s, s, cb, L, (n-n0)*tiles+ti*tw, tw, a)
-			}
-			for y := range g.h {
-				at := wino4At(g, &ph, s, y)
-				fns.merge4(plane[y*g.w:][:g.w], at)
-			}
+			wino4Unsplit(g, ws, cb, L, t0, plane, fns.merge4)
 		}
 	}
 }

@@ -2,10 +2,7 @@
 
 package trainer
 
-import (
-	"math"
-	"simd/archsimd"
-)
+import "simd/archsimd"
 
 // AVX2 versions of F(4×4, 3×3)'s output and output-gradient transforms
 // (winograd43.go), 8 tiles at a time with the portable expressions in
@@ -127,12 +124,7 @@ func g3v(g0, g1, g2 f8) (f8, f8, f8, f8, f8, f8) {
 // gRow8 stores g3v(t0, t1, t2) at u[0], u[oc], …, u[5·oc].
 func gRow8(u []float32, oc int, t0, t1, t2 f8) {
 	r0, r1, r2, r3, r4, r5 := g3v(t0, t1, t2)
-	r0.StoreSlice(u)
-	r1.StoreSlice(u[oc:])
-	r2.StoreSlice(u[2*oc:])
-	r3.StoreSlice(u[3*oc:])
-	r4.StoreSlice(u[4*oc:])
-	r5.StoreSlice(u[5*oc:])
+	st6(u, oc, r0, r1, r2, r3, r4, r5)
 }
 
 // wino43WeightsAVX2 transforms 8 filters at a time from their taps laid
@@ -311,32 +303,23 @@ func wino4StageAVX2(g convGeom, ws *workspace[float32], plane, st []float32, ls,
 		}
 		ti, r := y/4, y%4
 		if ti >= 1 && r+4 < a {
-			stageRow(st[(r+4)*ls+t0+(ti-1)*tw:], a*ls, a, e0, e1, e2, e3, f0, f1)
-			if a == 8 {
-				f2.StoreSlice(st[(6*a+r+4)*ls+t0+(ti-1)*tw:])
-				f3.StoreSlice(st[(7*a+r+4)*ls+t0+(ti-1)*tw:])
-			}
+			stageRuns(st[(r+4)*ls+t0+(ti-1)*tw:], a*ls, a, e0, e1, e2, e3, f0, f1, f2, f3)
 		}
 		if ti < th {
-			stageRow(st[r*ls+t0+ti*tw:], a*ls, a, e0, e1, e2, e3, f0, f1)
-			if a == 8 {
-				f2.StoreSlice(st[(6*a+r)*ls+t0+ti*tw:])
-				f3.StoreSlice(st[(7*a+r)*ls+t0+ti*tw:])
-			}
+			stageRuns(st[r*ls+t0+ti*tw:], a*ls, a, e0, e1, e2, e3, f0, f1, f2, f3)
 		}
 	}
 	archsimd.ClearAVXUpperBits()
 }
 
-// stageRow stores the first six of a padded row's phase vectors at st[0],
-// st[d], …, st[5·d].
-func stageRow(st []float32, d, a int, e0, e1, e2, e3, f0, f1 f8) {
-	e0.StoreSlice(st)
-	e1.StoreSlice(st[d:])
-	e2.StoreSlice(st[2*d:])
-	e3.StoreSlice(st[3*d:])
-	f0.StoreSlice(st[4*d:])
-	f1.StoreSlice(st[5*d:])
+// stageRuns stores the first α of a padded row's eight phase vectors at
+// st[0], st[d], ….
+func stageRuns(st []float32, d, a int, e0, e1, e2, e3, f0, f1, f2, f3 f8) {
+	if a == 8 {
+		st8(st, d, e0, e1, e2, e3, f0, f1, f2, f3)
+		return
+	}
+	st6(st, d, e0, e1, e2, e3, f0, f1)
 }
 
 // wino4UnstageAVX2 is wino4Unstage with each padded row's phases in four
@@ -353,17 +336,8 @@ func wino4UnstageAVX2(g convGeom, ws *workspace[float32], cb []float32, L, t0 in
 	}
 	th, tw, a := g.th(), g.tw(), g.alpha()
 	down := padShiftDown(g.p)
-	// Lane i of shift k keeps cb's float iff k ≤ i < k+tw.
-	var mt, zt [16]int32
-	for i := range zt {
-		if i >= 8 && i < 8+tw {
-			mt[i] = -1
-		} else {
-			zt[i] = math.MinInt32
-		}
-	}
-	m0, z0 := archsimd.LoadInt32x8Slice(mt[8:]), archsimd.LoadInt32x8Slice(zt[8:])
-	m1, z1 := archsimd.LoadInt32x8Slice(mt[7:]), archsimd.LoadInt32x8Slice(zt[7:])
+	m0, z0 := runMask(tw, 0)
+	m1, z1 := runMask(tw, 1)
 	idx := archsimd.LoadUint32x8(&unquads)
 	for y := range 4*th + a - 4 {
 		var e0, e1, e2, e3 f8
@@ -392,12 +366,9 @@ func wino4UnstageAVX2(g convGeom, ws *workspace[float32], cb []float32, L, t0 in
 
 // addRuns adds a tile row's α runs for one padded row, from cb[i] (runs
 // q < 4, L apart) and cb[i+4·L−1] on (runs q ≥ 4, one float early), to
-// its phases e0…e3, keeping the lanes m selects and adding −0 (z) in the
-// others.
+// its phases e0…e3 (runMask's masks for shifts 0 and 1).
 func addRuns(e0, e1, e2, e3 f8, cb []float32, i, L, a int, m0, z0, m1, z1 archsimd.Int32x8) (f8, f8, f8, f8) {
-	run := func(i int, m, z archsimd.Int32x8) f8 {
-		return ld8(cb, i).AsInt32x8().And(m).Or(z).AsFloat32x8()
-	}
+	run := func(i int, m, z archsimd.Int32x8) f8 { return maskedRun(cb, i, m, z) }
 	e0 = e0.Add(run(i, m0, z0))
 	e1 = e1.Add(run(i+L, m0, z0))
 	e2 = e2.Add(run(i+2*L, m0, z0))

@@ -70,18 +70,6 @@ func a8v(y0, y1, y2, y3 f8) (f8, f8, f8, f8, f8, f8, f8, f8) {
 	return y0, e1.Add(o1), e1.Sub(o1), e2.Add(o2), e2.Sub(o2), e3.Add(o3), e3.Sub(o3), y3
 }
 
-// st8 stores x0…x7 at t[0], t[d], …, t[7·d].
-func st8(t []float32, d int, x0, x1, x2, x3, x4, x5, x6, x7 f8) {
-	x0.StoreSlice(t)
-	x1.StoreSlice(t[d:])
-	x2.StoreSlice(t[2*d:])
-	x3.StoreSlice(t[3*d:])
-	x4.StoreSlice(t[4*d:])
-	x5.StoreSlice(t[5*d:])
-	x6.StoreSlice(t[6*d:])
-	x7.StoreSlice(t[7*d:])
-}
-
 // lds8 loads t[0], t[d], …, t[7·d].
 func lds8(t []float32, d int) (f8, f8, f8, f8, f8, f8, f8, f8) {
 	return ld8(t, 0), ld8(t, d), ld8(t, 2*d), ld8(t, 3*d), ld8(t, 4*d), ld8(t, 5*d), ld8(t, 6*d), ld8(t, 7*d)

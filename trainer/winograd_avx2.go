@@ -223,22 +223,10 @@ func unstageAVX2(pe, po []float32, s, row0 int, cb []float32, L, t, tw, a int) {
 		unstage(pe, po, s, row0, cb, L, t, tw, a)
 		return
 	}
-	// Lane i of shift k keeps cb's float iff k ≤ i < k+tw: mt from 8−k
-	// is −1 there, zt the sign bit (−0) elsewhere.
-	var mt, zt [24]int32
-	for i := range zt {
-		if i >= 8 && i < 8+tw {
-			mt[i] = -1
-		} else {
-			zt[i] = math.MinInt32
-		}
-	}
-	m0, z0 := archsimd.LoadInt32x8Slice(mt[8:]), archsimd.LoadInt32x8Slice(zt[8:])
-	m1, z1 := archsimd.LoadInt32x8Slice(mt[7:]), archsimd.LoadInt32x8Slice(zt[7:])
-	m2, z2 := archsimd.LoadInt32x8Slice(mt[6:]), archsimd.LoadInt32x8Slice(zt[6:])
-	run := func(i int, m, z archsimd.Int32x8) f8 {
-		return ld8(cb, i).AsInt32x8().And(m).Or(z).AsFloat32x8()
-	}
+	m0, z0 := runMask(tw, 0)
+	m1, z1 := runMask(tw, 1)
+	m2, z2 := runMask(tw, 2)
+	run := func(i int, m, z archsimd.Int32x8) f8 { return maskedRun(cb, i, m, z) }
 	for r := range a {
 		row := row0 + r*s
 		base := a * r * L
@@ -255,4 +243,41 @@ func unstageAVX2(pe, po []float32, s, row0 int, cb []float32, L, t, tw, a int) {
 		o.StoreSlice(po[row:])
 	}
 	archsimd.ClearAVXUpperBits()
+}
+
+// runMask returns the masks that keep a run of tw floats loaded k floats
+// early: m is all ones in lanes k ≤ i < k+tw, z the sign bit (−0) in the
+// others (maskedRun).
+func runMask(tw, k int) (m, z archsimd.Int32x8) {
+	var mt, zt [8]int32
+	for i := range 8 {
+		if i >= k && i < k+tw {
+			mt[i] = -1
+		} else {
+			zt[i] = math.MinInt32
+		}
+	}
+	return archsimd.LoadInt32x8(&mt), archsimd.LoadInt32x8(&zt)
+}
+
+// maskedRun loads 8 floats of cb from i with the lanes outside runMask's
+// run set to −0, which adds nothing to any float (−0 included).
+func maskedRun(cb []float32, i int, m, z archsimd.Int32x8) f8 {
+	return ld8(cb, i).AsInt32x8().And(m).Or(z).AsFloat32x8()
+}
+
+// st6 stores x0…x5 at t[0], t[d], …, t[5·d]; st8 x0…x7 to t[7·d].
+func st6(t []float32, d int, x0, x1, x2, x3, x4, x5 f8) {
+	x0.StoreSlice(t)
+	x1.StoreSlice(t[d:])
+	x2.StoreSlice(t[2*d:])
+	x3.StoreSlice(t[3*d:])
+	x4.StoreSlice(t[4*d:])
+	x5.StoreSlice(t[5*d:])
+}
+
+func st8(t []float32, d int, x0, x1, x2, x3, x4, x5, x6, x7 f8) {
+	st6(t, d, x0, x1, x2, x3, x4, x5)
+	x6.StoreSlice(t[6*d:])
+	x7.StoreSlice(t[7*d:])
 }
