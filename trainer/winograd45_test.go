@@ -90,20 +90,28 @@ func TestWinograd45Transforms(t *testing.T) {
 	// Each output (i, j) of an 8×8 image padded by 2 sees the pixels in
 	// rows i−2..i+2 and columns j−2..j+2 inside the image; each input
 	// pixel gets the gradient from as many outputs.
-	l := layer{name: "c", in: shape{1, 8, 8}, out: shape{1, 8, 8}, k: 5, stride: 1, pad: 2, b: -1}
+	checkOnes(t, 8, true, w, []float64{3, 4, 5, 5, 5, 5, 4, 3})
+}
+
+// checkOnes runs a 5×5 convolution padded by 2 by Winograd (F(4×4, 5×5)
+// if m4, else F(2×2, 5×5)) on a size×size image of ones with the filter
+// w, and an output gradient of ones back: both must be n[i]·n[j] at (i,
+// j), the count of pixels under each output's window.
+func checkOnes(t *testing.T, size int, m4 bool, w, n []float64) {
+	t.Helper()
+	l := layer{name: "c", in: shape{1, size, size}, out: shape{1, size, size}, k: 5, stride: 1, pad: 2, b: -1}
 	g := newConvGeom(l)
-	g.wino, g.wino4, g.needDx = true, true, true
-	ones := make([]float64, 64)
+	g.wino, g.wino4, g.needDx = true, m4, true
+	ones := make([]float64, size*size)
 	for i := range ones {
 		ones[i] = 1
 	}
-	yy, dx, _ := convPasses(t, g, 1, ones, w, nil, ones)
-	n := []float64{3, 4, 5, 5, 5, 5, 4, 3}
-	for i := range 8 {
-		for j := range 8 {
+	y, dx, _ := convPasses(t, g, 1, ones, w, nil, ones)
+	for i := range size {
+		for j := range size {
 			want := n[i] * n[j]
-			if math.Abs(yy[8*i+j]-want) > 1e-12 || math.Abs(dx[8*i+j]-want) > 1e-12 {
-				t.Fatalf("at (%d, %d): y = %v, dx = %v; want %v", i, j, yy[8*i+j], dx[8*i+j], want)
+			if math.Abs(y[size*i+j]-want) > 1e-12 || math.Abs(dx[size*i+j]-want) > 1e-12 {
+				t.Fatalf("at (%d, %d): y = %v, dx = %v; want %v", i, j, y[size*i+j], dx[size*i+j], want)
 			}
 		}
 	}

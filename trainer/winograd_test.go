@@ -343,23 +343,7 @@ func TestWinograd5Transforms(t *testing.T) {
 	// Each output (i, j) of a 6×6 image padded by 2 sees the pixels in
 	// rows i−2..i+2 and columns j−2..j+2 inside the image: 3, 4, 5, 5, 4,
 	// 3 of each; each input pixel gets the gradient from as many outputs.
-	l := layer{name: "c", in: shape{1, 6, 6}, out: shape{1, 6, 6}, k: 5, stride: 1, pad: 2, b: -1}
-	g := newConvGeom(l)
-	g.wino, g.needDx = true, true
-	ones := make([]float64, 36)
-	for i := range ones {
-		ones[i] = 1
-	}
-	y, dx, _ := convPasses(t, g, 1, ones, w, nil, ones)
-	n := []float64{3, 4, 5, 5, 4, 3}
-	for i := range 6 {
-		for j := range 6 {
-			want := n[i] * n[j]
-			if math.Abs(y[6*i+j]-want) > 1e-12 || math.Abs(dx[6*i+j]-want) > 1e-12 {
-				t.Fatalf("at (%d, %d): y = %v, dx = %v; want %v", i, j, y[6*i+j], dx[6*i+j], want)
-			}
-		}
-	}
+	checkOnes(t, 6, false, w, []float64{3, 4, 5, 5, 4, 3})
 }
 
 // TestWinograd5Rows compares F(2×2, 5×5)'s transforms in use (vector ones
