@@ -263,10 +263,19 @@ func wino45DxFrom[T float](c []T, n int, dv []T, vs, j0 int) {
 // transforms; both may be replaced by vector versions with the same bits
 // (winograd45_avx2.go).
 var (
-	wino45Alg32 = winoAlg[float32]{a: 8, in: wino45In[float32], dx: wino45Dx[float32]}
-	wino45Fns32 = wino43Fns[float32]{out: wino45Out[float32], dy: wino45Dy[float32], w: wino45Weights[float32], wg: wino45WeightsGrad[float32], split4: phaseSplit[float32], merge4: phaseMerge[float32],
-		stagePlane: wino4Stage[float32], unstagePlane: wino4Unstage[float32], tilesShort: wino4TilesShort[float32]}
+	wino45Alg32 = wino45AlgGo[float32]()
+	wino45Fns32 = wino45Go[float32]()
 )
+
+// wino45AlgGo and wino45Go are F(4×4, 5×5)'s portable transforms.
+func wino45AlgGo[T float]() winoAlg[T] {
+	return winoAlg[T]{a: 8, in: wino45In[T], dx: wino45Dx[T]}
+}
+
+func wino45Go[T float]() wino43Fns[T] {
+	return wino43Fns[T]{out: wino45Out[T], dy: wino45Dy[T], w: wino45Weights[T], wg: wino45WeightsGrad[T], split4: phaseSplit[T], merge4: phaseMerge[T],
+		stagePlane: wino4Stage[T], unstagePlane: wino4Unstage[T], tilesShort: wino4TilesShort[T]}
+}
 
 // wino4Alg returns the input transform of g's F(4×4, ·): F(2×2, 5×5)'s
 // Bᵀ for F(4×4, 3×3) (α = 6), F(4×4, 5×5)'s for α = 8.
@@ -277,7 +286,7 @@ func wino4Alg[T float](g convGeom) winoAlg[T] {
 	if a, ok := any(wino45Alg32).(winoAlg[T]); ok {
 		return a
 	}
-	return winoAlg[T]{a: 8, in: wino45In[T], dx: wino45Dx[T]}
+	return wino45AlgGo[T]()
 }
 
 // wino4Fns returns the output, output-gradient and weight transforms of
@@ -289,6 +298,5 @@ func wino4Fns[T float](g convGeom) wino43Fns[T] {
 	if f, ok := any(wino45Fns32).(wino43Fns[T]); ok {
 		return f
 	}
-	return wino43Fns[T]{out: wino45Out[T], dy: wino45Dy[T], w: wino45Weights[T], wg: wino45WeightsGrad[T], split4: phaseSplit[T], merge4: phaseMerge[T],
-		stagePlane: wino4Stage[T], unstagePlane: wino4Unstage[T], tilesShort: wino4TilesShort[T]}
+	return wino45Go[T]()
 }
