@@ -31,9 +31,9 @@ func TestNumerics(t *testing.T) {
 	if got := strings.Contains(n, "+wino2"); got != wino2 {
 		t.Errorf("Numerics() = %q with FLSWEEP_WINO43=%q: +wino2 present %v, want %v", n, os.Getenv("FLSWEEP_WINO43"), got, wino2)
 	}
-	wino25 := os.Getenv("FLSWEEP_WINO45") == "0" && os.Getenv("FLSWEEP_CONV") != "im2col"
-	if got := strings.Contains(n, "+wino45off"); got != wino25 {
-		t.Errorf("Numerics() = %q with FLSWEEP_WINO45=%q: +wino45off present %v, want %v", n, os.Getenv("FLSWEEP_WINO45"), got, wino25)
+	wino45off := os.Getenv("FLSWEEP_WINO45") == "0" && os.Getenv("FLSWEEP_CONV") != "im2col"
+	if got := strings.Contains(n, "+wino45off"); got != wino45off {
+		t.Errorf("Numerics() = %q with FLSWEEP_WINO45=%q: +wino45off present %v, want %v", n, os.Getenv("FLSWEEP_WINO45"), got, wino45off)
 	}
 	if strings.ContainsAny(n, " @") {
 		t.Errorf("Numerics() = %q holds a space or '@'", n)

@@ -64,7 +64,7 @@ func TestWinogradConv(t *testing.T) {
 		batch     int
 		chunk     int  // maxWinoFloats, or 0 for the default
 		k         int  // 3, or 5 for F(2×2, 5×5)
-		m4        bool // F(4×4, 3×3) rather than F(2×2, 3×3)
+		m4        bool // F(4×4, ·) rather than F(2×2, ·)
 	}{
 		{"padded even", 3, 4, 6, 8, 1, false, 3, 0, 0, false},
 		{"padded odd", 2, 3, 5, 7, 1, true, 2, 0, 0, false},
