@@ -32,13 +32,14 @@ func TestBetterCore(t *testing.T) {
 
 // TestCoreInUse checks that the process runs OpenBLAS kernels as wide as
 // the CPU: on an AVX-512 CPU an AVX-512 family, whatever the library
-// detected by itself.
+// detected by itself. It asks OpenBLAS (blasCore), not Core, which names
+// the packed products when they, not OpenBLAS, serve the trainer.
 func TestCoreInUse(t *testing.T) {
 	if _, set := os.LookupEnv("OPENBLAS_CORETYPE"); set {
 		t.Skip("OPENBLAS_CORETYPE is set: the user's choice stands")
 	}
-	core := strings.ToLower(Core())
-	t.Logf("OpenBLAS kernels: %s", Core())
+	core := strings.ToLower(blasCore())
+	t.Logf("OpenBLAS kernels: %s", blasCore())
 	avx512, avx2 := cpuLevels()
 	if avx512 && core != "skylakex" && core != "cooperlake" && core != "sapphirerapids" {
 		t.Errorf("OpenBLAS uses %s kernels on an AVX-512 CPU", Core())
