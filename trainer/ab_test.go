@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/flsweep/flsweep/trainer/internal/packed"
 )
 
 // Interleaved A/B timing of the trainer's switches (make bench-ab).
@@ -43,6 +45,7 @@ var abSwitches = map[string]*bool{
 	"fuseReLUPool":     &fuseReLUPool,
 	"planBuffers":      &planBuffers,
 	"useWino45":        &useWino45,
+	"inPlaceA":         &packed.ReadAInPlace,
 }
 
 type abConfig struct {

@@ -113,12 +113,17 @@ func sgemm(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a
 	}
 }
 
+// ReadAInPlace lets product read A's whole panels in place where the
+// kernel set can (kernA); false packs every panel. The bits are the same
+// either way; it is a switch for timing the two (make bench-ab).
+var ReadAInPlace = true
+
 // product adds alpha·op(A)·op(B) into C through packed blocks (set: writes
 // it over C).
 func product(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, set bool) {
 	MRk, NRk := ks.mr, ks.nr
 	inPlace := !tB && (ks.packMinM == 0 || m < ks.packMinM || ldb%32 != 0) // B's whole panels are read where they are
-	inA := ks.kernA != nil && !tA && alpha == 1 && n < NC                  // so are A's whole panels
+	inA := ReadAInPlace && ks.kernA != nil && !tA && alpha == 1 && n < NC  // so are A's whole panels
 	for jc := 0; jc < n; jc += NC {
 		nc := min(NC, n-jc)
 		for pc := 0; pc < k; pc += KC {

@@ -12,6 +12,12 @@
 	VFMADD231PS  Z28, bz, r0; \
 	VFMADD231PS  Z29, bz, r1
 
+// ROWA is ROW with the A value at addr (kern14x32a's rows in place).
+#define ROWA(addr, bz, r0, r1) \
+	VBROADCASTSS addr, bz; \
+	VFMADD231PS  Z28, bz, r0; \
+	VFMADD231PS  Z29, bz, r1
+
 // STORE adds one row of the block into C at DI and moves DI a row down;
 // SET writes it over C's row.
 #define SET(r0, r1) \
@@ -111,6 +117,128 @@ store:
 	RET
 
 set:
+	SET(Z0, Z1)
+	SET(Z2, Z3)
+	SET(Z4, Z5)
+	SET(Z6, Z7)
+	SET(Z8, Z9)
+	SET(Z10, Z11)
+	SET(Z12, Z13)
+	SET(Z14, Z15)
+	SET(Z16, Z17)
+	SET(Z18, Z19)
+	SET(Z20, Z21)
+	SET(Z22, Z23)
+	SET(Z24, Z25)
+	SET(Z26, Z27)
+	VZEROUPPER
+	RET
+
+// kern14x32a is kern14x32 with A read in place: its 14 rows are lda floats
+// apart, row 0 at a, and step p reads column p of each. AX, R10, R12, R13
+// and SI point at rows 0, 3, 6, 9 and 12; R11 holds lda in bytes. Each
+// entry of C sees the same FMAs in the same order as from a packed panel,
+// so the bits are kern14x32's.
+
+// func kern14x32a(k int, a *float32, lda int, b, c *float32, ldb, ldc int, add bool)
+TEXT ·kern14x32a(SB), NOSPLIT, $0-57
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), AX
+	MOVQ lda+16(FP), R11
+	SHLQ $2, R11
+	LEAQ (AX)(R11*2), R10
+	ADDQ R11, R10
+	LEAQ (R10)(R11*2), R12
+	ADDQ R11, R12
+	LEAQ (R12)(R11*2), R13
+	ADDQ R11, R13
+	LEAQ (R13)(R11*2), SI
+	ADDQ R11, SI
+	MOVQ b+24(FP), BX
+	MOVQ c+32(FP), DI
+	MOVQ ldb+40(FP), R9
+	SHLQ $2, R9
+	MOVQ ldc+48(FP), DX
+	SHLQ $2, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	TESTQ  CX, CX
+	JEQ    storea
+
+loopa:
+	VMOVUPS (BX), Z28
+	VMOVUPS 64(BX), Z29
+	ROWA((AX), Z30, Z0, Z1)
+	ROWA((AX)(R11*1), Z31, Z2, Z3)
+	ROWA((AX)(R11*2), Z30, Z4, Z5)
+	ROWA((R10), Z31, Z6, Z7)
+	ROWA((R10)(R11*1), Z30, Z8, Z9)
+	ROWA((R10)(R11*2), Z31, Z10, Z11)
+	ROWA((R12), Z30, Z12, Z13)
+	ROWA((R12)(R11*1), Z31, Z14, Z15)
+	ROWA((R12)(R11*2), Z30, Z16, Z17)
+	ROWA((R13), Z31, Z18, Z19)
+	ROWA((R13)(R11*1), Z30, Z20, Z21)
+	ROWA((R13)(R11*2), Z31, Z22, Z23)
+	ROWA((SI), Z30, Z24, Z25)
+	ROWA((SI)(R11*1), Z31, Z26, Z27)
+	ADDQ    $4, AX
+	ADDQ    $4, R10
+	ADDQ    $4, R12
+	ADDQ    $4, R13
+	ADDQ    $4, SI
+	ADDQ    R9, BX
+	DECQ    CX
+	JNZ     loopa
+
+storea:
+	MOVBQZX add+56(FP), R8
+	TESTQ   R8, R8
+	JEQ     seta
+	STORE(Z0, Z1)
+	STORE(Z2, Z3)
+	STORE(Z4, Z5)
+	STORE(Z6, Z7)
+	STORE(Z8, Z9)
+	STORE(Z10, Z11)
+	STORE(Z12, Z13)
+	STORE(Z14, Z15)
+	STORE(Z16, Z17)
+	STORE(Z18, Z19)
+	STORE(Z20, Z21)
+	STORE(Z22, Z23)
+	STORE(Z24, Z25)
+	STORE(Z26, Z27)
+	VZEROUPPER
+	RET
+
+seta:
 	SET(Z0, Z1)
 	SET(Z2, Z3)
 	SET(Z4, Z5)
