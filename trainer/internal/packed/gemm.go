@@ -318,6 +318,12 @@ func packA(dst []float32, w int, tA bool, alpha float32, a []float32, lda, i0, m
 				}
 				continue
 			}
+			if alpha == 1 && mr == MR && w == MR { // AVX-512's
+				for p := range kc {
+					*(*[MR]float32)(pan[p*MR:]) = *(*[MR]float32)(a[(p0+p)*lda+i0+ir:])
+				}
+				continue
+			}
 			for p := range kc {
 				src := a[(p0+p)*lda+i0+ir:][:mr]
 				d := pan[p*w : (p+1)*w]
@@ -338,12 +344,15 @@ func packA(dst []float32, w int, tA bool, alpha float32, a []float32, lda, i0, m
 			rows[i] = zeros(kc)
 		}
 		switch w {
-		case MR: // AVX-512's panels
+		case MR: // AVX-512's panels, as AVX2's below
+			r0, r1, r2, r3, r4, r5, r6 := rows[0][:kc], rows[1][:kc], rows[2][:kc], rows[3][:kc], rows[4][:kc], rows[5][:kc], rows[6][:kc]
+			r7, r8, r9, r10, r11, r12, r13 := rows[7][:kc], rows[8][:kc], rows[9][:kc], rows[10][:kc], rows[11][:kc], rows[12][:kc], rows[13][:kc]
 			for p := range kc {
 				d := (*[MR]float32)(pan[p*MR:])
-				for i := range d {
-					d[i] = alpha * rows[i][p]
-				}
+				d[0], d[1], d[2], d[3] = alpha*r0[p], alpha*r1[p], alpha*r2[p], alpha*r3[p]
+				d[4], d[5], d[6], d[7] = alpha*r4[p], alpha*r5[p], alpha*r6[p], alpha*r7[p]
+				d[8], d[9], d[10], d[11] = alpha*r8[p], alpha*r9[p], alpha*r10[p], alpha*r11[p]
+				d[12], d[13] = alpha*r12[p], alpha*r13[p]
 			}
 		case 6: // AVX2's panels, row by row without bounds checks
 			r0, r1, r2, r3, r4, r5 := rows[0][:kc], rows[1][:kc], rows[2][:kc], rows[3][:kc], rows[4][:kc], rows[5][:kc]
