@@ -46,6 +46,7 @@ var abSwitches = map[string]*bool{
 	"planBuffers":      &planBuffers,
 	"useWino45":        &useWino45,
 	"inPlaceA":         &packed.ReadAInPlace,
+	"edgeKernel":       &packed.EdgeKernel,
 }
 
 type abConfig struct {

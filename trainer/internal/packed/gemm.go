@@ -52,7 +52,12 @@ type kernels struct {
 	// 1.2% after. The convolutions' forward products (n ≥ 1,024) ran
 	// about 2% slower with A in place (ResNet-18, BenchmarkTrainResNet18).
 	kernA func(k int, a *float32, lda int, b, c *float32, ldb, ldc int, add bool)
-	dot   func(k16, tail int, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+	// kernEdge, if not nil, is kern for the top edgeRows rows of a panel
+	// only, for an edge panel of at most edgeRows rows, whose other rows
+	// kern would compute from zeros and throw away (into the edge tile).
+	kernEdge func(k int, a, b, c *float32, ldb, ldc int, add bool)
+	edgeRows int
+	dot      func(k16, tail int, alpha float32, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 	// packMinM is the fewest rows of C for which B stored k×n is packed
 	// rather than read in place (0: always in place), when B's rows are a
 	// multiple of 32 floats (128 bytes) apart. With AVX2, whose B panel
@@ -118,6 +123,12 @@ func sgemm(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a
 // either way; it is a switch for timing the two (make bench-ab).
 var ReadAInPlace = true
 
+// EdgeKernel lets product compute edge panels of few rows by the kernel
+// set's kernEdge where it has one; false computes them by kern. The bits
+// are the same either way; it is a switch for timing the two (make
+// bench-ab).
+var EdgeKernel = true
+
 // product adds alpha·op(A)·op(B) into C through packed blocks (set: writes
 // it over C).
 func product(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, set bool) {
@@ -167,6 +178,8 @@ func product(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32,
 							ai := (ic+ir)*lda + pc
 							_ = a[ai+(MRk-1)*lda+kc-1] // the kernel reads this far
 							ks.kernA(kc, &a[ai], lda, &bpan[0], &dst[0], bld, dld, dadd)
+						} else if mr <= ks.edgeRows && ks.kernEdge != nil && EdgeKernel {
+							ks.kernEdge(kc, &ap[ir*kc], &bpan[0], &dst[0], bld, dld, dadd)
 						} else {
 							ks.kern(kc, &ap[ir*kc], &bpan[0], &dst[0], bld, dld, dadd)
 						}

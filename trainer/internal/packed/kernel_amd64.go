@@ -17,7 +17,7 @@ var kernelSets = func() []*kernels {
 }()
 
 var (
-	avx512 = kernels{name: "AVX-512", mr: 14, nr: 32, dm: 4, dn: 6, kern: kern14x32, kernA: kern14x32a, dot: dot4x6}
+	avx512 = kernels{name: "AVX-512", mr: 14, nr: 32, dm: 4, dn: 6, kern: kern14x32, kernA: kern14x32a, kernEdge: kern8x32, edgeRows: 8, dot: dot4x6}
 	avx2   = kernels{name: "AVX2", mr: 6, nr: 16, dm: 4, dn: 3, kern: kern6x16, kernA: kern6x16a, dot: dot4x3, packMinM: 64}
 )
 
@@ -28,6 +28,13 @@ var (
 //
 //go:noescape
 func kern14x32(k int, a, b, c *float32, ldb, ldc int, add bool)
+
+// kern8x32 is kern14x32 for the top 8 rows of a packed 14-row panel: an
+// edge panel of at most 8 rows (64 output channels are 4 panels and 8
+// rows). See kernel_amd64.s.
+//
+//go:noescape
+func kern8x32(k int, a, b, c *float32, ldb, ldc int, add bool)
 
 // kern14x32a is kern14x32 with the A panel's 14 rows read in place, lda
 // floats apart, from a: for products with alpha 1 (packA would only copy

@@ -134,6 +134,82 @@ set:
 	VZEROUPPER
 	RET
 
+// kern8x32 is kern14x32 for an edge panel of at most 8 rows: it reads the
+// first 8 values of each step of a packed 14-row panel and computes the
+// top 8×32 of the block, the same FMAs in the same order per entry.
+
+// func kern8x32(k int, a, b, c *float32, ldb, ldc int, add bool)
+TEXT ·kern8x32(SB), NOSPLIT, $0-49
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), AX
+	MOVQ b+16(FP), BX
+	MOVQ c+24(FP), DI
+	MOVQ ldb+32(FP), R9
+	SHLQ $2, R9
+	MOVQ ldc+40(FP), DX
+	SHLQ $2, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	TESTQ  CX, CX
+	JEQ    store8
+
+loop8:
+	VMOVUPS (BX), Z28
+	VMOVUPS 64(BX), Z29
+	ROW(0, Z30, Z0, Z1)
+	ROW(4, Z31, Z2, Z3)
+	ROW(8, Z30, Z4, Z5)
+	ROW(12, Z31, Z6, Z7)
+	ROW(16, Z30, Z8, Z9)
+	ROW(20, Z31, Z10, Z11)
+	ROW(24, Z30, Z12, Z13)
+	ROW(28, Z31, Z14, Z15)
+	ADDQ    $56, AX
+	ADDQ    R9, BX
+	DECQ    CX
+	JNZ     loop8
+
+store8:
+	MOVBQZX add+48(FP), R8
+	TESTQ   R8, R8
+	JEQ     set8
+	STORE(Z0, Z1)
+	STORE(Z2, Z3)
+	STORE(Z4, Z5)
+	STORE(Z6, Z7)
+	STORE(Z8, Z9)
+	STORE(Z10, Z11)
+	STORE(Z12, Z13)
+	STORE(Z14, Z15)
+	VZEROUPPER
+	RET
+
+set8:
+	SET(Z0, Z1)
+	SET(Z2, Z3)
+	SET(Z4, Z5)
+	SET(Z6, Z7)
+	SET(Z8, Z9)
+	SET(Z10, Z11)
+	SET(Z12, Z13)
+	SET(Z14, Z15)
+	VZEROUPPER
+	RET
+
 // kern14x32a is kern14x32 with A read in place: its 14 rows are lda floats
 // apart, row 0 at a, and step p reads column p of each. AX, R10, R12, R13
 // and SI point at rows 0, 3, 6, 9 and 12; R11 holds lda in bytes. Each
