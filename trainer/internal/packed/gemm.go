@@ -167,18 +167,20 @@ func product(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32,
 					for ir := 0; ir < mc; ir += MRk {
 						mr := min(MRk, mc-ir)
 						ci := (ic+ir)*ldc + jc + jr
-						// A whole block is written into C; an edge block goes
-						// through the tile.
-						edge := mr < MRk || nr < NRk
+						// A whole block is written into C, and so is a block of
+						// exactly kernEdge's rows and whole columns; any other
+						// edge block goes through the tile.
+						short := mr <= ks.edgeRows && ks.kernEdge != nil && EdgeKernel
+						edge := (mr < MRk && !(short && mr == ks.edgeRows)) || nr < NRk
 						dst, dld, dadd := buf.tile[:MRk*NRk], NRk, false
 						if !edge {
-							dst, dld, dadd = c[ci:ci+(MRk-1)*ldc+NRk], ldc, add
+							dst, dld, dadd = c[ci:ci+(mr-1)*ldc+NRk], ldc, add
 						}
 						if inA && ir < full {
 							ai := (ic+ir)*lda + pc
 							_ = a[ai+(MRk-1)*lda+kc-1] // the kernel reads this far
 							ks.kernA(kc, &a[ai], lda, &bpan[0], &dst[0], bld, dld, dadd)
-						} else if mr <= ks.edgeRows && ks.kernEdge != nil && EdgeKernel {
+						} else if short {
 							ks.kernEdge(kc, &ap[ir*kc], &bpan[0], &dst[0], bld, dld, dadd)
 						} else {
 							ks.kern(kc, &ap[ir*kc], &bpan[0], &dst[0], bld, dld, dadd)
