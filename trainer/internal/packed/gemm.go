@@ -10,9 +10,11 @@
 // panel (KC·nr floats, 32 or 16 KB) stays in L1 while the kernel sweeps the
 // A block (at most MC·KC floats, 336 KB) from L2. B stored k×n is read in
 // place, one row of nr floats per step (with AVX2 only when C has fewer
-// than packMinM rows); Bᵀ and a last, partial panel are packed. With AVX2,
-// A stored m×k is read in place too when alpha is 1 (kernA), all but a
-// last, partial panel. C = A·Bᵀ with A and B both read along their rows
+// than packMinM rows); Bᵀ and a last, partial panel are packed. A stored
+// m×k is read in place too when alpha is 1 and C has fewer than NC columns
+// (kernA), all but a last, partial panel; with AVX-512 such a panel of at
+// most 8 rows runs through an 8-row kernel (kernEdge), straight into C
+// when it has exactly 8. C = A·Bᵀ with A and B both read along their rows
 // (the linear layers' forward pass in training, the convolutions' weight
 // gradients) goes to a dot-product kernel that needs no packing where C is
 // small (fewer than transMinM rows or transMinN columns); larger ones pack
