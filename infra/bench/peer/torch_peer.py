@@ -41,6 +41,7 @@ import gzip
 import json
 import multiprocessing as mp
 import os
+import queue
 import resource
 import struct
 import sys
@@ -192,7 +193,18 @@ def _gather(procs, out, what):
     """Starts procs and returns what each put on out; fails if one exited with an error."""
     for p in procs:
         p.start()
-    res = [out.get() for _ in procs]
+    res = []
+    while len(res) < len(procs):
+        try:
+            res.append(out.get(timeout=1))
+        except queue.Empty:
+            # A process that failed (missing data, say) puts nothing: stop
+            # waiting for it instead of waiting forever.
+            for p in procs:
+                if p.exitcode not in (None, 0):
+                    for q in procs:
+                        q.kill()
+                    raise SystemExit(f"torch_peer: {what}: a process exited with {p.exitcode}")
     for p in procs:
         p.join()
         if p.exitcode != 0:
