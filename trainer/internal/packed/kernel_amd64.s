@@ -6,17 +6,38 @@
 // for the whole loop, two registers a row; Z28 and Z29 hold one step of B
 // and Z30, Z31 the broadcast values of A.
 
-// ROW adds the broadcast A value at off(AX) times B's step into one row.
-#define ROW(off, bz, r0, r1) \
-	VBROADCASTSS off(AX), bz; \
-	VFMADD231PS  Z28, bz, r0; \
-	VFMADD231PS  Z29, bz, r1
-
-// ROWA is ROW with the A value at addr (kern14x32a's rows in place).
-#define ROWA(addr, bz, r0, r1) \
+// ROW adds the broadcast A value at addr times B's step into one row.
+#define ROW(addr, bz, r0, r1) \
 	VBROADCASTSS addr, bz; \
 	VFMADD231PS  Z28, bz, r0; \
 	VFMADD231PS  Z29, bz, r1
+
+// ROWS8 adds a packed step's first 8 A values (at AX) into rows 0–7
+// (Z0–Z15), after loading B's step at BX into Z28 and Z29.
+#define ROWS8 \
+	VMOVUPS (BX), Z28; \
+	VMOVUPS 64(BX), Z29; \
+	ROW(0(AX), Z30, Z0, Z1); \
+	ROW(4(AX), Z31, Z2, Z3); \
+	ROW(8(AX), Z30, Z4, Z5); \
+	ROW(12(AX), Z31, Z6, Z7); \
+	ROW(16(AX), Z30, Z8, Z9); \
+	ROW(20(AX), Z31, Z10, Z11); \
+	ROW(24(AX), Z30, Z12, Z13); \
+	ROW(28(AX), Z31, Z14, Z15)
+
+// PACKEDARGS loads the arguments of kern14x32 and kern8x32: k into CX, the
+// A panel into AX, B into BX, C into DI, ldb and ldc in bytes into R9 and
+// DX.
+#define PACKEDARGS \
+	MOVQ k+0(FP), CX; \
+	MOVQ a+8(FP), AX; \
+	MOVQ b+16(FP), BX; \
+	MOVQ c+24(FP), DI; \
+	MOVQ ldb+32(FP), R9; \
+	SHLQ $2, R9; \
+	MOVQ ldc+40(FP), DX; \
+	SHLQ $2, DX
 
 // STORE adds one row of the block into C at DI and moves DI a row down;
 // SET writes it over C's row.
@@ -108,35 +129,19 @@
 
 // func kern14x32(k int, a, b, c *float32, ldb, ldc int, add bool)
 TEXT ·kern14x32(SB), NOSPLIT, $0-49
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ b+16(FP), BX
-	MOVQ c+24(FP), DI
-	MOVQ ldb+32(FP), R9
-	SHLQ $2, R9
-	MOVQ ldc+40(FP), DX
-	SHLQ $2, DX
+	PACKEDARGS
 	ZERO28
 	TESTQ  CX, CX
 	JEQ    store
 
 loop:
-	VMOVUPS (BX), Z28
-	VMOVUPS 64(BX), Z29
-	ROW(0, Z30, Z0, Z1)
-	ROW(4, Z31, Z2, Z3)
-	ROW(8, Z30, Z4, Z5)
-	ROW(12, Z31, Z6, Z7)
-	ROW(16, Z30, Z8, Z9)
-	ROW(20, Z31, Z10, Z11)
-	ROW(24, Z30, Z12, Z13)
-	ROW(28, Z31, Z14, Z15)
-	ROW(32, Z30, Z16, Z17)
-	ROW(36, Z31, Z18, Z19)
-	ROW(40, Z30, Z20, Z21)
-	ROW(44, Z31, Z22, Z23)
-	ROW(48, Z30, Z24, Z25)
-	ROW(52, Z31, Z26, Z27)
+	ROWS8
+	ROW(32(AX), Z30, Z16, Z17)
+	ROW(36(AX), Z31, Z18, Z19)
+	ROW(40(AX), Z30, Z20, Z21)
+	ROW(44(AX), Z31, Z22, Z23)
+	ROW(48(AX), Z30, Z24, Z25)
+	ROW(52(AX), Z31, Z26, Z27)
 	ADDQ    $56, AX
 	ADDQ    R9, BX
 	DECQ    CX
@@ -161,29 +166,13 @@ set:
 
 // func kern8x32(k int, a, b, c *float32, ldb, ldc int, add bool)
 TEXT ·kern8x32(SB), NOSPLIT, $0-49
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ b+16(FP), BX
-	MOVQ c+24(FP), DI
-	MOVQ ldb+32(FP), R9
-	SHLQ $2, R9
-	MOVQ ldc+40(FP), DX
-	SHLQ $2, DX
+	PACKEDARGS
 	ZERO16
 	TESTQ  CX, CX
 	JEQ    store8
 
 loop8:
-	VMOVUPS (BX), Z28
-	VMOVUPS 64(BX), Z29
-	ROW(0, Z30, Z0, Z1)
-	ROW(4, Z31, Z2, Z3)
-	ROW(8, Z30, Z4, Z5)
-	ROW(12, Z31, Z6, Z7)
-	ROW(16, Z30, Z8, Z9)
-	ROW(20, Z31, Z10, Z11)
-	ROW(24, Z30, Z12, Z13)
-	ROW(28, Z31, Z14, Z15)
+	ROWS8
 	ADDQ    $56, AX
 	ADDQ    R9, BX
 	DECQ    CX
@@ -235,20 +224,20 @@ TEXT ·kern14x32a(SB), NOSPLIT, $0-57
 loopa:
 	VMOVUPS (BX), Z28
 	VMOVUPS 64(BX), Z29
-	ROWA((AX), Z30, Z0, Z1)
-	ROWA((AX)(R11*1), Z31, Z2, Z3)
-	ROWA((AX)(R11*2), Z30, Z4, Z5)
-	ROWA((R10), Z31, Z6, Z7)
-	ROWA((R10)(R11*1), Z30, Z8, Z9)
-	ROWA((R10)(R11*2), Z31, Z10, Z11)
-	ROWA((R12), Z30, Z12, Z13)
-	ROWA((R12)(R11*1), Z31, Z14, Z15)
-	ROWA((R12)(R11*2), Z30, Z16, Z17)
-	ROWA((R13), Z31, Z18, Z19)
-	ROWA((R13)(R11*1), Z30, Z20, Z21)
-	ROWA((R13)(R11*2), Z31, Z22, Z23)
-	ROWA((SI), Z30, Z24, Z25)
-	ROWA((SI)(R11*1), Z31, Z26, Z27)
+	ROW((AX), Z30, Z0, Z1)
+	ROW((AX)(R11*1), Z31, Z2, Z3)
+	ROW((AX)(R11*2), Z30, Z4, Z5)
+	ROW((R10), Z31, Z6, Z7)
+	ROW((R10)(R11*1), Z30, Z8, Z9)
+	ROW((R10)(R11*2), Z31, Z10, Z11)
+	ROW((R12), Z30, Z12, Z13)
+	ROW((R12)(R11*1), Z31, Z14, Z15)
+	ROW((R12)(R11*2), Z30, Z16, Z17)
+	ROW((R13), Z31, Z18, Z19)
+	ROW((R13)(R11*1), Z30, Z20, Z21)
+	ROW((R13)(R11*2), Z31, Z22, Z23)
+	ROW((SI), Z30, Z24, Z25)
+	ROW((SI)(R11*1), Z31, Z26, Z27)
 	ADDQ    $4, AX
 	ADDQ    $4, R10
 	ADDQ    $4, R12
