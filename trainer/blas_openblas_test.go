@@ -38,13 +38,14 @@ func TestCoreInUse(t *testing.T) {
 	if _, set := os.LookupEnv("OPENBLAS_CORETYPE"); set {
 		t.Skip("OPENBLAS_CORETYPE is set: the user's choice stands")
 	}
-	core := strings.ToLower(blasCore())
-	t.Logf("OpenBLAS kernels: %s", blasCore())
+	name := blasCore()
+	core := strings.ToLower(name)
+	t.Logf("OpenBLAS kernels: %s", name)
 	avx512, avx2 := cpuLevels()
 	if avx512 && core != "skylakex" && core != "cooperlake" && core != "sapphirerapids" {
-		t.Errorf("OpenBLAS uses %s kernels on an AVX-512 CPU", Core())
+		t.Errorf("OpenBLAS uses %s kernels on an AVX-512 CPU", name)
 	}
 	if avx2 && sseOnly[core] {
-		t.Errorf("OpenBLAS uses SSE-only %s kernels on an AVX2 CPU", Core())
+		t.Errorf("OpenBLAS uses SSE-only %s kernels on an AVX2 CPU", name)
 	}
 }

@@ -137,6 +137,7 @@ func product(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32,
 	MRk, NRk := ks.mr, ks.nr
 	inPlace := !tB && (ks.packMinM == 0 || m < ks.packMinM || ldb%32 != 0) // B's whole panels are read where they are
 	inA := ReadAInPlace && ks.kernA != nil && !tA && alpha == 1 && n < NC  // so are A's whole panels
+	edgeKern := EdgeKernel && ks.kernEdge != nil                           // panels of few rows by kernEdge
 	for jc := 0; jc < n; jc += NC {
 		nc := min(NC, n-jc)
 		for pc := 0; pc < k; pc += KC {
@@ -169,11 +170,15 @@ func product(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32,
 					for ir := 0; ir < mc; ir += MRk {
 						mr := min(MRk, mc-ir)
 						ci := (ic+ir)*ldc + jc + jr
-						// A whole block is written into C, and so is a block of
-						// exactly kernEdge's rows and whole columns; any other
-						// edge block goes through the tile.
-						short := mr <= ks.edgeRows && ks.kernEdge != nil && EdgeKernel
-						edge := (mr < MRk && !(short && mr == ks.edgeRows)) || nr < NRk
+						// The kernel computes rows rows; a block of that many
+						// rows and whole columns is written into C, any other
+						// goes through the tile.
+						short := edgeKern && mr <= ks.edgeRows
+						rows := MRk
+						if short {
+							rows = ks.edgeRows
+						}
+						edge := mr < rows || nr < NRk
 						dst, dld, dadd := buf.tile[:MRk*NRk], NRk, false
 						if !edge {
 							dst, dld, dadd = c[ci:ci+(mr-1)*ldc+NRk], ldc, add
