@@ -341,8 +341,12 @@ func packA(dst []float32, w int, tA bool, alpha float32, a []float32, lda, i0, m
 				continue
 			}
 			if alpha == 1 && mr == MR && w == MR { // AVX-512's
+				// Element by element: a [MR]float32 assignment is a
+				// memmove call per step (the arrays may overlap).
 				for p := range kc {
-					*(*[MR]float32)(pan[p*MR:]) = *(*[MR]float32)(a[(p0+p)*lda+i0+ir:])
+					d, s := (*[MR]float32)(pan[p*MR:]), (*[MR]float32)(a[(p0+p)*lda+i0+ir:])
+					d[0], d[1], d[2], d[3], d[4], d[5], d[6] = s[0], s[1], s[2], s[3], s[4], s[5], s[6]
+					d[7], d[8], d[9], d[10], d[11], d[12], d[13] = s[7], s[8], s[9], s[10], s[11], s[12], s[13]
 				}
 				continue
 			}
