@@ -47,6 +47,7 @@ var abSwitches = map[string]*bool{
 	"useWino45":        &useWino45,
 	"inPlaceA":         &packed.ReadAInPlace,
 	"edgeKernel":       &packed.EdgeKernel,
+	"longWino4Chunks":  &longWino4Chunks,
 }
 
 type abConfig struct {

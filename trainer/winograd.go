@@ -101,11 +101,8 @@ func (g convGeom) winoChunk() int {
 	return max(1, min(c, maxWinoFloats/(g.xi()*max(g.cin, g.cout)*t)))
 }
 
-// winoCols is the number of columns (tiles) a chunk aims for. F(4×4, ·)
-// aims for im2col's gemmCols (the CIFAR CNN's second convolution under
-// F(4×4, 5×5) took 9.5–9.7 ms forward and 14.6–14.8 backward in one chunk
-// of 50 samples, 10.0–10.4 and 15.6–15.9 in chunks of 29 by the rule
-// below, 10.9 and 16.4 in chunks of 15). F(2×2, ·) aims for 192, or four per channel
+// winoCols is the number of columns (tiles) a chunk aims for: wino4Cols
+// for F(4×4, ·). F(2×2, ·) aims for 192, or four per channel
 // where there are more than 48 channels, so that each product reads its
 // transformed weights (cout·cin) for at least 4·max(cin, cout) columns:
 // a chunk is transformed, multiplied α² times and transformed back, and
@@ -121,10 +118,39 @@ func (g convGeom) winoChunk() int {
 // chunks (the cap binds).
 func (g convGeom) winoCols() int {
 	if g.wino4 {
-		return gemmCols
+		if longWino4Chunks {
+			return gemmCols
+		}
+		return wino4Cols
 	}
 	return max(192, 4*max(g.cin, g.cout))
 }
+
+// wino4Cols is the number of columns a chunk of F(4×4, ·) aims for. It
+// was im2col's gemmCols (1,024) until measured on an Intel Xeon with
+// AVX-512 and 2 MB of L2 a core, where shorter chunks keep a chunk's
+// transformed tiles (α²·channels·columns floats: 7.4 MB for the CIFAR
+// CNN's second convolution in one chunk of 50 samples, 4.2 MB in 29) near
+// the core between the transforms and the products. make bench-ab
+// AB=';longWino4Chunks=1', interleaved calls, speed of 256 against 1,024:
+// CIFAR CNN 1.14 with one client and with two, ResNet-18 1.04 and 1.07.
+// In a first run, CIFAR CNN (two clients) and ResNet-18 (one): 128 gave
+// 1.24 and 1.06, 256 1.17 and 1.07, 384 1.07 and 1.04, 512 1.04 and 1.02.
+// The HiCS CNN's chunks (its whole batch, 200 columns) stay as they were.
+// On the AMD Zen 3
+// of earlier measurements the CIFAR convolution ran the other way (9.5–9.7
+// ms forward and 14.6–14.8 backward in one chunk of 50 samples,
+// 10.0–10.4 and 15.6–15.9 in chunks of 29, which 256 gives, 10.9 and 16.4
+// in chunks of 15), and ResNet-18's first stage in chunks of 3 or 4
+// samples was no faster than in 14; 256 is the compromise, one constant
+// for every CPU so that they all compute the same bits (the weight
+// gradients sum their chunks in turn, so chunks decide the bits).
+const wino4Cols = 256
+
+// longWino4Chunks makes F(4×4, ·) aim for gemmCols columns a chunk, as
+// before wino4Cols: a switch for timing the two (make bench-ab). The
+// weight gradients' bits differ.
+var longWino4Chunks = false
 
 // winoChunks calls f for each chunk [n0, n1) of a batch, with the chunk's
 // columns (tiles) and the distance between the rows of its transformed
