@@ -136,7 +136,9 @@ func (g convGeom) winoCols() int {
 // CIFAR CNN 1.14 with one client and with two, ResNet-18 1.04 and 1.07.
 // In a first run, CIFAR CNN (two clients) and ResNet-18 (one): 128 gave
 // 1.24 and 1.06, 256 1.17 and 1.07, 384 1.07 and 1.04, 512 1.04 and 1.02.
-// The HiCS CNN's chunks (its whole batch, 200 columns) stay as they were.
+// The HiCS CNN's chunks (its whole batch of 50, 200 columns) stay as
+// they were; the three-convolution CNN's first layer goes from chunks of
+// 21 samples to 6.
 // On the AMD Zen 3
 // of earlier measurements the CIFAR convolution ran the other way (9.5–9.7
 // ms forward and 14.6–14.8 backward in one chunk of 50 samples,
