@@ -80,9 +80,10 @@ func (g convGeom) chunk() int {
 // bytes apart) read every row across two lines, and its steps ran 14–20%
 // slower on one thread (6% with two clients) than with rows 304 floats
 // apart. The packed gemm reads B in place unless its rows are a multiple
-// of 32 floats apart (package packed, packMinM), and ResNet-18's chunks
-// are all 1,024 columns wide. The padding is never read, and the products'
-// sums do not depend on it: the same bits.
+// of 32 floats apart (package packed, packMinM), and ResNet-18's im2col
+// chunks are 1,024 columns wide, its F(4×4, 3×3) chunks 256 (wino4Cols)
+// or its whole batch. The padding is never read, and the products' sums
+// do not depend on it: the same bits.
 func colLd(cols int) int {
 	ld := (cols + 15) &^ 15
 	if ld%32 == 0 {
