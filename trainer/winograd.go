@@ -139,14 +139,14 @@ func (g convGeom) winoCols() int {
 // The HiCS CNN's chunks (its whole batch of 50, 200 columns) stay as
 // they were; the three-convolution CNN's first layer goes from chunks of
 // 21 samples to 6.
-// On the AMD Zen 3
-// of earlier measurements the CIFAR convolution ran the other way (9.5–9.7
-// ms forward and 14.6–14.8 backward in one chunk of 50 samples,
-// 10.0–10.4 and 15.6–15.9 in chunks of 29, which 256 gives, 10.9 and 16.4
-// in chunks of 15), and ResNet-18's first stage in chunks of 3 or 4
-// samples was no faster than in 14; 256 is the compromise, one constant
-// for every CPU so that they all compute the same bits (the weight
-// gradients sum their chunks in turn, so chunks decide the bits).
+//
+// On the AMD Zen 3 of earlier measurements the CIFAR convolution ran the
+// other way (9.5–9.7 ms forward and 14.6–14.8 backward in one chunk of 50
+// samples, 10.0–10.4 and 15.6–15.9 in chunks of 29, which 256 gives, 10.9
+// and 16.4 in chunks of 15), and ResNet-18's first stage in chunks of 3
+// or 4 samples was no faster than in 14. 256 is the compromise: one
+// constant for every CPU, so that they all compute the same bits (the
+// weight gradients sum their chunks in turn, so chunks decide the bits).
 const wino4Cols = 256
 
 // longWino4Chunks makes F(4×4, ·) aim for gemmCols columns a chunk, as
