@@ -11,14 +11,22 @@ import (
 // 16 float32 or 8 float64 lanes, tails in masked loads and stores or in
 // scalar code.
 //
-// Two rules of Go 1.26's archsimd these follow, measured on the development
-// machine: every kernel ends with ClearAVXUpperBits (VZEROUPPER), since
-// a short scalar Go float loop after an AVX-512 loop took three times as
-// long without it;
-// and no vector of constant zeros comes from BroadcastFloat32x16(0), which
-// compiles to a legacy-SSE XORPS and slowed the loop using it fourfold
-// (the zero value of a vector type does not). Runs of 8 (im2col, col2im)
-// stay scalar: masked 16-lane loads and stores were slower there.
+// The rule of Go 1.26's archsimd these and every vector kernel of the
+// package follow: no legacy-SSE instruction between a kernel's first
+// vector instruction and its ClearAVXUpperBits (VZEROUPPER). Go compiles
+// its scalar float arithmetic, copies of structs and arrays of 16 bytes or
+// more (a convGeom, a [4][]float32), small copy() calls (runtime.memmove)
+// and BroadcastFloat32x16(0) to legacy-SSE instructions, and each one
+// that runs while the upper halves of the vector registers hold data
+// costs a state change: on the Intel Xeon (AVX-512, AMX) of issue 15's
+// later measurements about 100 ns, against 1 for the vector step beside
+// it (a throwaway benchmark: 1,000 steps of a vector add and one scalar
+// float64 add took 107 µs, with a 32-byte copy() 109 µs, with a vector
+// add instead 1.0 µs). So kernels read the geometry they need before
+// their first vector instruction, run scalar tails after
+// ClearAVXUpperBits (the sums below: all planes' vector parts, then the
+// tails), and make zero vectors as zero values. Runs of 8 (im2col,
+// col2im) stay scalar: masked 16-lane loads and stores were slower there.
 
 func init() {
 	if archsimd.X86.AVX512() {
@@ -209,26 +217,27 @@ func maxPoolAVX(y []float32, arg []int32, x []float32, planes, h, w int) {
 // order, then the scalar tails of the planes (hw not a multiple of 16).
 
 func channelSumAVX(sum []float64, x []float32, c, hw int) {
-	planes := len(x) / hw
-	var lanes [8]float64
+	planes, f := len(x)/hw, hw-hw%16 // f: the part of a plane the vector loop covers
 	for ch := range c {
 		var s0, s1 archsimd.Float64x8
-		var tail float64
 		for p := ch; p < planes; p += c {
-			xs := x[p*hw : (p+1)*hw]
-			i := 0
-			for ; i+16 <= hw; i += 16 {
+			xs := x[p*hw : p*hw+f]
+			for i := 0; i+16 <= len(xs); i += 16 {
 				s0 = s0.Add(archsimd.LoadFloat32x8Slice(xs[i:]).ConvertToFloat64())
 				s1 = s1.Add(archsimd.LoadFloat32x8Slice(xs[i+8:]).ConvertToFloat64())
 			}
-			for ; i < hw; i++ {
-				tail += float64(xs[i])
+		}
+		var lanes [8]float64
+		s0.Add(s1).Store(&lanes)
+		archsimd.ClearAVXUpperBits()
+		var tail float64
+		for p := ch; f < hw && p < planes; p += c {
+			for _, v := range x[p*hw+f : (p+1)*hw] {
+				tail += float64(v)
 			}
 		}
-		s0.Add(s1).Store(&lanes)
 		sum[ch] = sumLanes(&lanes) + tail
 	}
-	archsimd.ClearAVXUpperBits()
 }
 
 func sumLanes(l *[8]float64) float64 {
@@ -237,64 +246,66 @@ func sumLanes(l *[8]float64) float64 {
 
 func channelSqDevAVX(ss []float64, x []float32, mean []float64, hw int) {
 	c := len(mean)
-	planes := len(x) / hw
-	var lanes [8]float64
+	planes, f := len(x)/hw, hw-hw%16 // f: the part of a plane the vector loop covers
 	for ch := range c {
-		m := mean[ch]
-		mv := archsimd.BroadcastFloat64x8(m)
+		mv := archsimd.BroadcastFloat64x8(mean[ch])
 		var s0, s1 archsimd.Float64x8
-		var tail float64
 		for p := ch; p < planes; p += c {
-			xs := x[p*hw : (p+1)*hw]
-			i := 0
-			for ; i+16 <= hw; i += 16 {
+			xs := x[p*hw : p*hw+f]
+			for i := 0; i+16 <= len(xs); i += 16 {
 				d0 := archsimd.LoadFloat32x8Slice(xs[i:]).ConvertToFloat64().Sub(mv)
 				d1 := archsimd.LoadFloat32x8Slice(xs[i+8:]).ConvertToFloat64().Sub(mv)
 				s0 = s0.Add(d0.Mul(d0))
 				s1 = s1.Add(d1.Mul(d1))
 			}
-			for ; i < hw; i++ {
-				d := float64(xs[i]) - m
+		}
+		var lanes [8]float64
+		s0.Add(s1).Store(&lanes)
+		archsimd.ClearAVXUpperBits()
+		m := mean[ch]
+		var tail float64
+		for p := ch; f < hw && p < planes; p += c {
+			for _, v := range x[p*hw+f : (p+1)*hw] {
+				d := float64(v) - m
 				tail += d * d
 			}
 		}
-		s0.Add(s1).Store(&lanes)
 		ss[ch] = sumLanes(&lanes) + tail
 	}
-	archsimd.ClearAVXUpperBits()
 }
 
 func channelDotAVX(sdy, sdyx []float64, x, dy []float32, mean []float64, hw int) {
 	c := len(mean)
 	dy = dy[:len(x)]
-	planes := len(x) / hw
-	var la, lb [8]float64
+	planes, f := len(x)/hw, hw-hw%16 // f: the part of a plane the vector loop covers
 	for ch := range c {
-		m := mean[ch]
-		mv := archsimd.BroadcastFloat64x8(m)
+		mv := archsimd.BroadcastFloat64x8(mean[ch])
 		var a0, a1, b0, b1 archsimd.Float64x8
-		var ta, tb float64
 		for p := ch; p < planes; p += c {
-			xs, ds := x[p*hw:(p+1)*hw], dy[p*hw:(p+1)*hw]
-			i := 0
-			for ; i+16 <= hw; i += 16 {
+			xs, ds := x[p*hw:p*hw+f], dy[p*hw:p*hw+f]
+			for i := 0; i+16 <= len(xs); i += 16 {
 				d0, d1 := archsimd.LoadFloat32x8Slice(ds[i:]).ConvertToFloat64(), archsimd.LoadFloat32x8Slice(ds[i+8:]).ConvertToFloat64()
 				x0 := archsimd.LoadFloat32x8Slice(xs[i:]).ConvertToFloat64().Sub(mv)
 				x1 := archsimd.LoadFloat32x8Slice(xs[i+8:]).ConvertToFloat64().Sub(mv)
 				a0, a1 = a0.Add(d0), a1.Add(d1)
 				b0, b1 = b0.Add(d0.Mul(x0)), b1.Add(d1.Mul(x1))
 			}
-			for ; i < hw; i++ {
-				d := float64(ds[i])
-				ta += d
-				tb += d * (float64(xs[i]) - m)
-			}
 		}
+		var la, lb [8]float64
 		a0.Add(a1).Store(&la)
 		b0.Add(b1).Store(&lb)
+		archsimd.ClearAVXUpperBits()
+		m := mean[ch]
+		var ta, tb float64
+		for p := ch; f < hw && p < planes; p += c {
+			for i := p*hw + f; i < (p+1)*hw; i++ {
+				d := float64(dy[i])
+				ta += d
+				tb += d * (float64(x[i]) - m)
+			}
+		}
 		sdy[ch], sdyx[ch] = sumLanes(&la)+ta, sumLanes(&lb)+tb
 	}
-	archsimd.ClearAVXUpperBits()
 }
 
 func negDotAVX(x, dy []float32) float64 {

@@ -388,10 +388,12 @@ func addRuns(e0, e1, e2, e3 f8, cb []float32, i, L, a int, m0, z0, m1, z1 archsi
 // tw lanes; merge loads the four phase rows (8 floats each: the output
 // buffer has 8 more) and stores the row's wo floats.
 func wino4TilesAVX2(g convGeom, plane, d []float32, L, t0 int, split bool) {
-	tw, wo := g.tw(), g.wo
+	// The geometry is read before the first vector instruction: g.th()
+	// copies g with legacy-SSE moves (see kernels_simd.go).
+	tw, th, wo, ho := g.tw(), g.th(), g.wo, g.ho
 	qi, ui := archsimd.LoadUint32x8(&quads), archsimd.LoadUint32x8(&unquads)
-	for ti := range g.th() {
-		for a := range min(4, g.ho-4*ti) {
+	for ti := range th {
+		for a := range min(4, ho-4*ti) {
 			row, o := plane[(4*ti+a)*wo:][:wo], d[4*a*L+t0+ti*tw:]
 			if split {
 				part := func(i int) f8 { return archsimd.LoadFloat32x8SlicePart(row[min(i, wo):]) }
