@@ -143,63 +143,56 @@ func bnDxAVX(y, dy, x, a, b, k []float32, hw int) {
 	archsimd.ClearAVXUpperBits()
 }
 
-// Constants as arrays: loading them avoids broadcasts from scalar
+// Index constants as arrays: loading them avoids broadcasts from scalar
 // registers inside the loops.
 var (
 	evenIdx = [16]uint32{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30}
 	oddIdx  = [16]uint32{1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31}
 	lane2   = [16]int32{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30}
-	minI32  = [8]int32{math.MinInt32, math.MinInt32, math.MinInt32, math.MinInt32, math.MinInt32, math.MinInt32, math.MinInt32, math.MinInt32}
-	absMask = [8]int32{0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff}
-	infBits = [8]int32{0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000}
-	ones    = [8]int32{-1, -1, -1, -1, -1, -1, -1, -1}
 )
 
-// poolConsts are maxPoolAVX's loop constants.
-type poolConsts struct {
-	ev, od                  archsimd.Uint32x8
-	lanes                   archsimd.Int32x8
-	minI, abs, inf, allOnes archsimd.Int32x8
+// keys16 is floatKey on 16 lanes; minI, abs, inf and ones are its
+// constants in every lane. (A method reading them through a pointer to a
+// struct of vectors, as the 8-lane version had, does not assemble in Go
+// 1.26: the compiler folds the Xor and Or into a VPTERNLOGD with a memory
+// operand it cannot encode.)
+func keys16(v archsimd.Float32x16, minI, abs, inf, ones archsimd.Int32x16) archsimd.Uint32x16 {
+	b := v.AsInt32x16()
+	key := b.Xor(b.ShiftAllRight(31).Or(minI))
+	nan := b.And(abs).Greater(inf)
+	return ones.Merge(key, nan).AsUint32x16()
 }
 
-// keys is floatKey on 8 lanes.
-func (k *poolConsts) keys(v archsimd.Float32x8) archsimd.Uint32x8 {
-	b := v.AsInt32x8()
-	key := b.Xor(b.ShiftAllRight(31).Or(k.minI))
-	nan := b.And(k.abs).Greater(k.inf)
-	return k.allOnes.Merge(key, nan).AsUint32x8()
-}
-
-// maxPoolAVX is maxPool32 with 8 windows per step: a row pair's 16 + 16
+// maxPoolAVX is maxPool32 with 16 windows per step: a row pair's 32 + 32
 // inputs are split into the windows' four elements by even/odd
 // permutations, compared by floatKey (so ties and NaNs resolve exactly as
-// in maxPoolRowsGo), and the arg-maxes are carried along.
+// in maxPoolRowsGo), and the arg-maxes are carried along. The CIFAR CNN's
+// first pool (rows of 14 windows) takes one step a row where 8 lanes took
+// two.
 func maxPoolAVX(y []float32, arg []int32, x []float32, planes, h, w int) {
 	ho, wo := h/2, w/2
-	k := poolConsts{
-		ev: archsimd.LoadUint32x8((*[8]uint32)(evenIdx[:8])), od: archsimd.LoadUint32x8((*[8]uint32)(oddIdx[:8])),
-		lanes: archsimd.LoadInt32x8((*[8]int32)(lane2[:8])),
-		minI:  archsimd.LoadInt32x8(&minI32), abs: archsimd.LoadInt32x8(&absMask),
-		inf: archsimd.LoadInt32x8(&infBits), allOnes: archsimd.LoadInt32x8(&ones),
-	}
+	ev, od, lanes := archsimd.LoadUint32x16(&evenIdx), archsimd.LoadUint32x16(&oddIdx), archsimd.LoadInt32x16(&lane2)
+	minI, abs := archsimd.BroadcastInt32x16(math.MinInt32), archsimd.BroadcastInt32x16(math.MaxInt32)
+	inf, ones := archsimd.BroadcastInt32x16(0x7f800000), archsimd.BroadcastInt32x16(-1)
+	keys := func(v archsimd.Float32x16) archsimd.Uint32x16 { return keys16(v, minI, abs, inf, ones) }
 	// Offsets of a window's second, third and fourth elements from its first.
-	offs := [3]archsimd.Int32x8{archsimd.BroadcastInt32x8(1), archsimd.BroadcastInt32x8(int32(w)), archsimd.BroadcastInt32x8(int32(w + 1))}
+	offs := [3]archsimd.Int32x16{archsimd.BroadcastInt32x16(1), archsimd.BroadcastInt32x16(int32(w)), archsimd.BroadcastInt32x16(int32(w + 1))}
 	for p := 0; p < planes; p++ {
 		for i := 0; i < ho; i++ {
 			r := p*h*w + 2*i*w
 			o := (p*ho + i) * wo
 			r0, r1 := x[r:r+w], x[r+w:r+2*w]
-			for j := 0; j < wo; j += 8 {
-				// The last step may hold fewer than 8 windows: partial
+			for j := 0; j < wo; j += 16 {
+				// The last step may hold fewer than 16 windows: partial
 				// loads fill the missing lanes with zeros, partial stores
 				// write only the windows that exist.
-				a0, a1 := archsimd.LoadFloat32x8SlicePart(r0[2*j:]), archsimd.LoadFloat32x8SlicePart(r0[min(2*j+8, w):])
-				b0, b1 := archsimd.LoadFloat32x8SlicePart(r1[2*j:]), archsimd.LoadFloat32x8SlicePart(r1[min(2*j+8, w):])
-				at := archsimd.BroadcastInt32x8(int32(r + 2*j)).Add(k.lanes)
-				best, bestArg := a0.ConcatPermute(a1, k.ev), at
-				bestKey := k.keys(best)
-				for e, v := range [3]archsimd.Float32x8{a0.ConcatPermute(a1, k.od), b0.ConcatPermute(b1, k.ev), b0.ConcatPermute(b1, k.od)} {
-					key := k.keys(v)
+				a0, a1 := archsimd.LoadFloat32x16SlicePart(r0[2*j:]), archsimd.LoadFloat32x16SlicePart(r0[min(2*j+16, w):])
+				b0, b1 := archsimd.LoadFloat32x16SlicePart(r1[2*j:]), archsimd.LoadFloat32x16SlicePart(r1[min(2*j+16, w):])
+				at := archsimd.BroadcastInt32x16(int32(r + 2*j)).Add(lanes)
+				best, bestArg := a0.ConcatPermute(a1, ev), at
+				bestKey := keys(best)
+				for e, v := range [3]archsimd.Float32x16{a0.ConcatPermute(a1, od), b0.ConcatPermute(b1, ev), b0.ConcatPermute(b1, od)} {
+					key := keys(v)
 					m := key.Greater(bestKey)
 					best, bestKey = v.Merge(best, m), key.Merge(bestKey, m)
 					bestArg = at.Add(offs[e]).Merge(bestArg, m)
