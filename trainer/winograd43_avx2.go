@@ -179,12 +179,17 @@ func wino43WeightsGradAVX2(du []float32, cout, cin int, dw, tmp []float32) {
 		a3, b3, c3 := col(3, i)
 		a4v, b4, c4 := col(4, i)
 		a5, b5, c5 := col(5, i)
-		for u, r := range [3][6]f8{{a0, a1, a2, a3, a4v, a5}, {b0, b1, b2, b3, b4, b5}, {c0, c1, c2, c3, c4, c5}} {
-			g0, g1, g2 := gt3v(r[0], r[1], r[2], r[3], r[4], r[5])
+		// Row by row (not a range over an array of the rows: Go copies
+		// such an array with legacy-SSE moves, kernels_simd.go).
+		gtRow := func(u int, m0, m1, m2, m3, m4, m5 f8) {
+			g0, g1, g2 := gt3v(m0, m1, m2, m3, m4, m5)
 			g0.StoreSlice(tmp[(3*u)*oc+i:])
 			g1.StoreSlice(tmp[(3*u+1)*oc+i:])
 			g2.StoreSlice(tmp[(3*u+2)*oc+i:])
 		}
+		gtRow(0, a0, a1, a2, a3, a4v, a5)
+		gtRow(1, b0, b1, b2, b3, b4, b5)
+		gtRow(2, c0, c1, c2, c3, c4, c5)
 	}
 	archsimd.ClearAVXUpperBits()
 	for i := range k {
@@ -388,9 +393,16 @@ func addRuns(e0, e1, e2, e3 f8, cb []float32, i, L, a int, m0, z0, m1, z1 archsi
 // tw lanes; merge loads the four phase rows (8 floats each: the output
 // buffer has 8 more) and stores the row's wo floats.
 func wino4TilesAVX2(g convGeom, plane, d []float32, L, t0 int, split bool) {
-	// The geometry is read before the first vector instruction: g.th()
-	// copies g with legacy-SSE moves (see kernels_simd.go).
-	tw, th, wo, ho := g.tw(), g.th(), g.wo, g.ho
+	wino4TilesVec(plane, d, L, t0, split, g.tw(), g.th(), g.wo, g.ho)
+}
+
+// wino4TilesVec is wino4TilesAVX2 on the geometry's numbers: g.th() and
+// g.tw() copy g with legacy-SSE moves, which must not run after the
+// first vector instruction (kernels_simd.go), and where they were in the
+// same function the compiler placed a vector zeroing before them.
+//
+//go:noinline
+func wino4TilesVec(plane, d []float32, L, t0 int, split bool, tw, th, wo, ho int) {
 	qi, ui := archsimd.LoadUint32x8(&quads), archsimd.LoadUint32x8(&unquads)
 	for ti := range th {
 		for a := range min(4, ho-4*ti) {

@@ -216,11 +216,13 @@ func wino45WeightsAVX2(w []float32, cout, cin int, u, _ []float32) {
 				r7.StoreSlice(blk[8*kk+7][b:])
 			}
 		}
+		// The block's copies out and the next block's gathering are
+		// scalar and memmove code: legacy SSE (kernels_simd.go).
+		archsimd.ClearAVXUpperBits()
 		for x := range blk {
 			copy(u[x*oc+i0:][:wBlock], blk[x][:])
 		}
 	}
-	archsimd.ClearAVXUpperBits()
 	wino45WeightsFrom(w, cout, cin, u, k)
 }
 
@@ -256,6 +258,7 @@ func wino45WeightsGradAVX2(du []float32, cout, cin int, dw, _ []float32) {
 				r4.StoreSlice(tb[5*uu+4][b:])
 			}
 		}
+		archsimd.ClearAVXUpperBits() // as in wino45WeightsAVX2
 		for b := range wBlock {
 			g := dw[(i0+b)*25:][:25]
 			for j := range g {
@@ -263,6 +266,5 @@ func wino45WeightsGradAVX2(du []float32, cout, cin int, dw, _ []float32) {
 			}
 		}
 	}
-	archsimd.ClearAVXUpperBits()
 	wino45WeightsGradFrom(du, cout, cin, dw, k)
 }
