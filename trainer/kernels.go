@@ -1,7 +1,7 @@
 package trainer
 
-// Vector kernels. The float32 inner loops of the elementwise ops (ReLU, PReLU,
-// BatchNorm, max-pooling, per-channel sums) are written in portable Go,
+// Vector kernels. The float32 inner loops of the elementwise ops (additions,
+// ReLU, PReLU, BatchNorm, max-pooling, per-channel sums) are written in portable Go,
 // which the Go compiler does not vectorise. A build with GOEXPERIMENT=simd
 // on amd64 (both builds of the Makefile) compiles kernels_simd.go and
 // kernels_avx2.go, whose init fills vec with AVX-512 versions when the CPU
@@ -34,6 +34,9 @@ var vecSets []vecSet
 type vecSet struct {
 	name string // "AVX-512", "AVX2", or "" for the portable loops
 
+	// add: y = a + b, elementwise (the residual additions and the sums of
+	// gradients).
+	add func(y, a, b []float32)
 	// relu: y = x where x > 0 or NaN, else +0, as relu computes it.
 	relu func(y, x []float32)
 	// reluDx: dx = dy where x > 0, else +0, as reluDx computes it.

@@ -15,6 +15,21 @@ import (
 // and so its weights, are the same with either instruction set
 // (TestVecKernels compares the sets bit for bit where a CPU runs both).
 
+// addVecAVX2 is the vector set's add (addAVX2 is winograd_avx2.go's
+// dst += src).
+func addVecAVX2(y, a, b []float32) {
+	n := len(y)
+	a, b = a[:n], b[:n]
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		archsimd.LoadFloat32x8Slice(a[i:]).Add(archsimd.LoadFloat32x8Slice(b[i:])).StoreSlice(y[i:])
+	}
+	if i < n {
+		archsimd.LoadFloat32x8SlicePart(a[i:]).Add(archsimd.LoadFloat32x8SlicePart(b[i:])).StoreSlicePart(y[i:])
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
 func reluAVX2(y, x []float32) {
 	n := len(y)
 	x = x[:n]

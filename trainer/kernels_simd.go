@@ -31,7 +31,7 @@ import (
 func init() {
 	if archsimd.X86.AVX512() {
 		vecSets = append(vecSets, vecSet{
-			name: "AVX-512", relu: reluAVX, reluDx: reluDxAVX, prelu: preluAVX,
+			name: "AVX-512", add: addAVX, relu: reluAVX, reluDx: reluDxAVX, prelu: preluAVX,
 			bnAffine: bnAffineAVX, bnDx: bnDxAVX, maxPool: maxPoolAVX,
 			channelSum: channelSumAVX, channelSqDev: channelSqDevAVX, channelDot: channelDotAVX, negDot: negDotAVX,
 		})
@@ -39,7 +39,7 @@ func init() {
 	if archsimd.X86.AVX2() {
 		// kernels_avx2.go
 		vecSets = append(vecSets, vecSet{
-			name: "AVX2", relu: reluAVX2, reluDx: reluDxAVX2, prelu: preluAVX2,
+			name: "AVX2", add: addVecAVX2, relu: reluAVX2, reluDx: reluDxAVX2, prelu: preluAVX2,
 			bnAffine: bnAffineAVX2, bnDx: bnDxAVX2, maxPool: maxPoolAVX2,
 			channelSum: channelSumAVX2, channelSqDev: channelSqDevAVX2, channelDot: channelDotAVX2, negDot: negDotAVX2,
 		})
@@ -47,6 +47,19 @@ func init() {
 	if len(vecSets) > 0 {
 		vec = vecSets[0]
 	}
+}
+
+func addAVX(y, a, b []float32) {
+	n := len(y)
+	a, b = a[:n], b[:n]
+	i := 0
+	for ; i+16 <= n; i += 16 {
+		archsimd.LoadFloat32x16Slice(a[i:]).Add(archsimd.LoadFloat32x16Slice(b[i:])).StoreSlice(y[i:])
+	}
+	if i < n {
+		archsimd.LoadFloat32x16SlicePart(a[i:]).Add(archsimd.LoadFloat32x16SlicePart(b[i:])).StoreSlicePart(y[i:])
+	}
+	archsimd.ClearAVXUpperBits()
 }
 
 func reluAVX(y, x []float32) {

@@ -68,6 +68,11 @@ func testVecKernels(t *testing.T) {
 		x, d := vecData(r, n), vecData(r, n)
 		got, want := make([]float32, n), make([]float32, n)
 		saved := vec
+		vec.add = nil
+		addInto(want, x, d)
+		vec = saved
+		vec.add(got, x, d)
+		sameBits(t, "add", got, want)
 		vec.relu, vec.reluDx = nil, nil
 		relu(want, x)
 		vec = saved
