@@ -48,6 +48,7 @@ var abSwitches = map[string]*bool{
 	"inPlaceA":         &packed.ReadAInPlace,
 	"edgeKernel":       &packed.EdgeKernel,
 	"longWino4Chunks":  &longWino4Chunks,
+	"channelLane":      &useCL,
 }
 
 type abConfig struct {

@@ -35,6 +35,7 @@ type convGeom struct {
 	needDx    bool
 	wino      bool // computed by F(2×2, 3×3) or F(2×2, 5×5) (winograd.go)
 	wino4     bool // by F(4×4, ·) instead of F(2×2, ·) (winograd43.go, winograd45.go)
+	cl        bool // on the channel-lane path (winograd_cl.go)
 }
 
 const (
@@ -49,6 +50,7 @@ func newConvGeom(l layer) convGeom {
 	}
 	g.wino = useWinograd && g.winogradFits()
 	g.wino4 = g.wino && (g.k == 3 && useWino43 && g.wino4Fits() || g.k == 5 && useWino45 && g.wino45Fits())
+	g.cl = g.clFits()
 	return g
 }
 
@@ -485,6 +487,9 @@ type convOp[T float] struct {
 // back.
 func (op *convOp[T]) winoForward(x, w, b, y []T, batch int) {
 	g := op.g
+	if clDo[T](g, func() { clForward(any(op).(*convOp[float32]), f32(x), f32(w), f32(b), f32(y), batch) }) {
+		return
+	}
 	oc := g.cout * g.cin
 	ut := grow(&op.u, g.xi()*oc+g.winoScratch()) // U, then scratch
 	u := ut[:g.xi()*oc]
@@ -834,6 +839,11 @@ var fuseWinoBackward = true
 // planes.
 func (op *convDxOp[T]) winoDx(dy, dx []T, batch int) {
 	g := op.g
+	if clDo[T](g, func() {
+		clBackward(g, any(op.ws).(*workspace[float32]), any(op.fwd).(*convOp[float32]), f32(dy), nil, f32(dx), nil, batch)
+	}) {
+		return
+	}
 	g.winoChunks(batch, func(n0, n1, cols, ld int) {
 		dm := grow(&op.ws.aux, g.xi()*g.cout*ld)
 		winoGrad(g, op.ws, dy, n0, n1, dm, ld)
@@ -859,6 +869,11 @@ func (op *convDxOp[T]) winoDxChunk(dm, dx []T, n0, n1, cols, ld int) {
 // same order as the two passes': the same bits.
 func (op *convDxOp[T]) winoBackward(dy, x, dx, dw []T, batch int) {
 	g, fwd := op.g, op.fwd
+	if clDo[T](g, func() {
+		clBackward(g, any(op.ws).(*workspace[float32]), any(fwd).(*convOp[float32]), f32(dy), f32(x), f32(dx), f32(dw), batch)
+	}) {
+		return
+	}
 	du, scratch := winoDu(g, op.ws)
 	g.winoChunks(batch, func(n0, n1, cols, ld int) {
 		dm := grow(&op.ws.aux, g.xi()*g.cout*ld)
@@ -901,6 +916,11 @@ func winoDuChunk[T float](g convGeom, fwd *convOp[T], x, dm, du []T, n0, n1, col
 // dM_ξ·V_ξᵀ, then dW = Gᵀ dU G.
 func (op *convDwOp[T]) winoDw(dy, x, dw []T, batch int) {
 	g := op.g
+	if clDo[T](g, func() {
+		clBackward(g, any(op.ws).(*workspace[float32]), any(op.fwd).(*convOp[float32]), f32(dy), f32(x), nil, f32(dw), batch)
+	}) {
+		return
+	}
 	du, scratch := winoDu(g, op.ws)
 	g.winoChunks(batch, func(n0, n1, cols, ld int) {
 		dm := grow(&op.ws.aux, g.xi()*g.cout*ld)

@@ -237,6 +237,12 @@ const dotMinK = 64
 // 16-column panels are half empty.
 const transMinM, transMinN = 48, 64
 
+// TransMinM and TransMinN are transMinM and transMinN for callers that
+// depend on which kernel a product of A·Bᵀ takes (the trainer's
+// channel-lane Winograd keeps to shapes where its products and the
+// tile-lane ones take the same).
+const TransMinM, TransMinN = transMinM, transMinN
+
 // The dot-product kernel computes dm×dn blocks of C (4×6 with AVX-512, 4×3
 // with AVX2), DK deep at a time so that its rows (at most 20 KB) stay in
 // L1.

@@ -1,0 +1,50 @@
+package wino
+
+import "golang.org/x/sys/cpu"
+
+// Available reports whether the CPU runs the kernels (AVX-512 F).
+var Available = cpu.X86.HasAVX512F
+
+// Fill16 transposes rows rows of w floats of 16 planes (plane bytes apart,
+// rows srow bytes apart, from src) into dst: position x of row y goes to
+// dst + y·drow + 64·x as 16 floats, one per plane.
+//
+//go:noescape
+func Fill16(dst *float32, drow uintptr, src *float32, plane, srow uintptr, w, rows int)
+
+// Drain16 is Fill16 backwards: position x of row y at src + y·srow + 64·x
+// goes to 16 planes' rows (plane bytes apart, rows drow apart, from dst).
+//
+//go:noescape
+func Drain16(dst *float32, plane, drow uintptr, src *float32, srow uintptr, w, rows int)
+
+// In43 is F(4×4, 3×3)'s input transform Bᵀ d B on th×tw tiles of 16
+// channels: tile (ti, tj)'s receptive field starts at buf + 4ti·brow +
+// 4tj·64 (positions 64 bytes apart, rows brow apart), and its value ξ goes
+// to vt + ξ·xs + (ti·tw+tj)·ldv.
+//
+//go:noescape
+func In43(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr)
+
+// Out43 is F(4×4, 3×3)'s output transform Aᵀ M A + bias on th×tw tiles of
+// 16 channels: tile t = ti·tw+tj's value ξ at mt + ξ·xs + t·ldm, its 4×4
+// outputs to obuf + (4ti+a)·orow + (4tj+b)·64; bias holds the channels'
+// 16 biases.
+//
+//go:noescape
+func Out43(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr)
+
+// Dy43 is F(4×4, 3×3)'s output-gradient transform A dY Aᵀ: tile (ti, tj)'s
+// 4×4 gradients at dbuf + (4ti+a)·drow + (4tj+b)·64, its value ξ to dmt +
+// ξ·xs + (ti·tw+tj)·ldm.
+//
+//go:noescape
+func Dy43(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr)
+
+// Dx43 adds F(4×4, 3×3)'s input-gradient transform B dV Bᵀ of th×tw tiles
+// (value ξ of tile t at dvt + ξ·xs + t·ldv) into the 6×6 receptive fields
+// at xbuf + 4ti·xrow + 4tj·64, the rows of tiles in order and each row's
+// tiles from last to first.
+//
+//go:noescape
+func Dx43(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr)

@@ -1,0 +1,873 @@
+#include "textflag.h"
+
+// Channel-lane Winograd kernels (see wino.go): every vector holds one
+// value of 16 channels, so the tile transforms are plain vertical
+// arithmetic and the layout changes are 16×16 transposes.
+
+// TRANSPOSE16 transposes Z0–Z15 (row i in Zi) in place, through Z16–Z31:
+// afterwards Zj holds column j.
+#define TRANSPOSE16 \
+	VUNPCKLPS Z1, Z0, Z16; \
+	VUNPCKHPS Z1, Z0, Z17; \
+	VUNPCKLPS Z3, Z2, Z18; \
+	VUNPCKHPS Z3, Z2, Z19; \
+	VUNPCKLPS Z5, Z4, Z20; \
+	VUNPCKHPS Z5, Z4, Z21; \
+	VUNPCKLPS Z7, Z6, Z22; \
+	VUNPCKHPS Z7, Z6, Z23; \
+	VUNPCKLPS Z9, Z8, Z24; \
+	VUNPCKHPS Z9, Z8, Z25; \
+	VUNPCKLPS Z11, Z10, Z26; \
+	VUNPCKHPS Z11, Z10, Z27; \
+	VUNPCKLPS Z13, Z12, Z28; \
+	VUNPCKHPS Z13, Z12, Z29; \
+	VUNPCKLPS Z15, Z14, Z30; \
+	VUNPCKHPS Z15, Z14, Z31; \
+	VUNPCKLPD Z18, Z16, Z0; \
+	VUNPCKHPD Z18, Z16, Z1; \
+	VUNPCKLPD Z19, Z17, Z2; \
+	VUNPCKHPD Z19, Z17, Z3; \
+	VUNPCKLPD Z22, Z20, Z4; \
+	VUNPCKHPD Z22, Z20, Z5; \
+	VUNPCKLPD Z23, Z21, Z6; \
+	VUNPCKHPD Z23, Z21, Z7; \
+	VUNPCKLPD Z26, Z24, Z8; \
+	VUNPCKHPD Z26, Z24, Z9; \
+	VUNPCKLPD Z27, Z25, Z10; \
+	VUNPCKHPD Z27, Z25, Z11; \
+	VUNPCKLPD Z30, Z28, Z12; \
+	VUNPCKHPD Z30, Z28, Z13; \
+	VUNPCKLPD Z31, Z29, Z14; \
+	VUNPCKHPD Z31, Z29, Z15; \
+	VSHUFF32X4 $0x88, Z4, Z0, Z16; \
+	VSHUFF32X4 $0xdd, Z4, Z0, Z20; \
+	VSHUFF32X4 $0x88, Z12, Z8, Z24; \
+	VSHUFF32X4 $0xdd, Z12, Z8, Z28; \
+	VSHUFF32X4 $0x88, Z5, Z1, Z17; \
+	VSHUFF32X4 $0xdd, Z5, Z1, Z21; \
+	VSHUFF32X4 $0x88, Z13, Z9, Z25; \
+	VSHUFF32X4 $0xdd, Z13, Z9, Z29; \
+	VSHUFF32X4 $0x88, Z6, Z2, Z18; \
+	VSHUFF32X4 $0xdd, Z6, Z2, Z22; \
+	VSHUFF32X4 $0x88, Z14, Z10, Z26; \
+	VSHUFF32X4 $0xdd, Z14, Z10, Z30; \
+	VSHUFF32X4 $0x88, Z7, Z3, Z19; \
+	VSHUFF32X4 $0xdd, Z7, Z3, Z23; \
+	VSHUFF32X4 $0x88, Z15, Z11, Z27; \
+	VSHUFF32X4 $0xdd, Z15, Z11, Z31; \
+	VSHUFF32X4 $0x88, Z24, Z16, Z0; \
+	VSHUFF32X4 $0xdd, Z24, Z16, Z8; \
+	VSHUFF32X4 $0x88, Z28, Z20, Z4; \
+	VSHUFF32X4 $0xdd, Z28, Z20, Z12; \
+	VSHUFF32X4 $0x88, Z25, Z17, Z1; \
+	VSHUFF32X4 $0xdd, Z25, Z17, Z9; \
+	VSHUFF32X4 $0x88, Z29, Z21, Z5; \
+	VSHUFF32X4 $0xdd, Z29, Z21, Z13; \
+	VSHUFF32X4 $0x88, Z26, Z18, Z2; \
+	VSHUFF32X4 $0xdd, Z26, Z18, Z10; \
+	VSHUFF32X4 $0x88, Z30, Z22, Z6; \
+	VSHUFF32X4 $0xdd, Z30, Z22, Z14; \
+	VSHUFF32X4 $0x88, Z27, Z19, Z3; \
+	VSHUFF32X4 $0xdd, Z27, Z19, Z11; \
+	VSHUFF32X4 $0x88, Z31, Z23, Z7; \
+	VSHUFF32X4 $0xdd, Z31, Z23, Z15
+
+// MASK sets K1 to the low min(16, DX) lanes and CX to that count.
+#define MASK \
+	MOVQ    $16, CX; \
+	CMPQ    DX, CX; \
+	CMOVQLT DX, CX; \
+	MOVL    $1, R11; \
+	SHLL    CX, R11; \
+	DECL    R11; \
+	KMOVW   R11, K1
+
+// func Fill16(dst *float32, drow uintptr, src *float32, plane, srow uintptr, w, rows int)
+TEXT ·Fill16(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ drow+8(FP), R8
+	MOVQ src+16(FP), SI
+	MOVQ plane+24(FP), R9
+	MOVQ srow+32(FP), R10
+	MOVQ rows+48(FP), R12
+	LEAQ (R9)(R9*2), R13
+	LEAQ (R9)(R9*4), R14
+	LEAQ (R13)(R9*4), R15
+	TESTQ R12, R12
+	JLE  fdone
+
+frow:
+	MOVQ SI, AX
+	MOVQ DI, BX
+	MOVQ w+40(FP), DX
+
+fcol:
+	MASK
+	VMOVUPS.Z (AX), K1, Z0
+	VMOVUPS.Z (AX)(R9*1), K1, Z1
+	VMOVUPS.Z (AX)(R9*2), K1, Z2
+	VMOVUPS.Z (AX)(R13*1), K1, Z3
+	VMOVUPS.Z (AX)(R9*4), K1, Z4
+	VMOVUPS.Z (AX)(R14*1), K1, Z5
+	VMOVUPS.Z (AX)(R13*2), K1, Z6
+	VMOVUPS.Z (AX)(R15*1), K1, Z7
+	LEAQ      (AX)(R9*8), R11
+	VMOVUPS.Z (R11), K1, Z8
+	VMOVUPS.Z (R11)(R9*1), K1, Z9
+	VMOVUPS.Z (R11)(R9*2), K1, Z10
+	VMOVUPS.Z (R11)(R13*1), K1, Z11
+	VMOVUPS.Z (R11)(R9*4), K1, Z12
+	VMOVUPS.Z (R11)(R14*1), K1, Z13
+	VMOVUPS.Z (R11)(R13*2), K1, Z14
+	VMOVUPS.Z (R11)(R15*1), K1, Z15
+	TRANSPOSE16
+	VMOVUPS Z0, (BX)
+	CMPQ    CX, $1
+	JEQ     fnext
+	VMOVUPS Z1, 64(BX)
+	CMPQ    CX, $2
+	JEQ     fnext
+	VMOVUPS Z2, 128(BX)
+	CMPQ    CX, $3
+	JEQ     fnext
+	VMOVUPS Z3, 192(BX)
+	CMPQ    CX, $4
+	JEQ     fnext
+	VMOVUPS Z4, 256(BX)
+	CMPQ    CX, $5
+	JEQ     fnext
+	VMOVUPS Z5, 320(BX)
+	CMPQ    CX, $6
+	JEQ     fnext
+	VMOVUPS Z6, 384(BX)
+	CMPQ    CX, $7
+	JEQ     fnext
+	VMOVUPS Z7, 448(BX)
+	CMPQ    CX, $8
+	JEQ     fnext
+	VMOVUPS Z8, 512(BX)
+	CMPQ    CX, $9
+	JEQ     fnext
+	VMOVUPS Z9, 576(BX)
+	CMPQ    CX, $10
+	JEQ     fnext
+	VMOVUPS Z10, 640(BX)
+	CMPQ    CX, $11
+	JEQ     fnext
+	VMOVUPS Z11, 704(BX)
+	CMPQ    CX, $12
+	JEQ     fnext
+	VMOVUPS Z12, 768(BX)
+	CMPQ    CX, $13
+	JEQ     fnext
+	VMOVUPS Z13, 832(BX)
+	CMPQ    CX, $14
+	JEQ     fnext
+	VMOVUPS Z14, 896(BX)
+	CMPQ    CX, $15
+	JEQ     fnext
+	VMOVUPS Z15, 960(BX)
+
+fnext:
+	ADDQ $64, AX
+	ADDQ $1024, BX
+	SUBQ $16, DX
+	JG   fcol
+	ADDQ R10, SI
+	ADDQ R8, DI
+	DECQ R12
+	JNZ  frow
+
+fdone:
+	VZEROUPPER
+	RET
+
+// func Drain16(dst *float32, plane, drow uintptr, src *float32, srow uintptr, w, rows int)
+TEXT ·Drain16(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ plane+8(FP), R9
+	MOVQ drow+16(FP), R8
+	MOVQ src+24(FP), SI
+	MOVQ srow+32(FP), R10
+	MOVQ rows+48(FP), R12
+	LEAQ (R9)(R9*2), R13
+	LEAQ (R9)(R9*4), R14
+	LEAQ (R13)(R9*4), R15
+	TESTQ R12, R12
+	JLE  ddone
+
+drow:
+	MOVQ DI, AX
+	MOVQ SI, BX
+	MOVQ w+40(FP), DX
+
+dcol:
+	MASK
+	CMPQ CX, $16
+	JNE  dpart
+	VMOVUPS (BX), Z0
+	VMOVUPS 64(BX), Z1
+	VMOVUPS 128(BX), Z2
+	VMOVUPS 192(BX), Z3
+	VMOVUPS 256(BX), Z4
+	VMOVUPS 320(BX), Z5
+	VMOVUPS 384(BX), Z6
+	VMOVUPS 448(BX), Z7
+	VMOVUPS 512(BX), Z8
+	VMOVUPS 576(BX), Z9
+	VMOVUPS 640(BX), Z10
+	VMOVUPS 704(BX), Z11
+	VMOVUPS 768(BX), Z12
+	VMOVUPS 832(BX), Z13
+	VMOVUPS 896(BX), Z14
+	VMOVUPS 960(BX), Z15
+	JMP  dtrans
+
+dpart:
+	// A last block of fewer than 16 positions: the others are zeros.
+	VPXORD  Z1, Z1, Z1
+	VPXORD  Z2, Z2, Z2
+	VPXORD  Z3, Z3, Z3
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	VPXORD  Z7, Z7, Z7
+	VPXORD  Z8, Z8, Z8
+	VPXORD  Z9, Z9, Z9
+	VPXORD  Z10, Z10, Z10
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	VPXORD  Z15, Z15, Z15
+	VMOVUPS (BX), Z0
+	CMPQ    CX, $1
+	JEQ     dtrans
+	VMOVUPS 64(BX), Z1
+	CMPQ    CX, $2
+	JEQ     dtrans
+	VMOVUPS 128(BX), Z2
+	CMPQ    CX, $3
+	JEQ     dtrans
+	VMOVUPS 192(BX), Z3
+	CMPQ    CX, $4
+	JEQ     dtrans
+	VMOVUPS 256(BX), Z4
+	CMPQ    CX, $5
+	JEQ     dtrans
+	VMOVUPS 320(BX), Z5
+	CMPQ    CX, $6
+	JEQ     dtrans
+	VMOVUPS 384(BX), Z6
+	CMPQ    CX, $7
+	JEQ     dtrans
+	VMOVUPS 448(BX), Z7
+	CMPQ    CX, $8
+	JEQ     dtrans
+	VMOVUPS 512(BX), Z8
+	CMPQ    CX, $9
+	JEQ     dtrans
+	VMOVUPS 576(BX), Z9
+	CMPQ    CX, $10
+	JEQ     dtrans
+	VMOVUPS 640(BX), Z10
+	CMPQ    CX, $11
+	JEQ     dtrans
+	VMOVUPS 704(BX), Z11
+	CMPQ    CX, $12
+	JEQ     dtrans
+	VMOVUPS 768(BX), Z12
+	CMPQ    CX, $13
+	JEQ     dtrans
+	VMOVUPS 832(BX), Z13
+	CMPQ    CX, $14
+	JEQ     dtrans
+	VMOVUPS 896(BX), Z14
+
+dtrans:
+	TRANSPOSE16
+	VMOVUPS Z0, K1, (AX)
+	VMOVUPS Z1, K1, (AX)(R9*1)
+	VMOVUPS Z2, K1, (AX)(R9*2)
+	VMOVUPS Z3, K1, (AX)(R13*1)
+	VMOVUPS Z4, K1, (AX)(R9*4)
+	VMOVUPS Z5, K1, (AX)(R14*1)
+	VMOVUPS Z6, K1, (AX)(R13*2)
+	VMOVUPS Z7, K1, (AX)(R15*1)
+	LEAQ    (AX)(R9*8), R11
+	VMOVUPS Z8, K1, (R11)
+	VMOVUPS Z9, K1, (R11)(R9*1)
+	VMOVUPS Z10, K1, (R11)(R9*2)
+	VMOVUPS Z11, K1, (R11)(R13*1)
+	VMOVUPS Z12, K1, (R11)(R9*4)
+	VMOVUPS Z13, K1, (R11)(R14*1)
+	VMOVUPS Z14, K1, (R11)(R13*2)
+	VMOVUPS Z15, K1, (R11)(R15*1)
+	ADDQ $64, AX
+	ADDQ $1024, BX
+	SUBQ $16, DX
+	JG   dcol
+	ADDQ R8, DI
+	ADDQ R10, SI
+	DECQ R12
+	JNZ  drow
+
+ddone:
+	VZEROUPPER
+	RET
+
+// CONSTS puts 2, 4 and 5 (and 8 in Z28) in every lane of Z29, Z30, Z31.
+#define CONSTS \
+	MOVL         $0x40000000, AX; \
+	VPBROADCASTD AX, Z29; \
+	MOVL         $0x40800000, AX; \
+	VPBROADCASTD AX, Z30; \
+	MOVL         $0x40a00000, AX; \
+	VPBROADCASTD AX, Z31
+
+// LOAD6 loads rows 0–5 (R8 bytes apart; R9 = 3·R8, R10 = 5·R8) of the
+// column at off(DI) into Z0–Z5; LOAD4 rows 1–4 into Z1–Z4.
+#define LOAD6(off) \
+	VMOVUPS off(DI), Z0; \
+	VMOVUPS off(DI)(R8*1), Z1; \
+	VMOVUPS off(DI)(R8*2), Z2; \
+	VMOVUPS off(DI)(R9*1), Z3; \
+	VMOVUPS off(DI)(R8*4), Z4; \
+	VMOVUPS off(DI)(R10*1), Z5
+
+#define LOAD4(off) \
+	VMOVUPS off(DI)(R8*1), Z1; \
+	VMOVUPS off(DI)(R8*2), Z2; \
+	VMOVUPS off(DI)(R9*1), Z3; \
+	VMOVUPS off(DI)(R8*4), Z4
+
+// BT05, BT12 and BT34 compute rows 0 and 5, 1 and 2, 3 and 4 of Bᵀ
+// (F(4×4, 3×3)'s input transform; bt6 in the trainer) down the column at
+// off(DI).
+#define BT05(off, A, F) \
+	LOAD6(off); \
+	VMULPS Z30, Z0, Z18; \
+	VMULPS Z31, Z2, Z19; \
+	VSUBPS Z19, Z18, Z18; \
+	VADDPS Z4, Z18, A; \
+	VMULPS Z30, Z1, Z19; \
+	VMULPS Z31, Z3, Z20; \
+	VSUBPS Z20, Z19, Z19; \
+	VADDPS Z5, Z19, F
+
+#define BT12(off, B, E) \
+	LOAD4(off); \
+	VADDPS Z2, Z1, Z18; \
+	VMULPS Z30, Z18, Z18; \
+	VADDPS Z4, Z3, Z19; \
+	VSUBPS Z19, Z18, B; \
+	VSUBPS Z1, Z2, Z18; \
+	VMULPS Z30, Z18, Z18; \
+	VSUBPS Z4, Z3, Z19; \
+	VADDPS Z19, Z18, E
+
+#define BT34(off, G, H) \
+	LOAD4(off); \
+	VSUBPS Z1, Z3, Z18; \
+	VMULPS Z29, Z18, Z18; \
+	VSUBPS Z2, Z4, Z19; \
+	VADDPS Z19, Z18, G; \
+	VSUBPS Z3, Z1, Z18; \
+	VMULPS Z29, Z18, Z18; \
+	VADDPS Z19, Z18, H
+
+// BTROW stores bt6(x0, …, x5) at (AX), (AX)+xs, …, (AX)+5·xs (R11 = xs,
+// R12 = 3·xs, R13 = 5·xs).
+#define BTROW(x0, x1, x2, x3, x4, x5) \
+	VMULPS  Z30, x0, Z18; \
+	VMULPS  Z31, x2, Z19; \
+	VSUBPS  Z19, Z18, Z18; \
+	VADDPS  x4, Z18, Z18; \
+	VMOVUPS Z18, (AX); \
+	VADDPS  x2, x1, Z19; \
+	VMULPS  Z30, Z19, Z19; \
+	VADDPS  x4, x3, Z20; \
+	VSUBPS  Z20, Z19, Z19; \
+	VMOVUPS Z19, (AX)(R11*1); \
+	VSUBPS  x1, x2, Z20; \
+	VMULPS  Z30, Z20, Z20; \
+	VSUBPS  x4, x3, Z21; \
+	VADDPS  Z21, Z20, Z20; \
+	VMOVUPS Z20, (AX)(R11*2); \
+	VSUBPS  x1, x3, Z21; \
+	VMULPS  Z29, Z21, Z21; \
+	VSUBPS  x2, x4, Z22; \
+	VADDPS  Z22, Z21, Z21; \
+	VMOVUPS Z21, (AX)(R12*1); \
+	VSUBPS  x3, x1, Z23; \
+	VMULPS  Z29, Z23, Z23; \
+	VADDPS  Z22, Z23, Z23; \
+	VMOVUPS Z23, (AX)(R11*4); \
+	VMULPS  Z30, x1, Z24; \
+	VMULPS  Z31, x3, Z25; \
+	VSUBPS  Z25, Z24, Z24; \
+	VADDPS  x5, Z24, Z24; \
+	VMOVUPS Z24, (AX)(R13*1)
+
+// func In43(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr)
+TEXT ·In43(SB), NOSPLIT, $0-56
+	MOVQ buf+0(FP), BX
+	MOVQ brow+8(FP), R8
+	MOVQ vt+32(FP), SI
+	MOVQ xs+40(FP), R11
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R11)(R11*2), R12
+	LEAQ (R11)(R11*4), R13
+	LEAQ (R12)(R12*1), R14
+	CONSTS
+	MOVQ th+16(FP), DX
+
+iti:
+	MOVQ BX, DI
+	MOVQ tw+24(FP), CX
+
+itj:
+	BT05(0, Z6, Z12)
+	BT05(64, Z7, Z13)
+	BT05(128, Z8, Z14)
+	BT05(192, Z9, Z15)
+	BT05(256, Z10, Z16)
+	BT05(320, Z11, Z17)
+	MOVQ SI, AX
+	BTROW(Z6, Z7, Z8, Z9, Z10, Z11)
+	LEAQ (SI)(R14*4), AX
+	ADDQ R14, AX
+	BTROW(Z12, Z13, Z14, Z15, Z16, Z17)
+	BT12(0, Z6, Z12)
+	BT12(64, Z7, Z13)
+	BT12(128, Z8, Z14)
+	BT12(192, Z9, Z15)
+	BT12(256, Z10, Z16)
+	BT12(320, Z11, Z17)
+	LEAQ (SI)(R14*1), AX
+	BTROW(Z6, Z7, Z8, Z9, Z10, Z11)
+	LEAQ (SI)(R14*2), AX
+	BTROW(Z12, Z13, Z14, Z15, Z16, Z17)
+	BT34(0, Z6, Z12)
+	BT34(64, Z7, Z13)
+	BT34(128, Z8, Z14)
+	BT34(192, Z9, Z15)
+	BT34(256, Z10, Z16)
+	BT34(320, Z11, Z17)
+	LEAQ (SI)(R14*2), AX
+	ADDQ R14, AX
+	BTROW(Z6, Z7, Z8, Z9, Z10, Z11)
+	LEAQ (SI)(R14*4), AX
+	BTROW(Z12, Z13, Z14, Z15, Z16, Z17)
+	ADDQ $256, DI
+	ADDQ ldv+48(FP), SI
+	DECQ CX
+	JNZ  itj
+	LEAQ (BX)(R8*4), BX
+	DECQ DX
+	JNZ  iti
+	VZEROUPPER
+	RET
+
+// CONSTS248 puts 2, 4 and 8 in every lane of Z29, Z30 and Z28.
+#define CONSTS248 \
+	MOVL         $0x40000000, AX; \
+	VPBROADCASTD AX, Z29; \
+	MOVL         $0x40800000, AX; \
+	VPBROADCASTD AX, Z30; \
+	MOVL         $0x41000000, AX; \
+	VPBROADCASTD AX, Z28
+
+// LOADM loads M_ξ for ξ = 6k + l, k = 0…5, of the tile at SI into Z0–Z5
+// (R11 = xs, R14 = 6·xs, R15 = 18·xs, R12 = 30·xs; AX = SI + l·xs).
+#define LOADM \
+	VMOVUPS (AX), Z0; \
+	VMOVUPS (AX)(R14*1), Z1; \
+	VMOVUPS (AX)(R14*2), Z2; \
+	VMOVUPS (AX)(R15*1), Z3; \
+	VMOVUPS (AX)(R14*4), Z4; \
+	VMOVUPS (AX)(R12*1), Z5
+
+// AT4A and AT4B are outputs 0 and 1, 2 and 3 of Aᵀ (at4 in the trainer)
+// on Z0–Z5.
+#define AT4A(o0, o1) \
+	VSUBPS Z2, Z1, Z18; \
+	VADDPS Z2, Z1, Z19; \
+	VSUBPS Z4, Z3, Z20; \
+	VADDPS Z4, Z3, Z21; \
+	VADDPS Z19, Z0, Z22; \
+	VADDPS Z21, Z22, o0; \
+	VMULPS Z29, Z20, Z22; \
+	VADDPS Z22, Z18, o1
+
+#define AT4B(o2, o3) \
+	VSUBPS Z2, Z1, Z18; \
+	VADDPS Z2, Z1, Z19; \
+	VSUBPS Z4, Z3, Z20; \
+	VADDPS Z4, Z3, Z21; \
+	VMULPS Z30, Z21, Z22; \
+	VADDPS Z22, Z19, o2; \
+	VMULPS Z28, Z20, Z22; \
+	VADDPS Z22, Z18, Z22; \
+	VADDPS Z5, Z22, o3
+
+// ATROW stores at4(x0, …, x5) + bias (Z27) at 0(r), 64(r), 128(r) and 192(r).
+#define ATROW(x0, x1, x2, x3, x4, x5, r) \
+	VSUBPS  x2, x1, Z18; \
+	VADDPS  x2, x1, Z19; \
+	VSUBPS  x4, x3, Z20; \
+	VADDPS  x4, x3, Z21; \
+	VADDPS  Z19, x0, Z22; \
+	VADDPS  Z21, Z22, Z22; \
+	VADDPS  Z27, Z22, Z22; \
+	VMOVUPS Z22, (r); \
+	VMULPS  Z29, Z20, Z23; \
+	VADDPS  Z23, Z18, Z23; \
+	VADDPS  Z27, Z23, Z23; \
+	VMOVUPS Z23, 64(r); \
+	VMULPS  Z30, Z21, Z24; \
+	VADDPS  Z24, Z19, Z24; \
+	VADDPS  Z27, Z24, Z24; \
+	VMOVUPS Z24, 128(r); \
+	VMULPS  Z28, Z20, Z25; \
+	VADDPS  Z25, Z18, Z25; \
+	VADDPS  x5, Z25, Z25; \
+	VADDPS  Z27, Z25, Z25; \
+	VMOVUPS Z25, 192(r)
+
+// func Out43(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr)
+TEXT ·Out43(SB), NOSPLIT, $0-64
+	MOVQ mt+0(FP), SI
+	MOVQ xs+8(FP), R11
+	MOVQ bias+24(FP), AX
+	VMOVUPS (AX), Z27
+	MOVQ obuf+48(FP), BX
+	MOVQ orow+56(FP), R8
+	LEAQ (R8)(R8*2), R10
+	LEAQ (R11)(R11*2), R13
+	LEAQ (R11)(R11*4), R9
+	LEAQ (R13)(R13*1), R14
+	LEAQ (R14)(R14*2), R15
+	LEAQ (R14)(R14*4), R12
+	CONSTS248
+	MOVQ th+32(FP), DX
+
+oti:
+	MOVQ BX, DI
+	MOVQ tw+40(FP), CX
+
+otj:
+	MOVQ SI, AX
+	LOADM
+	AT4A(Z6, Z12)
+	LEAQ (SI)(R11*1), AX
+	LOADM
+	AT4A(Z7, Z13)
+	LEAQ (SI)(R11*2), AX
+	LOADM
+	AT4A(Z8, Z14)
+	LEAQ (SI)(R13*1), AX
+	LOADM
+	AT4A(Z9, Z15)
+	LEAQ (SI)(R11*4), AX
+	LOADM
+	AT4A(Z10, Z16)
+	LEAQ (SI)(R9*1), AX
+	LOADM
+	AT4A(Z11, Z17)
+	ATROW(Z6, Z7, Z8, Z9, Z10, Z11, DI)
+	LEAQ (DI)(R8*1), AX
+	ATROW(Z12, Z13, Z14, Z15, Z16, Z17, AX)
+	MOVQ SI, AX
+	LOADM
+	AT4B(Z6, Z12)
+	LEAQ (SI)(R11*1), AX
+	LOADM
+	AT4B(Z7, Z13)
+	LEAQ (SI)(R11*2), AX
+	LOADM
+	AT4B(Z8, Z14)
+	LEAQ (SI)(R13*1), AX
+	LOADM
+	AT4B(Z9, Z15)
+	LEAQ (SI)(R11*4), AX
+	LOADM
+	AT4B(Z10, Z16)
+	LEAQ (SI)(R9*1), AX
+	LOADM
+	AT4B(Z11, Z17)
+	LEAQ (DI)(R8*2), AX
+	ATROW(Z6, Z7, Z8, Z9, Z10, Z11, AX)
+	LEAQ (DI)(R10*1), AX
+	ATROW(Z12, Z13, Z14, Z15, Z16, Z17, AX)
+	ADDQ $256, DI
+	ADDQ ldm+16(FP), SI
+	DECQ CX
+	JNZ  otj
+	LEAQ (BX)(R8*4), BX
+	DECQ DX
+	JNZ  oti
+	VZEROUPPER
+	RET
+
+// A4A computes a4's outputs 0–2 (y0, e+o, e−o) of y0…y3 in Z0–Z3; A4B
+// outputs 3–5 (e4+o4, e4−o4, y3).
+#define A4A(k0, k1, k2) \
+	VADDPS  Z2, Z0, Z18; \
+	VADDPS  Z3, Z1, Z19; \
+	VMOVAPS Z0, k0; \
+	VADDPS  Z19, Z18, k1; \
+	VSUBPS  Z19, Z18, k2
+
+#define A4B(k3, k4, k5) \
+	VMULPS  Z30, Z2, Z18; \
+	VADDPS  Z18, Z0, Z18; \
+	VMULPS  Z29, Z1, Z19; \
+	VMULPS  Z28, Z3, Z20; \
+	VADDPS  Z20, Z19, Z19; \
+	VADDPS  Z19, Z18, k3; \
+	VSUBPS  Z19, Z18, k4; \
+	VMOVAPS Z3, k5
+
+// A4ROW stores a4(x0, x1, x2, x3) at (AX), (AX)+xs, …, (AX)+5·xs (R11 =
+// xs, R12 = 3·xs, R13 = 5·xs).
+#define A4ROW(x0, x1, x2, x3) \
+	VMOVUPS x0, (AX); \
+	VADDPS  x2, x0, Z18; \
+	VADDPS  x3, x1, Z19; \
+	VADDPS  Z19, Z18, Z20; \
+	VMOVUPS Z20, (AX)(R11*1); \
+	VSUBPS  Z19, Z18, Z21; \
+	VMOVUPS Z21, (AX)(R11*2); \
+	VMULPS  Z30, x2, Z18; \
+	VADDPS  Z18, x0, Z18; \
+	VMULPS  Z29, x1, Z19; \
+	VMULPS  Z28, x3, Z20; \
+	VADDPS  Z20, Z19, Z19; \
+	VADDPS  Z19, Z18, Z20; \
+	VMOVUPS Z20, (AX)(R12*1); \
+	VSUBPS  Z19, Z18, Z21; \
+	VMOVUPS Z21, (AX)(R11*4); \
+	VMOVUPS x3, (AX)(R13*1)
+
+// LOADD loads the output gradients of rows 0–3 of column off of the tile
+// at DI (rows R8 apart, R10 = 3·R8) into Z0–Z3.
+#define LOADD(off) \
+	VMOVUPS off(DI), Z0; \
+	VMOVUPS off(DI)(R8*1), Z1; \
+	VMOVUPS off(DI)(R8*2), Z2; \
+	VMOVUPS off(DI)(R10*1), Z3
+
+// func Dy43(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr)
+TEXT ·Dy43(SB), NOSPLIT, $0-56
+	MOVQ dbuf+0(FP), BX
+	MOVQ drow+8(FP), R8
+	MOVQ dmt+32(FP), SI
+	MOVQ xs+40(FP), R11
+	LEAQ (R8)(R8*2), R10
+	LEAQ (R11)(R11*2), R12
+	LEAQ (R11)(R11*4), R13
+	LEAQ (R12)(R12*1), R14
+	CONSTS248
+	MOVQ th+16(FP), DX
+
+yti:
+	MOVQ BX, DI
+	MOVQ tw+24(FP), CX
+
+ytj:
+	LOADD(0)
+	A4A(Z6, Z10, Z14)
+	LOADD(64)
+	A4A(Z7, Z11, Z15)
+	LOADD(128)
+	A4A(Z8, Z12, Z16)
+	LOADD(192)
+	A4A(Z9, Z13, Z17)
+	MOVQ SI, AX
+	A4ROW(Z6, Z7, Z8, Z9)
+	LEAQ (SI)(R14*1), AX
+	A4ROW(Z10, Z11, Z12, Z13)
+	LEAQ (SI)(R14*2), AX
+	A4ROW(Z14, Z15, Z16, Z17)
+	LOADD(0)
+	A4B(Z6, Z10, Z14)
+	LOADD(64)
+	A4B(Z7, Z11, Z15)
+	LOADD(128)
+	A4B(Z8, Z12, Z16)
+	LOADD(192)
+	A4B(Z9, Z13, Z17)
+	LEAQ (SI)(R14*2), AX
+	ADDQ R14, AX
+	A4ROW(Z6, Z7, Z8, Z9)
+	LEAQ (SI)(R14*4), AX
+	A4ROW(Z10, Z11, Z12, Z13)
+	ADDQ R14, AX
+	A4ROW(Z14, Z15, Z16, Z17)
+	ADDQ $256, DI
+	ADDQ ldm+48(FP), SI
+	DECQ CX
+	JNZ  ytj
+	LEAQ (BX)(R8*4), BX
+	DECQ DX
+	JNZ  yti
+	VZEROUPPER
+	RET
+
+// LOADV loads dV_ξ for ξ = 6k + l, k = 0…5 (column l of the tile at AX:
+// R14 = 6·xs, R15 = 18·xs, R12 = 30·xs) into Z0–Z5.
+#define LOADV LOADM
+
+// B05 computes rows 0 and 5 of B (b6 in the trainer) down a column in
+// Z0–Z5: 4·v0 and v5. B13 rows 1 and 3, B24 rows 2 and 4.
+#define B05(p, q) \
+	VMULPS  Z30, Z0, p; \
+	VMOVAPS Z5, q
+
+#define B13(p, q) \
+	VSUBPS Z2, Z1, Z18; \
+	VADDPS Z5, Z18, Z18; \
+	VMULPS Z30, Z18, Z18; \
+	VSUBPS Z3, Z4, Z19; \
+	VMULPS Z29, Z19, Z19; \
+	VADDPS Z19, Z18, p; \
+	VSUBPS Z1, Z2, Z18; \
+	VSUBPS Z4, Z3, Z19; \
+	VMULPS Z29, Z19, Z19; \
+	VADDPS Z19, Z18, Z18; \
+	VMULPS Z31, Z5, Z19; \
+	VSUBPS Z19, Z18, q
+
+#define B24(p, q) \
+	VADDPS Z2, Z1, Z18; \
+	VMULPS Z30, Z18, Z19; \
+	VMULPS Z31, Z0, Z20; \
+	VSUBPS Z20, Z19, Z19; \
+	VADDPS Z4, Z3, Z20; \
+	VSUBPS Z20, Z19, p; \
+	VSUBPS Z18, Z0, Z19; \
+	VADDPS Z20, Z19, q
+
+// BROWADD adds b6(x0, …, x5) into the six positions at 0(r), 64(r), …,
+// 320(r).
+#define BROWADD(x0, x1, x2, x3, x4, x5, r) \
+	VMULPS  Z30, x0, Z18; \
+	VADDPS  (r), Z18, Z18; \
+	VMOVUPS Z18, (r); \
+	VSUBPS  x2, x1, Z19; \
+	VADDPS  x5, Z19, Z19; \
+	VMULPS  Z30, Z19, Z19; \
+	VSUBPS  x3, x4, Z20; \
+	VMULPS  Z29, Z20, Z20; \
+	VADDPS  Z20, Z19, Z19; \
+	VADDPS  64(r), Z19, Z19; \
+	VMOVUPS Z19, 64(r); \
+	VADDPS  x2, x1, Z20; \
+	VMULPS  Z30, Z20, Z21; \
+	VMULPS  Z31, x0, Z22; \
+	VSUBPS  Z22, Z21, Z21; \
+	VADDPS  x4, x3, Z22; \
+	VSUBPS  Z22, Z21, Z21; \
+	VADDPS  128(r), Z21, Z21; \
+	VMOVUPS Z21, 128(r); \
+	VSUBPS  x1, x2, Z23; \
+	VSUBPS  x4, x3, Z24; \
+	VMULPS  Z29, Z24, Z24; \
+	VADDPS  Z24, Z23, Z23; \
+	VMULPS  Z31, x5, Z24; \
+	VSUBPS  Z24, Z23, Z23; \
+	VADDPS  192(r), Z23, Z23; \
+	VMOVUPS Z23, 192(r); \
+	VSUBPS  Z20, x0, Z24; \
+	VADDPS  Z22, Z24, Z24; \
+	VADDPS  256(r), Z24, Z24; \
+	VMOVUPS Z24, 256(r); \
+	VADDPS  320(r), x5, Z25; \
+	VMOVUPS Z25, 320(r)
+
+// COLV runs BOP (B05, B13 or B24) down the six columns of dV of the tile
+// at SI into the register pairs (Z6, Z12) … (Z11, Z17) (R11 = xs, R13 =
+// 3·xs, R9 = 5·xs).
+#define COLV(BOP) \
+	MOVQ SI, AX; \
+	LOADV; \
+	BOP(Z6, Z12); \
+	LEAQ (SI)(R11*1), AX; \
+	LOADV; \
+	BOP(Z7, Z13); \
+	LEAQ (SI)(R11*2), AX; \
+	LOADV; \
+	BOP(Z8, Z14); \
+	LEAQ (SI)(R13*1), AX; \
+	LOADV; \
+	BOP(Z9, Z15); \
+	LEAQ (SI)(R11*4), AX; \
+	LOADV; \
+	BOP(Z10, Z16); \
+	LEAQ (SI)(R9*1), AX; \
+	LOADV; \
+	BOP(Z11, Z17)
+
+// func Dx43(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr)
+//
+// Dx43 adds B dV Bᵀ of th×tw tiles into xbuf (the tile (ti, tj)'s 6×6
+// receptive field at xbuf + 4ti·xrow + 4tj·64), rows of tiles in order and
+// each row's tiles from the last to the first, which is the order of the
+// trainer's winoInputGrad4 at every position.
+TEXT ·Dx43(SB), NOSPLIT, $0-56
+	MOVQ xs+8(FP), R11
+	MOVQ tw+32(FP), AX
+	DECQ AX
+	MOVQ AX, CX
+	IMULQ ldv+16(FP), AX
+	MOVQ dvt+0(FP), SI
+	ADDQ AX, SI          // the first row's last tile
+	MOVQ xbuf+40(FP), BX
+	SHLQ $8, CX
+	ADDQ CX, BX          // its receptive field
+	MOVQ xrow+48(FP), R8
+	LEAQ (R8)(R8*2), R10
+	LEAQ (R11)(R11*2), R13
+	LEAQ (R11)(R11*4), R9
+	LEAQ (R13)(R13*1), R14
+	LEAQ (R14)(R14*2), R15
+	LEAQ (R14)(R14*4), R12
+	CONSTS
+	MOVQ th+24(FP), DX
+
+xti:
+	MOVQ BX, DI
+	MOVQ tw+32(FP), CX
+
+xtj:
+	COLV(B05)
+	BROWADD(Z6, Z7, Z8, Z9, Z10, Z11, DI)
+	LEAQ (DI)(R8*4), AX
+	ADDQ R8, AX
+	BROWADD(Z12, Z13, Z14, Z15, Z16, Z17, AX)
+	COLV(B13)
+	LEAQ (DI)(R8*1), AX
+	BROWADD(Z6, Z7, Z8, Z9, Z10, Z11, AX)
+	LEAQ (DI)(R10*1), AX
+	BROWADD(Z12, Z13, Z14, Z15, Z16, Z17, AX)
+	COLV(B24)
+	LEAQ (DI)(R8*2), AX
+	BROWADD(Z6, Z7, Z8, Z9, Z10, Z11, AX)
+	LEAQ (DI)(R8*4), AX
+	BROWADD(Z12, Z13, Z14, Z15, Z16, Z17, AX)
+	SUBQ $256, DI
+	SUBQ ldv+16(FP), SI
+	DECQ CX
+	JNZ  xtj
+	// SI is one tile before the row's first: on to the next row's last.
+	MOVQ tw+32(FP), AX
+	SHLQ $1, AX
+	IMULQ ldv+16(FP), AX
+	ADDQ AX, SI
+	LEAQ (BX)(R8*4), BX
+	DECQ DX
+	JNZ  xti
+	VZEROUPPER
+	RET

@@ -1,0 +1,24 @@
+//go:build !amd64
+
+package wino
+
+var Available = false
+
+func Fill16(dst *float32, drow uintptr, src *float32, plane, srow uintptr, w, rows int) {
+	panic("wino: no kernels")
+}
+func Drain16(dst *float32, plane, drow uintptr, src *float32, srow uintptr, w, rows int) {
+	panic("wino: no kernels")
+}
+func In43(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr) {
+	panic("wino: no kernels")
+}
+func Out43(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr) {
+	panic("wino: no kernels")
+}
+func Dy43(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr) {
+	panic("wino: no kernels")
+}
+func Dx43(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr) {
+	panic("wino: no kernels")
+}

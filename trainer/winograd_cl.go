@@ -1,0 +1,246 @@
+package trainer
+
+import (
+	"os"
+
+	"github.com/flsweep/flsweep/trainer/internal/packed"
+	"github.com/flsweep/flsweep/trainer/internal/wino"
+)
+
+// Channel-lane Winograd: F(4×4, 3×3) with the transforms' vectors across
+// 16 channels instead of across tiles (AVX-512 only, package wino).
+//
+// The transforms of winograd43.go hold 8 tiles of one channel in a vector,
+// which needs the input's rows dealt into phases (column mod 4), the
+// output's merged back, and, for rows of fewer than 8 tiles, the tiles
+// staged one by one; with Go's vector code that cost ResNet-18's
+// convolutions more than their products (its first stage: 10 ms for the
+// input transform of a batch, 12 for the output transform, 9.6 for the
+// 36 products). Here a vector holds one position of 16 channels: a block
+// of 16 planes is transposed once into positions (wino.Fill16), every
+// tile's transform is plain vertical arithmetic on whole vectors
+// (wino.In43, Out43, Dy43, Dx43), and the results go back by the inverse
+// transpose (wino.Drain16).
+//
+// The transformed tiles are laid out tile-major: V_ξ as [tiles][cin]
+// (rows ldv apart) rather than [cin][tiles], so the products run with
+// their operands' roles exchanged,
+//
+//	Mᵀ_ξ = V_ξᵀ·U_ξᵀ,  dV_ξᵀ = dM_ξᵀ·U_ξ,  dU_ξ = Σ_chunks (dM_ξᵀ)ᵀ·V_ξᵀ,
+//
+// each entry the same multiply-adds in the same order along k as in
+// winograd43.go's products (the packed gemm's main kernel sums along k in
+// one order whichever operand is A; clFits keeps to the shapes where both
+// layouts' products take that kernel), and each transformed value the same
+// expression in the same order as the portable loops. So the bits are
+// those of the tile-lane path; TestChannelLaneWinograd checks it, and
+// FLSWEEP_WINO_CL=0 turns this path off.
+
+// useCL enables the channel-lane path on CPUs with AVX-512 when the packed
+// gemm computes the products (their order is what makes the two layouts'
+// bits equal).
+var useCL = wino.Available && usePacked && os.Getenv("FLSWEEP_WINO_CL") != "0"
+
+// clFits reports whether g's convolution takes the channel-lane path:
+// F(4×4, 3×3) with channels in whole vectors, and at least transMinM
+// output and transMinN input channels, so that the tile-lane path's
+// weight-gradient products (dM·Vᵀ, C of cout×cin) take the packed gemm's
+// main kernel rather than its dot-product kernel, as the channel-lane
+// ones always do.
+func (g convGeom) clFits() bool {
+	return useCL && g.wino4 && g.k == 3 && g.cin%16 == 0 && g.cout%16 == 0 &&
+		g.cout >= packed.TransMinM && g.cin >= packed.TransMinN
+}
+
+// clLd is the distance between a tile's rows of c channels in the
+// channel-lane layout: c plus 16 floats, so that the 14 rows the AVX-512
+// kernel reads in place are never a power of two floats apart (which
+// folds them into a few L1 sets).
+func clLd(c int) int { return c + 16 }
+
+// clBuf returns the workspace's position buffer for a padded plane of
+// th·4+2 rows and tw·4+2 positions (16 floats each).
+func clBuf(g convGeom, ws *workspace[float32]) (buf []float32, row int) {
+	TW := 4*g.tw() + 2
+	return grow(&ws.pad, (4*g.th()+2)*TW*16), TW * 16
+}
+
+// clInput writes the chunk [n0, n1)'s transformed inputs in the
+// channel-lane layout into vt ([36][cols][ldv]).
+func clInput(g convGeom, ws *workspace[float32], x []float32, n0, n1 int, vt []float32) {
+	th, tw, ldv := g.th(), g.tw(), clLd(g.cin)
+	cols := (n1 - n0) * g.tiles()
+	xs := cols * ldv
+	buf, brow := clBuf(g, ws)
+	clear(buf) // the zero border; Fill16 overwrites the inside
+	rows := min(g.h, 4*th+2-g.p)
+	hw := g.h * g.w
+	_ = vt[35*xs+(cols-1)*ldv+g.cin-1]
+	_ = x[n1*g.cin*hw-1]
+	for n := n0; n < n1; n++ {
+		for c0 := 0; c0 < g.cin; c0 += 16 {
+			wino.Fill16(&buf[g.p*brow+g.p*16], uintptr(brow*4), &x[(n*g.cin+c0)*hw], uintptr(hw*4), uintptr(g.w*4), g.w, rows)
+			wino.In43(&buf[0], uintptr(brow*4), th, tw, &vt[(n-n0)*g.tiles()*ldv+c0], uintptr(xs*4), uintptr(ldv*4))
+		}
+	}
+}
+
+// clOutput writes the chunk's outputs (plus bias) into y from its
+// transformed outputs mt ([36][cols][ldm]).
+func clOutput(g convGeom, ws *workspace[float32], mt []float32, y []float32, n0, n1 int, b []float32) {
+	th, tw, ldm := g.th(), g.tw(), clLd(g.cout)
+	cols := (n1 - n0) * g.tiles()
+	xs := cols * ldm
+	orow := 4 * tw * 16
+	obuf := grow(&ws.wino, 4*th*orow)
+	hw := g.ho * g.wo
+	var zero [16]float32
+	_ = y[n1*g.cout*hw-1]
+	for n := n0; n < n1; n++ {
+		for o0 := 0; o0 < g.cout; o0 += 16 {
+			bias := &zero[0]
+			if b != nil {
+				bias = &b[o0:][:16][0]
+			}
+			wino.Out43(&mt[(n-n0)*g.tiles()*ldm+o0], uintptr(xs*4), uintptr(ldm*4), bias, th, tw, &obuf[0], uintptr(orow*4))
+			wino.Drain16(&y[(n*g.cout+o0)*hw], uintptr(hw*4), uintptr(g.wo*4), &obuf[0], uintptr(orow*4), g.wo, g.ho)
+		}
+	}
+}
+
+// clGrad writes the chunk's transformed output gradients dmt
+// ([36][cols][ldm]) for dy.
+func clGrad(g convGeom, ws *workspace[float32], dy []float32, n0, n1 int, dmt []float32) {
+	th, tw, ldm := g.th(), g.tw(), clLd(g.cout)
+	cols := (n1 - n0) * g.tiles()
+	xs := cols * ldm
+	drow := 4 * tw * 16
+	dbuf := grow(&ws.wino, 4*th*drow)
+	clear(dbuf) // zeros past the output; Fill16 overwrites the rest
+	hw := g.ho * g.wo
+	_ = dy[n1*g.cout*hw-1]
+	_ = dmt[35*xs+(cols-1)*ldm+g.cout-1]
+	for n := n0; n < n1; n++ {
+		for o0 := 0; o0 < g.cout; o0 += 16 {
+			wino.Fill16(&dbuf[0], uintptr(drow*4), &dy[(n*g.cout+o0)*hw], uintptr(hw*4), uintptr(g.wo*4), g.wo, g.ho)
+			wino.Dy43(&dbuf[0], uintptr(drow*4), th, tw, &dmt[(n-n0)*g.tiles()*ldm+o0], uintptr(xs*4), uintptr(ldm*4))
+		}
+	}
+}
+
+// clInputGrad writes the chunk's samples of dx from their transformed
+// input gradients dvt ([36][cols][ldv]).
+func clInputGrad(g convGeom, ws *workspace[float32], dvt []float32, dx []float32, n0, n1 int) {
+	th, tw, ldv := g.th(), g.tw(), clLd(g.cin)
+	cols := (n1 - n0) * g.tiles()
+	xs := cols * ldv
+	buf, brow := clBuf(g, ws)
+	hw := g.h * g.w
+	rows := min(g.h, 4*th+2-g.p)
+	_ = dx[n1*g.cin*hw-1]
+	for n := n0; n < n1; n++ {
+		for c0 := 0; c0 < g.cin; c0 += 16 {
+			clear(buf)
+			wino.Dx43(&dvt[(n-n0)*g.tiles()*ldv+c0], uintptr(xs*4), uintptr(ldv*4), th, tw, &buf[0], uintptr(brow*4))
+			wino.Drain16(&dx[(n*g.cin+c0)*hw], uintptr(hw*4), uintptr(g.w*4), &buf[g.p*brow+g.p*16], uintptr(brow*4), g.w, rows)
+		}
+	}
+}
+
+// clTransposeWeights writes U_ξᵀ ([36][cin][cout], rows clLd(cout)
+// apart) for the forward products.
+func clTransposeWeights(g convGeom, u, ut []float32) {
+	oc, ld := g.cout*g.cin, clLd(g.cout)
+	tmp := ut[g.xi()*g.cin*ld:][:oc]
+	for xi := range g.xi() {
+		packed.Transpose(tmp, u[xi*oc:][:oc], g.cout, g.cin, g.cin)
+		dst := ut[xi*g.cin*ld:]
+		for c := range g.cin {
+			copy(dst[c*ld:][:g.cout], tmp[c*g.cout:][:g.cout])
+		}
+	}
+}
+
+// clForward is winoForward on the channel-lane path.
+func clForward(op *convOp[float32], x, w, b, y []float32, batch int) {
+	g, ws := op.g, op.ws
+	oc := g.cout * g.cin
+	nut := g.xi()*g.cin*clLd(g.cout) + oc                  // Uᵀ and a transpose's scratch
+	ut := grow(&op.u, g.xi()*oc+max(g.winoScratch(), nut)) // U, then scratch or Uᵀ
+	u, uT := ut[:g.xi()*oc], ut[g.xi()*oc:]
+	winoTransformWeights(g, w, u, uT)
+	clTransposeWeights(g, u, uT)
+	// The transformed inputs are transformed again for the weight
+	// gradient rather than kept: ResNet-18's first stage would keep 31 MB
+	// a convolution, whose writing and reading took longer than the
+	// transform (4 ms against 2.5 for a batch of 50).
+	op.cached = false
+	ldv, ldm := clLd(g.cin), clLd(g.cout)
+	g.winoChunks(batch, func(n0, n1, cols, _ int) {
+		vt, mt := grow(&ws.col, g.xi()*cols*ldv), grow(&ws.aux, g.xi()*cols*ldm)
+		clInput(g, ws, x, n0, n1, vt)
+		for xi := range g.xi() {
+			gemm(ws, false, false, cols, g.cout, g.cin, 1, vt[xi*cols*ldv:], ldv, uT[xi*g.cin*ldm:], ldm, 0, mt[xi*cols*ldm:], ldm)
+		}
+		clOutput(g, ws, mt, y, n0, n1, b)
+	})
+}
+
+// clBackward is winoBackward, winoDx and winoDw on the channel-lane path:
+// dx unless it is nil and dW unless it is nil, chunk by chunk, with the
+// forward pass's U.
+func clBackward(g convGeom, ws *workspace[float32], fwd *convOp[float32], dy, x, dx, dw []float32, batch int) {
+	oc := g.cout * g.cin
+	u := fwd.u[:g.xi()*oc]
+	du, scratch := winoDu(g, ws)
+	ldv, ldm := clLd(g.cin), clLd(g.cout)
+	g.winoChunks(batch, func(n0, n1, cols, _ int) {
+		dmt := grow(&ws.aux, g.xi()*cols*ldm)
+		clGrad(g, ws, dy, n0, n1, dmt)
+		if dx != nil {
+			dvt := grow(&ws.col, g.xi()*cols*ldv)
+			for xi := range g.xi() {
+				gemm(ws, false, false, cols, g.cin, g.cout, 1, dmt[xi*cols*ldm:], ldm, u[xi*oc:], g.cin, 0, dvt[xi*cols*ldv:], ldv)
+			}
+			clInputGrad(g, ws, dvt, dx, n0, n1)
+		}
+		if dw == nil {
+			return
+		}
+		vt := grow(&ws.col, g.xi()*cols*ldv)
+		clInput(g, ws, x, n0, n1, vt)
+		beta := float32(1)
+		if n0 == 0 {
+			beta = 0
+		}
+		for xi := range g.xi() {
+			gemm(ws, true, false, g.cout, g.cin, cols, 1, dmt[xi*cols*ldm:], ldm, vt[xi*cols*ldv:], ldv, beta, du[xi*oc:], g.cin)
+		}
+	})
+	if dw != nil {
+		winoTransformWeightsGrad(g, du, dw, scratch)
+	}
+}
+
+// clDo runs f on the channel-lane path when g takes it and T is float32
+// (the finite-difference tests' float64 graphs keep the tile-lane path),
+// and reports whether it did.
+func clDo[T float](g convGeom, f func()) bool {
+	if !g.cl {
+		return false
+	}
+	var t T
+	if _, ok := any(t).(float32); !ok {
+		return false
+	}
+	f()
+	return true
+}
+
+// f32 returns s as []float32 (T is float32 on the channel-lane path).
+func f32[T float](s []T) []float32 {
+	if s == nil {
+		return nil
+	}
+	return any(s).([]float32)
+}

@@ -1,0 +1,100 @@
+package trainer
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestChannelLaneWinograd checks that the channel-lane F(4×4, 3×3)
+// (winograd_cl.go) computes the tile-lane path's bits: the forward pass,
+// the input gradient and the weight gradient, fused and apart, with the
+// transformed inputs cached and recomputed, on ResNet-18's stride-1
+// geometries and on outputs that the tiles overhang, with and without
+// padding and bias, in batches of several chunks and of one partial one.
+func TestChannelLaneWinograd(t *testing.T) {
+	if !useCL {
+		t.Skip("no channel-lane path on this CPU (AVX-512) or with FLSWEEP_GEMM=blas")
+	}
+	tests := []struct {
+		cin, cout, h, p int
+		bias            bool
+	}{
+		{64, 64, 32, 1, false},   // ResNet-18's first stage
+		{128, 128, 16, 1, false}, // second
+		{256, 256, 8, 1, false},  // third
+		{64, 96, 18, 1, true},    // tiles past the output (5×5 tiles of 18×18)
+		{80, 48, 18, 0, true},    // no padding: 16×16 outputs
+	}
+	for _, tt := range tests {
+		for _, batch := range []int{50, 7, 1} {
+			for _, cache := range []bool{false, true} { // the tile-lane path's cache (the channel-lane one recomputes)
+				name := fmt.Sprintf("%dx%dx%d-p%d-b%d-cache%v", tt.cin, tt.cout, tt.h, tt.p, batch, cache)
+				t.Run(name, func(t *testing.T) {
+					ho := tt.h + 2*tt.p - 2
+					l := layer{name: "c", in: shape{tt.cin, tt.h, tt.h}, out: shape{tt.cout, ho, ho}, k: 3, stride: 1, pad: tt.p, b: -1}
+					if tt.bias {
+						l.b = 0
+					}
+					g := newConvGeom(l)
+					g.needDx = true
+					if !g.cl {
+						t.Fatalf("geometry %+v does not take the channel-lane path", g)
+					}
+					r := rand.New(rand.NewPCG(uint64(tt.cin), uint64(batch)))
+					rnd := func(n int) []float32 {
+						v := make([]float32, n)
+						for i := range v {
+							v[i] = float32(r.NormFloat64())
+						}
+						return v
+					}
+					x, w, dy := rnd(batch*g.inSize()), rnd(tt.cout*tt.cin*9), rnd(batch*g.outSize())
+					var b []float32
+					if tt.bias {
+						b = rnd(tt.cout)
+					}
+					old := g
+					old.cl = false
+					for _, fused := range []bool{true, false} {
+						was := fuseWinoBackward
+						fuseWinoBackward = fused
+						y0, dx0, dw0 := convPassesCache(t, old, batch, x, w, b, dy, cache)
+						y1, dx1, dw1 := convPassesCache(t, g, batch, x, w, b, dy, cache)
+						fuseWinoBackward = was
+						if len(y1) != len(y0) || len(dx1) != len(dx0) || len(dw1) != len(dw0) {
+							t.Fatal("lengths differ")
+						}
+						sameBits(t, "y", y1, y0)
+						sameBits(t, "dx", dx1, dx0)
+						sameBits(t, "dw", dw1, dw0)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestChannelLaneTraining trains ResNet-18 (whose first three stages take
+// the channel-lane path) for two steps with and without it: the weights
+// and running statistics must come out bit for bit the same.
+func TestChannelLaneTraining(t *testing.T) {
+	if !useCL {
+		t.Skip("no channel-lane path on this CPU (AVX-512) or with FLSWEEP_GEMM=blas")
+	}
+	n := mustNet(t, Spec{Arch: ArchResNet18}, cifar, 10)
+	ex := uniformData(3, 40, n.Dim(), 10)
+	w0 := initWeights(t, n, 5)
+	run := func(cl bool) []float32 {
+		was := useCL
+		useCL = cl
+		defer func() { useCL = was }()
+		w := append([]float32(nil), w0...)
+		r := rand.New(rand.NewPCG(9, 9))
+		if _, err := New(nil).Train(t.Context(), n, w, ex, sgdSteps(0.05, 20, 2), r, nil); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	sameBits(t, "weights", run(true), run(false))
+}
