@@ -177,10 +177,13 @@ const wBlock = 64
 
 // winoWeights writes U_ξ = (G g Gᵀ)_ξ for w ([cout, cin, 3, 3]) into u
 // ([16, cout, cin]), wBlock filters at a time.
-func winoWeights[T float](w []T, cout, cin int, u []T) {
+func winoWeights[T float](w []T, cout, cin int, u []T) { winoWeightsFrom(w, cout, cin, u, 0) }
+
+// winoWeightsFrom is winoWeights for filters [f0, cout·cin).
+func winoWeightsFrom[T float](w []T, cout, cin int, u []T, f0 int) {
 	oc := cout * cin
 	var blk [16][wBlock]T
-	for i0 := 0; i0 < oc; i0 += wBlock {
+	for i0 := f0; i0 < oc; i0 += wBlock {
 		nb := min(wBlock, oc-i0)
 		for b := range nb {
 			g := w[(i0+b)*9:][:9]
@@ -209,9 +212,14 @@ func winoWeights[T float](w []T, cout, cin int, u []T) {
 // ([cout, cin, 3, 3]): the adjoint of winoWeights, wBlock filters at a
 // time.
 func winoWeightsGrad[T float](du []T, cout, cin int, dw []T) {
+	winoWeightsGradFrom(du, cout, cin, dw, 0)
+}
+
+// winoWeightsGradFrom is winoWeightsGrad for filters [f0, cout·cin).
+func winoWeightsGradFrom[T float](du []T, cout, cin int, dw []T, f0 int) {
 	oc := cout * cin
 	var blk [16][wBlock]T
-	for i0 := 0; i0 < oc; i0 += wBlock {
+	for i0 := f0; i0 < oc; i0 += wBlock {
 		nb := min(wBlock, oc-i0)
 		for x := range blk {
 			copy(blk[x][:nb], du[x*oc+i0:][:nb])
@@ -458,6 +466,10 @@ func winoTransformWeights[T float](g convGeom, w, u, tmp []T) {
 		wino5Weights(w, g.cout, g.cin, u)
 		return
 	}
+	if f, ok := any(wino23W32.w).(func([]T, int, int, []T)); ok {
+		f(w, g.cout, g.cin, u)
+		return
+	}
 	winoWeights(w, g.cout, g.cin, u)
 }
 
@@ -471,8 +483,19 @@ func winoTransformWeightsGrad[T float](g convGeom, du, dw, tmp []T) {
 		wino5WeightsGrad(du, g.cout, g.cin, dw)
 		return
 	}
+	if f, ok := any(wino23W32.wg).(func([]T, int, int, []T)); ok {
+		f(du, g.cout, g.cin, dw)
+		return
+	}
 	winoWeightsGrad(du, g.cout, g.cin, dw)
 }
+
+// wino23W32 are F(2×2, 3×3)'s weight transforms in float32: winoWeights
+// and winoWeightsGrad, or vector versions with their bits
+// (winograd_avx2.go).
+var wino23W32 = struct {
+	w, wg func([]float32, int, int, []float32)
+}{winoWeights[float32], winoWeightsGrad[float32]}
 
 // winoPlanes holds a plane's scratch: the even and odd columns of a
 // zero-padded plane, 2·th+α−2 rows of tw+α/2−1, and 8 floats more that

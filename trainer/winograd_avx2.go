@@ -5,6 +5,8 @@ package trainer
 import (
 	"math"
 	"simd/archsimd"
+
+	"github.com/flsweep/flsweep/trainer/internal/packed"
 )
 
 // AVX2 versions of the Winograd transforms (winograd.go): 8 tiles at a
@@ -280,4 +282,101 @@ func st8(t []float32, d int, x0, x1, x2, x3, x4, x5, x6, x7 f8) {
 	st6(t, d, x0, x1, x2, x3, x4, x5)
 	x6.StoreSlice(t[6*d:])
 	x7.StoreSlice(t[7*d:])
+}
+
+func init() {
+	if archsimd.X86.AVX2() {
+		wino23W32.w, wino23W32.wg = winoWeightsAVX2, winoWeightsGradAVX2
+	}
+}
+
+// g4v is the vector form of one step of winoWeights: G applied to three
+// taps, (g0, (g0+g2)/2 + g1/2, (g0+g2)/2 − g1/2, g2), in its order.
+func g4v(g0, g1, g2, half f8) (f8, f8, f8, f8) {
+	h, q := g0.Add(g2).Mul(half), g1.Mul(half)
+	return g0, h.Add(q), h.Sub(q), g2
+}
+
+// winoWeightsAVX2 is winoWeights 8 filters at a time: a block of wBlock
+// filters is laid out tap-major on the stack (packed.Transpose), and each
+// vector lane computes the portable expressions in their order.
+func winoWeightsAVX2(w []float32, cout, cin int, u []float32) {
+	oc := cout * cin
+	k := tail8(oc)
+	var tmp [9 * wBlock]float32
+	var blk [16 * wBlock]float32 // the block's 16 rows of U, stored whole (wBlock)
+	for i0 := 0; i0 < k; i0 += wBlock {
+		nb := min(wBlock, k-i0)
+		packed.Transpose(tmp[:9*nb], w[i0*9:][:9*nb], nb, 9, 9)
+		half := archsimd.BroadcastFloat32x8(0.5)
+		for b := 0; b < nb; b += 8 {
+			tap := func(j int) f8 { return ld8(tmp[:], j*nb+b) }
+			// G down the filter's columns v: t[k][v].
+			a0, a1, a2, a3 := g4v(tap(0), tap(3), tap(6), half)
+			b0, b1, b2, b3 := g4v(tap(1), tap(4), tap(7), half)
+			c0, c1, c2, c3 := g4v(tap(2), tap(5), tap(8), half)
+			row := func(x int, t0, t1, t2 f8) {
+				r0, r1, r2, r3 := g4v(t0, t1, t2, half)
+				r0.StoreSlice(blk[(4*x)*nb+b:])
+				r1.StoreSlice(blk[(4*x+1)*nb+b:])
+				r2.StoreSlice(blk[(4*x+2)*nb+b:])
+				r3.StoreSlice(blk[(4*x+3)*nb+b:])
+			}
+			row(0, a0, b0, c0)
+			row(1, a1, b1, c1)
+			row(2, a2, b2, c2)
+			row(3, a3, b3, c3)
+		}
+		archsimd.ClearAVXUpperBits()
+		for x := range 16 {
+			copy(u[x*oc+i0:][:nb], blk[x*nb:][:nb])
+		}
+	}
+	winoWeightsFrom(w, cout, cin, u, k)
+}
+
+// gt4v is one step of winoWeightsGrad on vectors: (d0 + s, m, s + d3) with
+// s = (d1+d2)/2, m = (d1−d2)/2.
+func gt4v(d0, d1, d2, d3, half f8) (f8, f8, f8) {
+	s, m := d1.Add(d2).Mul(half), d1.Sub(d2).Mul(half)
+	return d0.Add(s), m, s.Add(d3)
+}
+
+// winoWeightsGradAVX2 is winoWeightsGrad 8 filters at a time, a block of
+// wBlock filters' taps gathered tap-major on the stack and laid out by
+// packed.Transpose.
+func winoWeightsGradAVX2(du []float32, cout, cin int, dw []float32) {
+	oc := cout * cin
+	k := tail8(oc)
+	var tmp [9 * wBlock]float32
+	var blk [16 * wBlock]float32 // the block's 16 rows of dU, read whole
+	for i0 := 0; i0 < k; i0 += wBlock {
+		nb := min(wBlock, k-i0)
+		for x := range 16 {
+			copy(blk[x*nb:][:nb], du[x*oc+i0:][:nb])
+		}
+		half := archsimd.BroadcastFloat32x8(0.5)
+		for b := 0; b < nb; b += 8 {
+			col := func(l int) (f8, f8, f8) {
+				return gt4v(ld8(blk[:], l*nb+b), ld8(blk[:], (4+l)*nb+b), ld8(blk[:], (8+l)*nb+b), ld8(blk[:], (12+l)*nb+b), half)
+			}
+			// Gᵀ down the four columns l of dU: t[u][l].
+			a0, b0, c0 := col(0)
+			a1, b1, c1 := col(1)
+			a2, b2, c2 := col(2)
+			a3, b3, c3 := col(3)
+			row := func(x int, d0, d1, d2, d3 f8) {
+				g0, g1, g2 := gt4v(d0, d1, d2, d3, half)
+				g0.StoreSlice(tmp[(3*x)*nb+b:])
+				g1.StoreSlice(tmp[(3*x+1)*nb+b:])
+				g2.StoreSlice(tmp[(3*x+2)*nb+b:])
+			}
+			row(0, a0, a1, a2, a3)
+			row(1, b0, b1, b2, b3)
+			row(2, c0, c1, c2, c3)
+		}
+		archsimd.ClearAVXUpperBits()
+		packed.Transpose(dw[i0*9:][:9*nb], tmp[:9*nb], 9, nb, nb)
+	}
+	winoWeightsGradFrom(du, cout, cin, dw, k)
 }

@@ -48,8 +48,29 @@ var useCL = wino.Available && usePacked && os.Getenv("FLSWEEP_WINO_CL") != "0"
 // main kernel rather than its dot-product kernel, as the channel-lane
 // ones always do.
 func (g convGeom) clFits() bool {
-	return useCL && g.wino4 && g.k == 3 && g.cin%16 == 0 && g.cout%16 == 0 &&
+	return useCL && g.wino && g.k == 3 && g.cin%16 == 0 && g.cout%16 == 0 &&
 		g.cout >= packed.TransMinM && g.cin >= packed.TransMinN
+}
+
+// clKernels are one algorithm's channel-lane transforms (package wino).
+type clKernels struct {
+	in  func(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr)
+	out func(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr)
+	dy  func(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr)
+	dx  func(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr)
+}
+
+var (
+	cl43 = clKernels{in: wino.In43, out: wino.Out43, dy: wino.Dy43, dx: wino.Dx43}
+	cl23 = clKernels{in: wino.In23, out: wino.Out23, dy: wino.Dy23, dx: wino.Dx23}
+)
+
+// clKern returns g's kernels: F(4×4, 3×3)'s or F(2×2, 3×3)'s.
+func (g convGeom) clKern() *clKernels {
+	if g.wino4 {
+		return &cl43
+	}
+	return &cl23
 }
 
 // clLd is the distance between a tile's rows of c channels in the
@@ -58,11 +79,12 @@ func (g convGeom) clFits() bool {
 // folds them into a few L1 sets).
 func clLd(c int) int { return c + 16 }
 
-// clBuf returns the workspace's position buffer for a padded plane of
-// th·4+2 rows and tw·4+2 positions (16 floats each).
+// clBuf returns the workspace's position buffer for the padded plane the
+// tiles' receptive fields cover: tm·th+α−tm rows of tm·tw+α−tm positions
+// (16 floats each).
 func clBuf(g convGeom, ws *workspace[float32]) (buf []float32, row int) {
-	TW := 4*g.tw() + 2
-	return grow(&ws.pad, (4*g.th()+2)*TW*16), TW * 16
+	TW := g.tm()*g.tw() + g.alpha() - g.tm()
+	return grow(&ws.pad, (g.tm()*g.th()+g.alpha()-g.tm())*TW*16), TW * 16
 }
 
 // clInput writes the chunk [n0, n1)'s transformed inputs in the
@@ -73,14 +95,15 @@ func clInput(g convGeom, ws *workspace[float32], x []float32, n0, n1 int, vt []f
 	xs := cols * ldv
 	buf, brow := clBuf(g, ws)
 	clear(buf) // the zero border; Fill16 overwrites the inside
-	rows := min(g.h, 4*th+2-g.p)
+	rows := min(g.h, g.tm()*th+g.alpha()-g.tm()-g.p)
 	hw := g.h * g.w
-	_ = vt[35*xs+(cols-1)*ldv+g.cin-1]
+	in := g.clKern().in
+	_ = vt[(g.xi()-1)*xs+(cols-1)*ldv+g.cin-1]
 	_ = x[n1*g.cin*hw-1]
 	for n := n0; n < n1; n++ {
 		for c0 := 0; c0 < g.cin; c0 += 16 {
 			wino.Fill16(&buf[g.p*brow+g.p*16], uintptr(brow*4), &x[(n*g.cin+c0)*hw], uintptr(hw*4), uintptr(g.w*4), g.w, rows)
-			wino.In43(&buf[0], uintptr(brow*4), th, tw, &vt[(n-n0)*g.tiles()*ldv+c0], uintptr(xs*4), uintptr(ldv*4))
+			in(&buf[0], uintptr(brow*4), th, tw, &vt[(n-n0)*g.tiles()*ldv+c0], uintptr(xs*4), uintptr(ldv*4))
 		}
 	}
 }
@@ -91,22 +114,27 @@ func clOutput(g convGeom, ws *workspace[float32], mt []float32, y []float32, n0,
 	th, tw, ldm := g.th(), g.tw(), clLd(g.cout)
 	cols := (n1 - n0) * g.tiles()
 	xs := cols * ldm
-	orow := 4 * tw * 16
-	obuf := grow(&ws.wino, 4*th*orow)
+	orow := g.tm() * tw * 16
+	obuf := grow(&ws.wino, g.tm()*th*orow)
 	hw := g.ho * g.wo
-	var zero [16]float32
+	out := g.clKern().out
 	_ = y[n1*g.cout*hw-1]
 	for n := n0; n < n1; n++ {
 		for o0 := 0; o0 < g.cout; o0 += 16 {
-			bias := &zero[0]
+			bias := &clNoBias[0]
 			if b != nil {
 				bias = &b[o0:][:16][0]
 			}
-			wino.Out43(&mt[(n-n0)*g.tiles()*ldm+o0], uintptr(xs*4), uintptr(ldm*4), bias, th, tw, &obuf[0], uintptr(orow*4))
+			out(&mt[(n-n0)*g.tiles()*ldm+o0], uintptr(xs*4), uintptr(ldm*4), bias, th, tw, &obuf[0], uintptr(orow*4))
 			wino.Drain16(&y[(n*g.cout+o0)*hw], uintptr(hw*4), uintptr(g.wo*4), &obuf[0], uintptr(orow*4), g.wo, g.ho)
 		}
 	}
 }
+
+// clNoBias is the 16 zero biases of a convolution without bias (a
+// package variable: a local one would escape through the kernels' function
+// values and be allocated at every call).
+var clNoBias [16]float32
 
 // clGrad writes the chunk's transformed output gradients dmt
 // ([36][cols][ldm]) for dy.
@@ -114,16 +142,17 @@ func clGrad(g convGeom, ws *workspace[float32], dy []float32, n0, n1 int, dmt []
 	th, tw, ldm := g.th(), g.tw(), clLd(g.cout)
 	cols := (n1 - n0) * g.tiles()
 	xs := cols * ldm
-	drow := 4 * tw * 16
-	dbuf := grow(&ws.wino, 4*th*drow)
+	drow := g.tm() * tw * 16
+	dbuf := grow(&ws.wino, g.tm()*th*drow)
 	clear(dbuf) // zeros past the output; Fill16 overwrites the rest
 	hw := g.ho * g.wo
+	tdy := g.clKern().dy
 	_ = dy[n1*g.cout*hw-1]
-	_ = dmt[35*xs+(cols-1)*ldm+g.cout-1]
+	_ = dmt[(g.xi()-1)*xs+(cols-1)*ldm+g.cout-1]
 	for n := n0; n < n1; n++ {
 		for o0 := 0; o0 < g.cout; o0 += 16 {
 			wino.Fill16(&dbuf[0], uintptr(drow*4), &dy[(n*g.cout+o0)*hw], uintptr(hw*4), uintptr(g.wo*4), g.wo, g.ho)
-			wino.Dy43(&dbuf[0], uintptr(drow*4), th, tw, &dmt[(n-n0)*g.tiles()*ldm+o0], uintptr(xs*4), uintptr(ldm*4))
+			tdy(&dbuf[0], uintptr(drow*4), th, tw, &dmt[(n-n0)*g.tiles()*ldm+o0], uintptr(xs*4), uintptr(ldm*4))
 		}
 	}
 }
@@ -136,28 +165,24 @@ func clInputGrad(g convGeom, ws *workspace[float32], dvt []float32, dx []float32
 	xs := cols * ldv
 	buf, brow := clBuf(g, ws)
 	hw := g.h * g.w
-	rows := min(g.h, 4*th+2-g.p)
+	rows := min(g.h, g.tm()*th+g.alpha()-g.tm()-g.p)
+	tdx := g.clKern().dx
 	_ = dx[n1*g.cin*hw-1]
 	for n := n0; n < n1; n++ {
 		for c0 := 0; c0 < g.cin; c0 += 16 {
 			clear(buf)
-			wino.Dx43(&dvt[(n-n0)*g.tiles()*ldv+c0], uintptr(xs*4), uintptr(ldv*4), th, tw, &buf[0], uintptr(brow*4))
+			tdx(&dvt[(n-n0)*g.tiles()*ldv+c0], uintptr(xs*4), uintptr(ldv*4), th, tw, &buf[0], uintptr(brow*4))
 			wino.Drain16(&dx[(n*g.cin+c0)*hw], uintptr(hw*4), uintptr(g.w*4), &buf[g.p*brow+g.p*16], uintptr(brow*4), g.w, rows)
 		}
 	}
 }
 
-// clTransposeWeights writes U_ξᵀ ([36][cin][cout], rows clLd(cout)
-// apart) for the forward products.
+// clTransposeWeights writes U_ξᵀ ([α²][cin][cout]) for the forward
+// products.
 func clTransposeWeights(g convGeom, u, ut []float32) {
-	oc, ld := g.cout*g.cin, clLd(g.cout)
-	tmp := ut[g.xi()*g.cin*ld:][:oc]
+	oc := g.cout * g.cin
 	for xi := range g.xi() {
-		packed.Transpose(tmp, u[xi*oc:][:oc], g.cout, g.cin, g.cin)
-		dst := ut[xi*g.cin*ld:]
-		for c := range g.cin {
-			copy(dst[c*ld:][:g.cout], tmp[c*g.cout:][:g.cout])
-		}
+		packed.Transpose(ut[xi*oc:][:oc], u[xi*oc:][:oc], g.cout, g.cin, g.cin)
 	}
 }
 
@@ -169,7 +194,15 @@ func clForward(op *convOp[float32], x, w, b, y []float32, batch int) {
 	ut := grow(&op.u, g.xi()*oc+max(g.winoScratch(), nut)) // U, then scratch or Uᵀ
 	u, uT := ut[:g.xi()*oc], ut[g.xi()*oc:]
 	winoTransformWeights(g, w, u, uT)
-	clTransposeWeights(g, u, uT)
+	// One chunk of at least TransMinM columns multiplies by U_ξᵀ through
+	// the packed gemm's Bᵀ packing, as fast as an explicit transpose; the
+	// main kernel sums in the same order either way (cout ≥ TransMinN
+	// keeps the product off the dot-product kernel). Several chunks would
+	// pack it again each, so they transpose once.
+	nt := batch <= g.winoChunk() && batch*g.tiles() >= packed.TransMinM && g.cout >= packed.TransMinN
+	if !nt {
+		clTransposeWeights(g, u, uT)
+	}
 	// The transformed inputs are transformed again for the weight
 	// gradient rather than kept: ResNet-18's first stage would keep 31 MB
 	// a convolution, whose writing and reading took longer than the
@@ -180,7 +213,11 @@ func clForward(op *convOp[float32], x, w, b, y []float32, batch int) {
 		vt, mt := grow(&ws.col, g.xi()*cols*ldv), grow(&ws.aux, g.xi()*cols*ldm)
 		clInput(g, ws, x, n0, n1, vt)
 		for xi := range g.xi() {
-			gemm(ws, false, false, cols, g.cout, g.cin, 1, vt[xi*cols*ldv:], ldv, uT[xi*g.cin*ldm:], ldm, 0, mt[xi*cols*ldm:], ldm)
+			if nt {
+				gemm(ws, false, true, cols, g.cout, g.cin, 1, vt[xi*cols*ldv:], ldv, u[xi*oc:], g.cin, 0, mt[xi*cols*ldm:], ldm)
+				continue
+			}
+			gemm(ws, false, false, cols, g.cout, g.cin, 1, vt[xi*cols*ldv:], ldv, uT[xi*oc:], g.cout, 0, mt[xi*cols*ldm:], ldm)
 		}
 		clOutput(g, ws, mt, y, n0, n1, b)
 	})

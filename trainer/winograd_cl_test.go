@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestChannelLaneWinograd checks that the channel-lane F(4×4, 3×3)
-// (winograd_cl.go) computes the tile-lane path's bits: the forward pass,
+// TestChannelLaneWinograd checks that the channel-lane F(4×4, 3×3) and
+// F(2×2, 3×3) (winograd_cl.go) compute the tile-lane paths' bits: the forward pass,
 // the input gradient and the weight gradient, fused and apart, with the
 // transformed inputs cached and recomputed, on ResNet-18's stride-1
 // geometries and on outputs that the tiles overhang, with and without
@@ -25,6 +25,10 @@ func TestChannelLaneWinograd(t *testing.T) {
 		{256, 256, 8, 1, false},  // third
 		{64, 96, 18, 1, true},    // tiles past the output (5×5 tiles of 18×18)
 		{80, 48, 18, 0, true},    // no padding: 16×16 outputs
+		{512, 512, 4, 1, false},  // ResNet-18's fourth stage: F(2×2, 3×3)
+		{64, 64, 14, 1, true},    // F(2×2, 3×3) on 7×7 tiles
+		{64, 80, 13, 1, false},   // tiles past the output
+		{64, 64, 9, 0, true},     // no padding: 7×7 outputs
 	}
 	for _, tt := range tests {
 		for _, batch := range []int{50, 7, 1} {

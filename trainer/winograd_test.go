@@ -631,3 +631,22 @@ func TestWinoBackwardFused(t *testing.T) {
 		}
 	}
 }
+
+// TestWinograd23WeightsVec checks F(2×2, 3×3)'s weight transforms in use
+// (vector ones where the CPU has them) against the portable loops bit for
+// bit, for 1 to 19 filters and for blocks of wBlock and a rest (ResNet-18's
+// 512×512 is 4,096 whole blocks).
+func TestWinograd23WeightsVec(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, oc := range []int{1, 3, 7, 8, 9, 15, 16, 17, 19, wBlock, wBlock + 8, 3*wBlock + 5, 4096} {
+		w32, du32 := mixedVals(r, 9*oc, 7), mixedVals(r, 16*oc, 7)
+		u1, u2 := make([]float32, 16*oc), make([]float32, 16*oc)
+		wino23W32.w(w32, oc, 1, u1)
+		winoWeights(w32, oc, 1, u2)
+		sameBits(t, fmt.Sprintf("%d filters: U", oc), u1, u2)
+		d1, d2 := make([]float32, 9*oc), make([]float32, 9*oc)
+		wino23W32.wg(du32, 1, oc, d1)
+		winoWeightsGrad(du32, 1, oc, d2)
+		sameBits(t, fmt.Sprintf("%d filters: dW", oc), d1, d2)
+	}
+}

@@ -48,3 +48,18 @@ func Dy43(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr
 //
 //go:noescape
 func Dx43(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr)
+
+// In23, Out23, Dy23 and Dx23 are In43, Out43, Dy43 and Dx43 for F(2×2,
+// 3×3): 4×4 receptive fields 2 positions apart, 2×2 outputs, 16 values ξ.
+//
+//go:noescape
+func In23(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr)
+
+//go:noescape
+func Out23(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr)
+
+//go:noescape
+func Dy23(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr)
+
+//go:noescape
+func Dx23(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr)

@@ -871,3 +871,279 @@ xtj:
 	JNZ  xti
 	VZEROUPPER
 	RET
+
+// F(2×2, 3×3): 4×4 receptive fields, 2×2 outputs, 16 transformed values
+// ξ = 4k + l (winograd.go in the trainer).
+
+// WCOL is winoCol (Bᵀ down a column of four: d0−d2, d1+d2, d2−d1, d1−d3)
+// of the column at off(DI) (rows R8 apart, R9 = 3·R8) into k0…k3.
+#define WCOL(off, k0, k1, k2, k3) \
+	VMOVUPS off(DI), Z0; \
+	VMOVUPS off(DI)(R8*1), Z1; \
+	VMOVUPS off(DI)(R8*2), Z2; \
+	VMOVUPS off(DI)(R9*1), Z3; \
+	VSUBPS  Z2, Z0, k0; \
+	VADDPS  Z2, Z1, k1; \
+	VSUBPS  Z1, Z2, k2; \
+	VSUBPS  Z3, Z1, k3
+
+// WROW stores a−c, b+c, c−b and b−d at (AX), (AX)+xs, (AX)+2xs and
+// (AX)+3xs (R11 = xs, R12 = 3·xs).
+#define WROW(a, b, c, d) \
+	VSUBPS  c, a, Z0; \
+	VMOVUPS Z0, (AX); \
+	VADDPS  c, b, Z1; \
+	VMOVUPS Z1, (AX)(R11*1); \
+	VSUBPS  b, c, Z2; \
+	VMOVUPS Z2, (AX)(R11*2); \
+	VSUBPS  d, b, Z3; \
+	VMOVUPS Z3, (AX)(R12*1)
+
+// func In23(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr)
+TEXT ·In23(SB), NOSPLIT, $0-56
+	MOVQ buf+0(FP), BX
+	MOVQ brow+8(FP), R8
+	MOVQ vt+32(FP), SI
+	MOVQ xs+40(FP), R11
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R11)(R11*2), R12
+	LEAQ (R11*4), R13
+	MOVQ th+16(FP), DX
+
+jti:
+	MOVQ BX, DI
+	MOVQ tw+24(FP), CX
+
+jtj:
+	WCOL(0, Z16, Z17, Z18, Z19)
+	WCOL(64, Z20, Z21, Z22, Z23)
+	WCOL(128, Z24, Z25, Z26, Z27)
+	WCOL(192, Z28, Z29, Z30, Z31)
+	MOVQ SI, AX
+	WROW(Z16, Z20, Z24, Z28)
+	ADDQ R13, AX
+	WROW(Z17, Z21, Z25, Z29)
+	ADDQ R13, AX
+	WROW(Z18, Z22, Z26, Z30)
+	ADDQ R13, AX
+	WROW(Z19, Z23, Z27, Z31)
+	ADDQ $128, DI
+	ADDQ ldv+48(FP), SI
+	DECQ CX
+	JNZ  jtj
+	LEAQ (BX)(R8*2), BX
+	DECQ DX
+	JNZ  jti
+	VZEROUPPER
+	RET
+
+// OCOL computes s0 = m0+m1+m2 and s1 = m1−m2−m3 of M_ξ, ξ = l, 4+l, 8+l,
+// 12+l, of the tile at AX (R13 = 4·xs, R14 = 8·xs, R15 = 12·xs).
+#define OCOL(s0, s1) \
+	VMOVUPS (AX), Z0; \
+	VMOVUPS (AX)(R13*1), Z1; \
+	VMOVUPS (AX)(R14*1), Z2; \
+	VMOVUPS (AX)(R15*1), Z3; \
+	VADDPS  Z1, Z0, Z4; \
+	VADDPS  Z2, Z4, s0; \
+	VSUBPS  Z2, Z1, Z5; \
+	VSUBPS  Z3, Z5, s1
+
+// OROW stores s0+s1+s2 + bias and s1−s2−s3 + bias (Z31) at 0(r) and 64(r).
+#define OROW(x0, x1, x2, x3, r) \
+	VADDPS  x1, x0, Z0; \
+	VADDPS  x2, Z0, Z0; \
+	VADDPS  Z31, Z0, Z0; \
+	VMOVUPS Z0, (r); \
+	VSUBPS  x2, x1, Z1; \
+	VSUBPS  x3, Z1, Z1; \
+	VADDPS  Z31, Z1, Z1; \
+	VMOVUPS Z1, 64(r)
+
+// func Out23(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr)
+TEXT ·Out23(SB), NOSPLIT, $0-64
+	MOVQ mt+0(FP), SI
+	MOVQ xs+8(FP), R11
+	MOVQ bias+24(FP), AX
+	VMOVUPS (AX), Z31
+	MOVQ obuf+48(FP), BX
+	MOVQ orow+56(FP), R8
+	LEAQ (R11)(R11*2), R12
+	LEAQ (R11*4), R13
+	LEAQ (R11*8), R14
+	LEAQ (R13)(R14*1), R15
+	MOVQ th+32(FP), DX
+
+pti:
+	MOVQ BX, DI
+	MOVQ tw+40(FP), CX
+
+ptj:
+	MOVQ SI, AX
+	OCOL(Z16, Z20)
+	LEAQ (SI)(R11*1), AX
+	OCOL(Z17, Z21)
+	LEAQ (SI)(R11*2), AX
+	OCOL(Z18, Z22)
+	LEAQ (SI)(R12*1), AX
+	OCOL(Z19, Z23)
+	OROW(Z16, Z17, Z18, Z19, DI)
+	LEAQ (DI)(R8*1), AX
+	OROW(Z20, Z21, Z22, Z23, AX)
+	ADDQ $128, DI
+	ADDQ ldm+16(FP), SI
+	DECQ CX
+	JNZ  ptj
+	LEAQ (BX)(R8*2), BX
+	DECQ DX
+	JNZ  pti
+	VZEROUPPER
+	RET
+
+// DYROW stores re, re+ro, re−ro and 0−ro (Z31 = 0) at (AX), (AX)+xs,
+// (AX)+2xs and (AX)+3xs.
+#define DYROW(re, ro) \
+	VMOVUPS re, (AX); \
+	VADDPS  ro, re, Z4; \
+	VMOVUPS Z4, (AX)(R11*1); \
+	VSUBPS  ro, re, Z5; \
+	VMOVUPS Z5, (AX)(R11*2); \
+	VSUBPS  ro, Z31, Z6; \
+	VMOVUPS Z6, (AX)(R12*1)
+
+// func Dy23(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr)
+TEXT ·Dy23(SB), NOSPLIT, $0-56
+	MOVQ dbuf+0(FP), BX
+	MOVQ drow+8(FP), R8
+	MOVQ dmt+32(FP), SI
+	MOVQ xs+40(FP), R11
+	LEAQ (R11)(R11*2), R12
+	LEAQ (R11*4), R13
+	VPXORD Z31, Z31, Z31
+	MOVQ th+16(FP), DX
+
+qti:
+	MOVQ BX, DI
+	MOVQ tw+24(FP), CX
+
+qtj:
+	VMOVUPS (DI), Z0           // e0
+	VMOVUPS (DI)(R8*1), Z1     // e1
+	VMOVUPS 64(DI), Z2         // o0
+	VMOVUPS 64(DI)(R8*1), Z3   // o1
+	// re = (e0, e0+e1, e0−e1, 0−e1) in Z16–Z19, ro likewise in Z20–Z23.
+	VMOVAPS Z0, Z16
+	VADDPS  Z1, Z0, Z17
+	VSUBPS  Z1, Z0, Z18
+	VSUBPS  Z1, Z31, Z19
+	VMOVAPS Z2, Z20
+	VADDPS  Z3, Z2, Z21
+	VSUBPS  Z3, Z2, Z22
+	VSUBPS  Z3, Z31, Z23
+	MOVQ    SI, AX
+	DYROW(Z16, Z20)
+	ADDQ    R13, AX
+	DYROW(Z17, Z21)
+	ADDQ    R13, AX
+	DYROW(Z18, Z22)
+	ADDQ    R13, AX
+	DYROW(Z19, Z23)
+	ADDQ $128, DI
+	ADDQ ldm+48(FP), SI
+	DECQ CX
+	JNZ  qtj
+	LEAQ (BX)(R8*2), BX
+	DECQ DX
+	JNZ  qti
+	VZEROUPPER
+	RET
+
+// BCOL is winoBCol (B down a column of four: d0, d1−d2+d3, d1+d2−d0,
+// 0−d3; Z31 = 0) of dV_ξ, ξ = l, 4+l, 8+l, 12+l, of the tile at AX (R13 =
+// 4·xs, R14 = 8·xs, R15 = 12·xs) into r0…r3.
+#define BCOL(r0, r1, r2, r3) \
+	VMOVUPS (AX), r0; \
+	VMOVUPS (AX)(R13*1), Z1; \
+	VMOVUPS (AX)(R14*1), Z2; \
+	VMOVUPS (AX)(R15*1), Z3; \
+	VSUBPS  Z2, Z1, Z4; \
+	VADDPS  Z3, Z4, r1; \
+	VADDPS  Z2, Z1, Z5; \
+	VSUBPS  r0, Z5, r2; \
+	VSUBPS  Z3, Z31, r3
+
+// BRADD adds winoBCol(x0, x1, x2, x3) into the positions at 0(r), 64(r),
+// 128(r) and 192(r).
+#define BRADD(x0, x1, x2, x3, r) \
+	VADDPS  (r), x0, Z0; \
+	VMOVUPS Z0, (r); \
+	VSUBPS  x2, x1, Z1; \
+	VADDPS  x3, Z1, Z1; \
+	VADDPS  64(r), Z1, Z1; \
+	VMOVUPS Z1, 64(r); \
+	VADDPS  x2, x1, Z2; \
+	VSUBPS  x0, Z2, Z2; \
+	VADDPS  128(r), Z2, Z2; \
+	VMOVUPS Z2, 128(r); \
+	VSUBPS  x3, Z31, Z3; \
+	VADDPS  192(r), Z3, Z3; \
+	VMOVUPS Z3, 192(r)
+
+// func Dx23(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr)
+//
+// Dx23 adds B dV Bᵀ of th×tw tiles into xbuf (tile (ti, tj)'s 4×4
+// receptive field at xbuf + 2ti·xrow + 2tj·64), in winoInputGrad's order:
+// the rows of tiles in order, each row's tiles from last to first.
+TEXT ·Dx23(SB), NOSPLIT, $0-56
+	MOVQ xs+8(FP), R11
+	MOVQ tw+32(FP), AX
+	DECQ AX
+	MOVQ AX, CX
+	IMULQ ldv+16(FP), AX
+	MOVQ dvt+0(FP), SI
+	ADDQ AX, SI          // the first row's last tile
+	MOVQ xbuf+40(FP), BX
+	SHLQ $7, CX
+	ADDQ CX, BX          // its receptive field
+	MOVQ xrow+48(FP), R8
+	LEAQ (R8)(R8*2), R10
+	LEAQ (R11)(R11*2), R12
+	LEAQ (R11*4), R13
+	LEAQ (R11*8), R14
+	LEAQ (R13)(R14*1), R15
+	VPXORD Z31, Z31, Z31
+	MOVQ th+24(FP), DX
+
+zti:
+	MOVQ BX, DI
+	MOVQ tw+32(FP), CX
+
+ztj:
+	MOVQ SI, AX
+	BCOL(Z16, Z20, Z24, Z28)
+	LEAQ (SI)(R11*1), AX
+	BCOL(Z17, Z21, Z25, Z29)
+	LEAQ (SI)(R11*2), AX
+	BCOL(Z18, Z22, Z26, Z30)
+	LEAQ (SI)(R12*1), AX
+	BCOL(Z19, Z23, Z27, Z6)
+	BRADD(Z16, Z17, Z18, Z19, DI)
+	LEAQ (DI)(R8*1), AX
+	BRADD(Z20, Z21, Z22, Z23, AX)
+	LEAQ (DI)(R8*2), AX
+	BRADD(Z24, Z25, Z26, Z27, AX)
+	LEAQ (DI)(R10*1), AX
+	BRADD(Z28, Z29, Z30, Z6, AX)
+	SUBQ $128, DI
+	SUBQ ldv+16(FP), SI
+	DECQ CX
+	JNZ  ztj
+	MOVQ tw+32(FP), AX
+	SHLQ $1, AX
+	IMULQ ldv+16(FP), AX
+	ADDQ AX, SI
+	LEAQ (BX)(R8*2), BX
+	DECQ DX
+	JNZ  zti
+	VZEROUPPER
+	RET

@@ -22,3 +22,15 @@ func Dy43(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr
 func Dx43(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr) {
 	panic("wino: no kernels")
 }
+func In23(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr) {
+	panic("wino: no kernels")
+}
+func Out23(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr) {
+	panic("wino: no kernels")
+}
+func Dy23(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr) {
+	panic("wino: no kernels")
+}
+func Dx23(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr) {
+	panic("wino: no kernels")
+}
