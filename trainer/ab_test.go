@@ -49,6 +49,7 @@ var abSwitches = map[string]*bool{
 	"edgeKernel":       &packed.EdgeKernel,
 	"longWino4Chunks":  &longWino4Chunks,
 	"channelLane":      &useCL,
+	"dwTransposed":     &useDwT,
 }
 
 type abConfig struct {

@@ -5,6 +5,7 @@ import (
 	"hash"
 
 	"github.com/chewxy/hm"
+	"github.com/flsweep/flsweep/trainer/internal/packed"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -808,6 +809,13 @@ func (op *convDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		return t, nil
 	}
 	hw := g.hw()
+	// dWᵀ = col·dYᵀ where that gives dW = dY·colᵀ's bits: the product
+	// then packs the chunk's dY transposed (cout·cols floats) rather than
+	// its column matrix (k²·cin·cols).
+	var dwt []T
+	if _, f32 := any(dw).([]float32); f32 && g.dwTransposed() {
+		dwt = grow(&op.ws.du, g.kdim()*g.cout)
+	}
 	for n0 := 0; n0 < batch; n0 += g.chunk() {
 		n1 := min(n0+g.chunk(), batch)
 		cols := (n1 - n0) * hw
@@ -824,10 +832,30 @@ func (op *convDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		if n0 == 0 {
 			beta = 0
 		}
+		if dwt != nil {
+			gemm(op.ws, false, true, g.kdim(), g.cout, cols, 1, col, ld, dycm, cols, beta, dwt, g.cout)
+			continue
+		}
 		gemm(op.ws, false, true, g.cout, g.kdim(), cols, 1, dycm, cols, col, ld, beta, dw, g.kdim())
+	}
+	if dwt != nil {
+		packed.Transpose(any(dw).([]float32), any(dwt).([]float32), g.kdim(), g.cout, g.cout)
 	}
 	return t, nil
 }
+
+// dwTransposed reports whether the im2col weight gradient computes dWᵀ =
+// col·dYᵀ instead of dW = dY·colᵀ (convDwOp.Do): on the packed gemm, in
+// float32, where both products take its main kernel (at least
+// packed.TransMinN rows and columns of C), which sums each entry along k
+// in one order whichever operand is A, so the bits are the same.
+func (g convGeom) dwTransposed() bool {
+	return usePacked && g.cout >= packed.TransMinN && g.kdim() >= packed.TransMinN && useDwT
+}
+
+// useDwT switches dwTransposed off for timing (make bench-ab
+// AB=';dwTransposed=0'); the bits are the same.
+var useDwT = true
 
 // fuseWinoBackward lets a Winograd convolution's input-gradient op compute
 // the weight gradient in the same pass (winoBackward); the tests turn it

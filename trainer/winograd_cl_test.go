@@ -102,3 +102,37 @@ func TestChannelLaneTraining(t *testing.T) {
 	}
 	sameBits(t, "weights", run(true), run(false))
 }
+
+// TestDwTransposed checks that the im2col weight gradient computed as
+// dWᵀ = col·dYᵀ (dwTransposed) has dW = dY·colᵀ's bits, on ResNet-18's
+// stride-2 and 1×1 convolutions and the CIFAR CNN's first, whole and in
+// chunks.
+func TestDwTransposed(t *testing.T) {
+	if !usePacked {
+		t.Skip("the BLAS computes the products (FLSWEEP_GEMM=blas or no AVX2)")
+	}
+	tests := []struct{ cin, cout, h, k, s, p, batch int }{
+		{64, 128, 32, 3, 2, 1, 9},  // ResNet-18's second stage, first convolution
+		{256, 512, 8, 3, 2, 1, 50}, // fourth stage
+		{128, 256, 16, 1, 2, 0, 9}, // a shortcut
+		{3, 64, 32, 5, 1, 0, 7},    // the FedEBA+ CIFAR CNN's first
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%d-%d-%d-k%d-s%d", tt.cin, tt.cout, tt.h, tt.k, tt.s), func(t *testing.T) {
+			ho := (tt.h+2*tt.p-tt.k)/tt.s + 1
+			l := layer{name: "c", in: shape{tt.cin, tt.h, tt.h}, out: shape{tt.cout, ho, ho}, k: tt.k, stride: tt.s, pad: tt.p, b: -1}
+			g := newConvGeom(l)
+			g.needDx = true
+			if g.wino || !g.dwTransposed() {
+				t.Fatalf("geometry %+v does not take the transposed weight gradient", g)
+			}
+			r := rand.New(rand.NewPCG(uint64(tt.cin), uint64(tt.cout)))
+			x, w, dy := mixedVals(r, tt.batch*g.inSize(), 50), mixedVals(r, tt.cout*g.kdim(), 50), mixedVals(r, tt.batch*g.outSize(), 50)
+			_, _, dw1 := convPassesCache(t, g, tt.batch, x, w, nil, dy, false)
+			useDwT = false
+			_, _, dw0 := convPassesCache(t, g, tt.batch, x, w, nil, dy, false)
+			useDwT = true
+			sameBits(t, "dw", dw1, dw0)
+		})
+	}
+}
