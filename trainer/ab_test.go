@@ -46,6 +46,7 @@ var abSwitches = map[string]*bool{
 	"planBuffers":      &planBuffers,
 	"useWino45":        &useWino45,
 	"inPlaceA":         &packed.ReadAInPlace,
+	"inPlaceAT":        &packed.ReadATInPlace,
 	"edgeKernel":       &packed.EdgeKernel,
 	"longWino4Chunks":  &longWino4Chunks,
 	"channelLane":      &useCL,

@@ -54,6 +54,15 @@ type kernels struct {
 	// 1.2% after. The convolutions' forward products (n ≥ 1,024) ran
 	// about 2% slower with A in place (ResNet-18, BenchmarkTrainResNet18).
 	kernA func(k int, a *float32, lda int, b, c *float32, ldb, ldc int, add bool)
+	// kernAT, if not nil, is kern with a transposed A's panel read in
+	// place: for op(A) = Aᵀ and alpha 1 a panel's step is mr contiguous
+	// floats, as packed, only lda apart instead of mr. The channel-lane
+	// Winograd weight gradients (dM_ξᵀ)ᵀ·V_ξᵀ packed their 64-row A
+	// transposed: a third of a 64×64×256 product's time (trainer
+	// winograd_cl.go). Used where lda is not a multiple of 32 floats: rows
+	// a power of two apart fold a panel's steps into a few L1 sets (a
+	// first kern14x32t, on ResNet-18's tile-lane products, ran 0.97×).
+	kernAT func(k int, a *float32, lda int, b, c *float32, ldb, ldc int, add bool)
 	// kernEdge, if not nil, is kern for the top edgeRows rows of a panel
 	// only, for an edge panel of at most edgeRows rows, whose other rows
 	// kern would compute from zeros and throw away (into the edge tile).
@@ -125,6 +134,11 @@ func sgemm(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a
 // either way; it is a switch for timing the two (make bench-ab).
 var ReadAInPlace = true
 
+// ReadATInPlace lets product read a transposed A's whole panels in place
+// where the kernel set can (kernAT); false packs them. The bits are the
+// same either way; it is a switch for timing the two (make bench-ab).
+var ReadATInPlace = true
+
 // EdgeKernel lets product compute edge panels of few rows by the kernel
 // set's kernEdge where it has one; false computes them by kern. The bits
 // are the same either way; it is a switch for timing the two (make
@@ -135,9 +149,10 @@ var EdgeKernel = true
 // it over C).
 func product(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, set bool) {
 	MRk, NRk := ks.mr, ks.nr
-	inPlace := !tB && (ks.packMinM == 0 || m < ks.packMinM || ldb%32 != 0) // B's whole panels are read where they are
-	inA := ReadAInPlace && ks.kernA != nil && !tA && alpha == 1 && n < NC  // so are A's whole panels
-	edgeKern := EdgeKernel && ks.kernEdge != nil                           // panels of few rows by kernEdge
+	inPlace := !tB && (ks.packMinM == 0 || m < ks.packMinM || ldb%32 != 0)       // B's whole panels are read where they are
+	inA := ReadAInPlace && ks.kernA != nil && !tA && alpha == 1 && n < NC        // so are A's whole panels
+	inAT := ReadATInPlace && ks.kernAT != nil && tA && alpha == 1 && lda%32 != 0 // and a transposed A's
+	edgeKern := EdgeKernel && ks.kernEdge != nil                                 // panels of few rows by kernEdge
 	for jc := 0; jc < n; jc += NC {
 		nc := min(NC, n-jc)
 		for pc := 0; pc < k; pc += KC {
@@ -155,7 +170,7 @@ func product(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32,
 				mc := min(MC, m-ic)
 				ap := grow(&buf.a, panels(mc, MRk)*kc*MRk)
 				full := mc - mc%MRk // rows in whole panels
-				if !inA {
+				if !inA && !inAT {
 					packA(ap, MRk, tA, alpha, a, lda, ic, mc, pc, kc)
 				} else if full < mc {
 					packA(ap[full*kc:], MRk, tA, alpha, a, lda, ic+full, mc-full, pc, kc)
@@ -187,6 +202,10 @@ func product(ks *kernels, buf *Buffers, tA, tB bool, m, n, k int, alpha float32,
 							ai := (ic+ir)*lda + pc
 							_ = a[ai+(MRk-1)*lda+kc-1] // the kernel reads this far
 							ks.kernA(kc, &a[ai], lda, &bpan[0], &dst[0], bld, dld, dadd)
+						} else if inAT && ir < full {
+							ai := pc*lda + ic + ir
+							_ = a[ai+(kc-1)*lda+MRk-1] // the kernel reads this far
+							ks.kernAT(kc, &a[ai], lda, &bpan[0], &dst[0], bld, dld, dadd)
 						} else if short {
 							ks.kernEdge(kc, &ap[ir*kc], &bpan[0], &dst[0], bld, dld, dadd)
 						} else {

@@ -17,7 +17,7 @@ var kernelSets = func() []*kernels {
 }()
 
 var (
-	avx512 = kernels{name: "AVX-512", mr: 14, nr: 32, dm: 4, dn: 6, kern: kern14x32, kernA: kern14x32a, kernEdge: kern8x32, edgeRows: 8, dot: dot4x6}
+	avx512 = kernels{name: "AVX-512", mr: 14, nr: 32, dm: 4, dn: 6, kern: kern14x32, kernA: kern14x32a, kernAT: kern14x32t, kernEdge: kern8x32, edgeRows: 8, dot: dot4x6}
 	avx2   = kernels{name: "AVX2", mr: 6, nr: 16, dm: 4, dn: 3, kern: kern6x16, kernA: kern6x16a, dot: dot4x3, packMinM: 64}
 )
 
@@ -42,6 +42,12 @@ func kern8x32(k int, a, b, c *float32, ldb, ldc int, add bool)
 //
 //go:noescape
 func kern14x32a(k int, a *float32, lda int, b, c *float32, ldb, ldc int, add bool)
+
+// kern14x32t is kern14x32 with a transposed A read in place: the 14
+// values of step p at a + p·lda, contiguous. See kernel_amd64.s.
+//
+//go:noescape
+func kern14x32t(k int, a *float32, lda int, b, c *float32, ldb, ldc int, add bool)
 
 // kernDot4x6 adds alpha·A·Bᵀ into the 4×6 block of C at c (rows ldc apart)
 // for 4 rows of A at a (lda apart) and 6 rows of B at b (ldb apart), each

@@ -389,3 +389,50 @@ sums:
 	HSUM(Z23, Y23, X23, 20(DI))
 	VZEROUPPER
 	RET
+
+// kern14x32t is kern14x32 with a transposed A read in place: step p's 14
+// values are contiguous, as in a packed panel, and the steps are lda
+// floats apart instead of 14 (AX moves by R11 = lda bytes). The same FMAs
+// in the same order: kern14x32's bits.
+
+// func kern14x32t(k int, a *float32, lda int, b, c *float32, ldb, ldc int, add bool)
+TEXT ·kern14x32t(SB), NOSPLIT, $0-57
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), AX
+	MOVQ lda+16(FP), R11
+	SHLQ $2, R11
+	MOVQ b+24(FP), BX
+	MOVQ c+32(FP), DI
+	MOVQ ldb+40(FP), R9
+	SHLQ $2, R9
+	MOVQ ldc+48(FP), DX
+	SHLQ $2, DX
+	ZERO28
+	TESTQ  CX, CX
+	JEQ    storet
+
+loopt:
+	ROWS8
+	ROW(32(AX), Z30, Z16, Z17)
+	ROW(36(AX), Z31, Z18, Z19)
+	ROW(40(AX), Z30, Z20, Z21)
+	ROW(44(AX), Z31, Z22, Z23)
+	ROW(48(AX), Z30, Z24, Z25)
+	ROW(52(AX), Z31, Z26, Z27)
+	ADDQ    R11, AX
+	ADDQ    R9, BX
+	DECQ    CX
+	JNZ     loopt
+
+storet:
+	MOVBQZX add+56(FP), R8
+	TESTQ   R8, R8
+	JEQ     sett
+	STORE14
+	VZEROUPPER
+	RET
+
+sett:
+	SET14
+	VZEROUPPER
+	RET
