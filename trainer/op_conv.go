@@ -37,6 +37,7 @@ type convGeom struct {
 	wino      bool // computed by F(2×2, 3×3) or F(2×2, 5×5) (winograd.go)
 	wino4     bool // by F(4×4, ·) instead of F(2×2, ·) (winograd43.go, winograd45.go)
 	cl        bool // on the channel-lane path (winograd_cl.go)
+	cli       bool // on the channel-lane im2col path (im2col_cl.go)
 }
 
 const (
@@ -52,6 +53,7 @@ func newConvGeom(l layer) convGeom {
 	g.wino = useWinograd && g.winogradFits()
 	g.wino4 = g.wino && (g.k == 3 && useWino43 && g.wino4Fits() || g.k == 5 && useWino45 && g.wino45Fits())
 	g.cl = g.clFits()
+	g.cli = g.cliFits()
 	return g
 }
 
@@ -596,6 +598,9 @@ func (op *convOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		op.winoForward(x, w, b, y, batch)
 		return t, nil
 	}
+	if clDoI[T](g, func() { cliForward(any(op).(*convOp[float32]), f32(x), f32(w), f32(b), f32(y), batch) }) {
+		return t, nil
+	}
 	hw := g.hw()
 	op.cached = op.train && g.cacheCols(batch)
 	for n0 := 0; n0 < batch; n0 += g.chunk() {
@@ -744,6 +749,9 @@ func (op *convDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		op.winoDx(dy, dx, batch)
 		return t, nil
 	}
+	if clDoI[T](g, func() { cliInputGrad(g, any(op.ws).(*workspace[float32]), f32(dy), f32(w), f32(dx), batch) }) {
+		return t, nil
+	}
 	clear(dx)
 	hw := g.hw()
 	for n0 := 0; n0 < batch; n0 += g.chunk() {
@@ -806,6 +814,9 @@ func (op *convDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	}
 	if g.wino {
 		op.winoDw(dy, x, dw, batch)
+		return t, nil
+	}
+	if clDoI[T](g, func() { cliWeightGrad(g, any(op.ws).(*workspace[float32]), f32(dy), f32(x), f32(dw), batch) }) {
 		return t, nil
 	}
 	hw := g.hw()

@@ -102,7 +102,7 @@ func clInput(g convGeom, ws *workspace[float32], x []float32, n0, n1 int, vt []f
 	_ = x[n1*g.cin*hw-1]
 	for n := n0; n < n1; n++ {
 		for c0 := 0; c0 < g.cin; c0 += 16 {
-			wino.Fill16(&buf[g.p*brow+g.p*16], uintptr(brow*4), &x[(n*g.cin+c0)*hw], uintptr(hw*4), uintptr(g.w*4), g.w, rows)
+			wino.Fill16(&buf[g.p*brow+g.p*16], uintptr(brow*4), &x[(n*g.cin+c0)*hw], uintptr(hw*4), uintptr(g.w*4), g.w, rows, 64)
 			in(&buf[0], uintptr(brow*4), th, tw, &vt[(n-n0)*g.tiles()*ldv+c0], uintptr(xs*4), uintptr(ldv*4))
 		}
 	}
@@ -126,7 +126,7 @@ func clOutput(g convGeom, ws *workspace[float32], mt []float32, y []float32, n0,
 				bias = &b[o0:][:16][0]
 			}
 			out(&mt[(n-n0)*g.tiles()*ldm+o0], uintptr(xs*4), uintptr(ldm*4), bias, th, tw, &obuf[0], uintptr(orow*4))
-			wino.Drain16(&y[(n*g.cout+o0)*hw], uintptr(hw*4), uintptr(g.wo*4), &obuf[0], uintptr(orow*4), g.wo, g.ho)
+			wino.Drain16(&y[(n*g.cout+o0)*hw], uintptr(hw*4), uintptr(g.wo*4), &obuf[0], uintptr(orow*4), g.wo, g.ho, 64)
 		}
 	}
 }
@@ -151,7 +151,7 @@ func clGrad(g convGeom, ws *workspace[float32], dy []float32, n0, n1 int, dmt []
 	_ = dmt[(g.xi()-1)*xs+(cols-1)*ldm+g.cout-1]
 	for n := n0; n < n1; n++ {
 		for o0 := 0; o0 < g.cout; o0 += 16 {
-			wino.Fill16(&dbuf[0], uintptr(drow*4), &dy[(n*g.cout+o0)*hw], uintptr(hw*4), uintptr(g.wo*4), g.wo, g.ho)
+			wino.Fill16(&dbuf[0], uintptr(drow*4), &dy[(n*g.cout+o0)*hw], uintptr(hw*4), uintptr(g.wo*4), g.wo, g.ho, 64)
 			tdy(&dbuf[0], uintptr(drow*4), th, tw, &dmt[(n-n0)*g.tiles()*ldm+o0], uintptr(xs*4), uintptr(ldm*4))
 		}
 	}
@@ -172,7 +172,7 @@ func clInputGrad(g convGeom, ws *workspace[float32], dvt []float32, dx []float32
 		for c0 := 0; c0 < g.cin; c0 += 16 {
 			clear(buf)
 			tdx(&dvt[(n-n0)*g.tiles()*ldv+c0], uintptr(xs*4), uintptr(ldv*4), th, tw, &buf[0], uintptr(brow*4))
-			wino.Drain16(&dx[(n*g.cin+c0)*hw], uintptr(hw*4), uintptr(g.w*4), &buf[g.p*brow+g.p*16], uintptr(brow*4), g.w, rows)
+			wino.Drain16(&dx[(n*g.cin+c0)*hw], uintptr(hw*4), uintptr(g.w*4), &buf[g.p*brow+g.p*16], uintptr(brow*4), g.w, rows, 64)
 		}
 	}
 }
@@ -264,6 +264,19 @@ func clBackward(g convGeom, ws *workspace[float32], fwd *convOp[float32], dy, x,
 // and reports whether it did.
 func clDo[T float](g convGeom, f func()) bool {
 	if !g.cl {
+		return false
+	}
+	var t T
+	if _, ok := any(t).(float32); !ok {
+		return false
+	}
+	f()
+	return true
+}
+
+// clDoI is clDo for the channel-lane im2col path (g.cli).
+func clDoI[T float](g convGeom, f func()) bool {
+	if !g.cli {
 		return false
 	}
 	var t T

@@ -136,3 +136,58 @@ func TestDwTransposed(t *testing.T) {
 		})
 	}
 }
+
+// TestChannelLaneIm2col checks that the channel-lane im2col (im2col_cl.go)
+// computes the im2col path's bits: forward pass with and without bias,
+// input gradient and weight gradient, on ResNet-18's three stride-2
+// convolutions and on stride-1 and stride-3 3×3 convolutions without
+// Winograd, whole batches and chunks of several and of one sample.
+func TestChannelLaneIm2col(t *testing.T) {
+	if !useCL {
+		t.Skip("no channel-lane path on this CPU (AVX-512) or with FLSWEEP_GEMM=blas")
+	}
+	tests := []struct {
+		cin, cout, h, s, p int
+		bias               bool
+	}{
+		{64, 128, 32, 2, 1, false},  // ResNet-18's second stage, first convolution
+		{128, 256, 16, 2, 1, false}, // third
+		{256, 512, 8, 2, 1, false},  // fourth
+		{32, 64, 15, 2, 1, true},    // odd planes, bias
+		{16, 64, 9, 3, 0, true},     // stride 3, no padding
+		{32, 64, 11, 1, 1, false},   // stride 1, Winograd turned off below
+	}
+	for _, tt := range tests {
+		for _, batch := range []int{50, 5, 1} {
+			t.Run(fmt.Sprintf("%dx%dx%d-s%d-p%d-b%d", tt.cin, tt.cout, tt.h, tt.s, tt.p, batch), func(t *testing.T) {
+				ho := (tt.h+2*tt.p-3)/tt.s + 1
+				l := layer{name: "c", in: shape{tt.cin, tt.h, tt.h}, out: shape{tt.cout, ho, ho}, k: 3, stride: tt.s, pad: tt.p, b: -1}
+				if tt.bias {
+					l.b = 0
+				}
+				g := newConvGeom(l)
+				g.needDx = true
+				if g.wino {
+					g.wino, g.wino4, g.cl = false, false, false
+					g.cli = g.cliFits()
+				}
+				if !g.cli {
+					t.Fatalf("geometry %+v does not take the channel-lane im2col", g)
+				}
+				r := rand.New(rand.NewPCG(uint64(tt.cin), uint64(batch)))
+				x, w, dy := mixedVals(r, batch*g.inSize(), 40), mixedVals(r, tt.cout*g.kdim(), 40), mixedVals(r, batch*g.outSize(), 40)
+				var b []float32
+				if tt.bias {
+					b = mixedVals(r, tt.cout, 40)
+				}
+				old := g
+				old.cli = false
+				y0, dx0, dw0 := convPassesCache(t, old, batch, x, w, b, dy, false)
+				y1, dx1, dw1 := convPassesCache(t, g, batch, x, w, b, dy, false)
+				sameBits(t, "y", y1, y0)
+				sameBits(t, "dx", dx1, dx0)
+				sameBits(t, "dw", dw1, dw0)
+			})
+		}
+	}
+}

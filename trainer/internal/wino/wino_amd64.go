@@ -7,16 +7,17 @@ var Available = cpu.X86.HasAVX512F
 
 // Fill16 transposes rows rows of w floats of 16 planes (plane bytes apart,
 // rows srow bytes apart, from src) into dst: position x of row y goes to
-// dst + y·drow + 64·x as 16 floats, one per plane.
+// dst + y·drow + x·pstride as 16 floats, one per plane.
 //
 //go:noescape
-func Fill16(dst *float32, drow uintptr, src *float32, plane, srow uintptr, w, rows int)
+func Fill16(dst *float32, drow uintptr, src *float32, plane, srow uintptr, w, rows int, pstride uintptr)
 
-// Drain16 is Fill16 backwards: position x of row y at src + y·srow + 64·x
-// goes to 16 planes' rows (plane bytes apart, rows drow apart, from dst).
+// Drain16 is Fill16 backwards: position x of row y at src + y·srow +
+// x·pstride goes to 16 planes' rows (plane bytes apart, rows drow apart,
+// from dst).
 //
 //go:noescape
-func Drain16(dst *float32, plane, drow uintptr, src *float32, srow uintptr, w, rows int)
+func Drain16(dst *float32, plane, drow uintptr, src *float32, srow uintptr, w, rows int, pstride uintptr)
 
 // In43 is F(4×4, 3×3)'s input transform Bᵀ d B on th×tw tiles of 16
 // channels: tile (ti, tj)'s receptive field starts at buf + 4ti·brow +
@@ -63,3 +64,20 @@ func Dy23(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr
 
 //go:noescape
 func Dx23(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr)
+
+// Col33 writes the 3×3 receptive fields of a convolution of stride s over
+// 16 channels (a padded plane at buf, positions 64 bytes apart, rows brow
+// apart) as rows of im2col's transpose: output position p = i·wo+j gets
+// channel c's 9 values x[c][s·i+u][s·j+v], in the order of u then v, at
+// colt + p·ldcol + 36c.
+//
+//go:noescape
+func Col33(buf *float32, brow uintptr, ho, wo, s int, colt *float32, ldcol uintptr)
+
+// Uncol33 is Col33's adjoint: it adds the output positions' values back
+// into their receptive fields in buf, from the last position to the first,
+// so that every position of buf receives its additions in the order of
+// (u, v), as col2im adds them.
+//
+//go:noescape
+func Uncol33(colt *float32, ldcol uintptr, ho, wo, s int, buf *float32, brow uintptr)

@@ -82,8 +82,16 @@
 	DECL    R11; \
 	KMOVW   R11, K1
 
-// func Fill16(dst *float32, drow uintptr, src *float32, plane, srow uintptr, w, rows int)
-TEXT ·Fill16(SB), NOSPLIT, $0-56
+// FSTORE stores a transposed position at BX and moves BX on by R11 (the
+// position stride); after the CX-th it leaves the block.
+#define FSTORE(z, n) \
+	VMOVUPS z, (BX); \
+	ADDQ    R11, BX; \
+	CMPQ    CX, $n; \
+	JEQ     fnext
+
+// func Fill16(dst *float32, drow uintptr, src *float32, plane, srow uintptr, w, rows int, pstride uintptr)
+TEXT ·Fill16(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ drow+8(FP), R8
 	MOVQ src+16(FP), SI
@@ -121,56 +129,27 @@ fcol:
 	VMOVUPS.Z (R11)(R13*2), K1, Z14
 	VMOVUPS.Z (R11)(R15*1), K1, Z15
 	TRANSPOSE16
-	VMOVUPS Z0, (BX)
-	CMPQ    CX, $1
-	JEQ     fnext
-	VMOVUPS Z1, 64(BX)
-	CMPQ    CX, $2
-	JEQ     fnext
-	VMOVUPS Z2, 128(BX)
-	CMPQ    CX, $3
-	JEQ     fnext
-	VMOVUPS Z3, 192(BX)
-	CMPQ    CX, $4
-	JEQ     fnext
-	VMOVUPS Z4, 256(BX)
-	CMPQ    CX, $5
-	JEQ     fnext
-	VMOVUPS Z5, 320(BX)
-	CMPQ    CX, $6
-	JEQ     fnext
-	VMOVUPS Z6, 384(BX)
-	CMPQ    CX, $7
-	JEQ     fnext
-	VMOVUPS Z7, 448(BX)
-	CMPQ    CX, $8
-	JEQ     fnext
-	VMOVUPS Z8, 512(BX)
-	CMPQ    CX, $9
-	JEQ     fnext
-	VMOVUPS Z9, 576(BX)
-	CMPQ    CX, $10
-	JEQ     fnext
-	VMOVUPS Z10, 640(BX)
-	CMPQ    CX, $11
-	JEQ     fnext
-	VMOVUPS Z11, 704(BX)
-	CMPQ    CX, $12
-	JEQ     fnext
-	VMOVUPS Z12, 768(BX)
-	CMPQ    CX, $13
-	JEQ     fnext
-	VMOVUPS Z13, 832(BX)
-	CMPQ    CX, $14
-	JEQ     fnext
-	VMOVUPS Z14, 896(BX)
-	CMPQ    CX, $15
-	JEQ     fnext
-	VMOVUPS Z15, 960(BX)
+	MOVQ      pstride+56(FP), R11
+	FSTORE(Z0, 1)
+	FSTORE(Z1, 2)
+	FSTORE(Z2, 3)
+	FSTORE(Z3, 4)
+	FSTORE(Z4, 5)
+	FSTORE(Z5, 6)
+	FSTORE(Z6, 7)
+	FSTORE(Z7, 8)
+	FSTORE(Z8, 9)
+	FSTORE(Z9, 10)
+	FSTORE(Z10, 11)
+	FSTORE(Z11, 12)
+	FSTORE(Z12, 13)
+	FSTORE(Z13, 14)
+	FSTORE(Z14, 15)
+	VMOVUPS Z15, (BX)
+	ADDQ    R11, BX
 
 fnext:
 	ADDQ $64, AX
-	ADDQ $1024, BX
 	SUBQ $16, DX
 	JG   fcol
 	ADDQ R10, SI
@@ -182,8 +161,16 @@ fdone:
 	VZEROUPPER
 	RET
 
-// func Drain16(dst *float32, plane, drow uintptr, src *float32, srow uintptr, w, rows int)
-TEXT ·Drain16(SB), NOSPLIT, $0-56
+// DLOAD loads the next position at BX into z and moves BX on by R11;
+// after the CX-th it goes to the transpose (the other registers zero).
+#define DLOAD(z, n) \
+	VMOVUPS (BX), z; \
+	ADDQ    R11, BX; \
+	CMPQ    CX, $n; \
+	JEQ     dtrans
+
+// func Drain16(dst *float32, plane, drow uintptr, src *float32, srow uintptr, w, rows int, pstride uintptr)
+TEXT ·Drain16(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ plane+8(FP), R9
 	MOVQ drow+16(FP), R8
@@ -203,27 +190,9 @@ drow:
 
 dcol:
 	MASK
+	MOVQ pstride+56(FP), R11
 	CMPQ CX, $16
-	JNE  dpart
-	VMOVUPS (BX), Z0
-	VMOVUPS 64(BX), Z1
-	VMOVUPS 128(BX), Z2
-	VMOVUPS 192(BX), Z3
-	VMOVUPS 256(BX), Z4
-	VMOVUPS 320(BX), Z5
-	VMOVUPS 384(BX), Z6
-	VMOVUPS 448(BX), Z7
-	VMOVUPS 512(BX), Z8
-	VMOVUPS 576(BX), Z9
-	VMOVUPS 640(BX), Z10
-	VMOVUPS 704(BX), Z11
-	VMOVUPS 768(BX), Z12
-	VMOVUPS 832(BX), Z13
-	VMOVUPS 896(BX), Z14
-	VMOVUPS 960(BX), Z15
-	JMP  dtrans
-
-dpart:
+	JEQ  dfull
 	// A last block of fewer than 16 positions: the others are zeros.
 	VPXORD  Z1, Z1, Z1
 	VPXORD  Z2, Z2, Z2
@@ -240,49 +209,25 @@ dpart:
 	VPXORD  Z13, Z13, Z13
 	VPXORD  Z14, Z14, Z14
 	VPXORD  Z15, Z15, Z15
-	VMOVUPS (BX), Z0
-	CMPQ    CX, $1
-	JEQ     dtrans
-	VMOVUPS 64(BX), Z1
-	CMPQ    CX, $2
-	JEQ     dtrans
-	VMOVUPS 128(BX), Z2
-	CMPQ    CX, $3
-	JEQ     dtrans
-	VMOVUPS 192(BX), Z3
-	CMPQ    CX, $4
-	JEQ     dtrans
-	VMOVUPS 256(BX), Z4
-	CMPQ    CX, $5
-	JEQ     dtrans
-	VMOVUPS 320(BX), Z5
-	CMPQ    CX, $6
-	JEQ     dtrans
-	VMOVUPS 384(BX), Z6
-	CMPQ    CX, $7
-	JEQ     dtrans
-	VMOVUPS 448(BX), Z7
-	CMPQ    CX, $8
-	JEQ     dtrans
-	VMOVUPS 512(BX), Z8
-	CMPQ    CX, $9
-	JEQ     dtrans
-	VMOVUPS 576(BX), Z9
-	CMPQ    CX, $10
-	JEQ     dtrans
-	VMOVUPS 640(BX), Z10
-	CMPQ    CX, $11
-	JEQ     dtrans
-	VMOVUPS 704(BX), Z11
-	CMPQ    CX, $12
-	JEQ     dtrans
-	VMOVUPS 768(BX), Z12
-	CMPQ    CX, $13
-	JEQ     dtrans
-	VMOVUPS 832(BX), Z13
-	CMPQ    CX, $14
-	JEQ     dtrans
-	VMOVUPS 896(BX), Z14
+
+dfull:
+	DLOAD(Z0, 1)
+	DLOAD(Z1, 2)
+	DLOAD(Z2, 3)
+	DLOAD(Z3, 4)
+	DLOAD(Z4, 5)
+	DLOAD(Z5, 6)
+	DLOAD(Z6, 7)
+	DLOAD(Z7, 8)
+	DLOAD(Z8, 9)
+	DLOAD(Z9, 10)
+	DLOAD(Z10, 11)
+	DLOAD(Z11, 12)
+	DLOAD(Z12, 13)
+	DLOAD(Z13, 14)
+	DLOAD(Z14, 15)
+	VMOVUPS (BX), Z15
+	ADDQ    R11, BX
 
 dtrans:
 	TRANSPOSE16
@@ -304,7 +249,6 @@ dtrans:
 	VMOVUPS Z14, K1, (R11)(R13*2)
 	VMOVUPS Z15, K1, (R11)(R15*1)
 	ADDQ $64, AX
-	ADDQ $1024, BX
 	SUBQ $16, DX
 	JG   dcol
 	ADDQ R8, DI
@@ -1145,5 +1089,161 @@ ztj:
 	LEAQ (BX)(R8*2), BX
 	DECQ DX
 	JNZ  zti
+	VZEROUPPER
+	RET
+
+// ZERO9TO15 clears Z9–Z15, the rows a 9-row transpose does not use.
+#define ZERO9TO15 \
+	VPXORD Z9, Z9, Z9; \
+	VPXORD Z10, Z10, Z10; \
+	VPXORD Z11, Z11, Z11; \
+	VPXORD Z12, Z12, Z12; \
+	VPXORD Z13, Z13, Z13; \
+	VPXORD Z14, Z14, Z14; \
+	VPXORD Z15, Z15, Z15
+
+// func Col33(buf *float32, brow uintptr, ho, wo, s int, colt *float32, ldcol uintptr)
+//
+// Col33 writes the 3×3 receptive fields of a convolution of stride s over
+// 16 channels of a padded plane (buf: positions 64 bytes apart, rows brow
+// apart) as rows of im2col's transpose: output position p = i·wo + j
+// gets channel c's 9 values, x[c][s·i+u][s·j+v] in the order of u then v,
+// at colt + p·ldcol + 36c.
+TEXT ·Col33(SB), NOSPLIT, $0-56
+	MOVQ buf+0(FP), DI
+	MOVQ brow+8(FP), R8
+	MOVQ s+32(FP), AX
+	MOVQ AX, R9
+	IMULQ R8, R9          // s rows
+	MOVQ AX, R10
+	SHLQ $6, R10          // s positions
+	MOVQ colt+40(FP), BX
+	MOVQ ldcol+48(FP), R11
+	MOVL $0x1ff, AX
+	KMOVW AX, K1
+	MOVQ ho+16(FP), DX
+
+cri:
+	MOVQ DI, SI
+	MOVQ wo+24(FP), CX
+
+crj:
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 128(SI), Z2
+	VMOVUPS (SI)(R8*1), Z3
+	VMOVUPS 64(SI)(R8*1), Z4
+	VMOVUPS 128(SI)(R8*1), Z5
+	VMOVUPS (SI)(R8*2), Z6
+	VMOVUPS 64(SI)(R8*2), Z7
+	VMOVUPS 128(SI)(R8*2), Z8
+	ZERO9TO15
+	TRANSPOSE16
+	VMOVUPS Z0, K1, (BX)
+	VMOVUPS Z1, K1, 36(BX)
+	VMOVUPS Z2, K1, 72(BX)
+	VMOVUPS Z3, K1, 108(BX)
+	VMOVUPS Z4, K1, 144(BX)
+	VMOVUPS Z5, K1, 180(BX)
+	VMOVUPS Z6, K1, 216(BX)
+	VMOVUPS Z7, K1, 252(BX)
+	VMOVUPS Z8, K1, 288(BX)
+	VMOVUPS Z9, K1, 324(BX)
+	VMOVUPS Z10, K1, 360(BX)
+	VMOVUPS Z11, K1, 396(BX)
+	VMOVUPS Z12, K1, 432(BX)
+	VMOVUPS Z13, K1, 468(BX)
+	VMOVUPS Z14, K1, 504(BX)
+	VMOVUPS Z15, K1, 540(BX)
+	ADDQ R10, SI
+	ADDQ R11, BX
+	DECQ CX
+	JNZ  crj
+	ADDQ R9, DI
+	DECQ DX
+	JNZ  cri
+	VZEROUPPER
+	RET
+
+// UADD adds z into the position at off(r).
+#define UADD(z, off, r) \
+	VADDPS  off(r), z, z; \
+	VMOVUPS z, off(r)
+
+// func Uncol33(colt *float32, ldcol uintptr, ho, wo, s int, buf *float32, brow uintptr)
+//
+// Uncol33 is Col33's adjoint: it adds each output position's 9·16 values
+// back into the receptive field in buf, the positions from the last to
+// the first, so that every position of buf receives its additions in the
+// order of (u, v), as im2col's col2im adds them.
+TEXT ·Uncol33(SB), NOSPLIT, $0-56
+	MOVQ brow+48(FP), R8
+	MOVQ s+32(FP), AX
+	MOVQ AX, R9
+	IMULQ R8, R9          // s rows
+	MOVQ AX, R10
+	SHLQ $6, R10          // s positions
+	MOVQ ldcol+8(FP), R11
+	// BX: the last position's row of colt; DI: its receptive field's row
+	// of tiles in buf, SI: the field.
+	MOVQ ho+16(FP), AX
+	IMULQ wo+24(FP), AX
+	DECQ AX
+	IMULQ R11, AX
+	MOVQ colt+0(FP), BX
+	ADDQ AX, BX
+	MOVQ ho+16(FP), AX
+	DECQ AX
+	IMULQ R9, AX
+	MOVQ buf+40(FP), DI
+	ADDQ AX, DI
+	MOVQ wo+24(FP), AX
+	DECQ AX
+	IMULQ R10, AX
+	MOVQ AX, R12          // the last column's offset
+	MOVL $0x1ff, AX
+	KMOVW AX, K1
+	MOVQ ho+16(FP), DX
+
+uri:
+	LEAQ (DI)(R12*1), SI
+	MOVQ wo+24(FP), CX
+
+urj:
+	VMOVUPS.Z (BX), K1, Z0
+	VMOVUPS.Z 36(BX), K1, Z1
+	VMOVUPS.Z 72(BX), K1, Z2
+	VMOVUPS.Z 108(BX), K1, Z3
+	VMOVUPS.Z 144(BX), K1, Z4
+	VMOVUPS.Z 180(BX), K1, Z5
+	VMOVUPS.Z 216(BX), K1, Z6
+	VMOVUPS.Z 252(BX), K1, Z7
+	VMOVUPS.Z 288(BX), K1, Z8
+	VMOVUPS.Z 324(BX), K1, Z9
+	VMOVUPS.Z 360(BX), K1, Z10
+	VMOVUPS.Z 396(BX), K1, Z11
+	VMOVUPS.Z 432(BX), K1, Z12
+	VMOVUPS.Z 468(BX), K1, Z13
+	VMOVUPS.Z 504(BX), K1, Z14
+	VMOVUPS.Z 540(BX), K1, Z15
+	TRANSPOSE16
+	UADD(Z0, 0, SI)
+	UADD(Z1, 64, SI)
+	UADD(Z2, 128, SI)
+	LEAQ (SI)(R8*1), AX
+	UADD(Z3, 0, AX)
+	UADD(Z4, 64, AX)
+	UADD(Z5, 128, AX)
+	LEAQ (SI)(R8*2), AX
+	UADD(Z6, 0, AX)
+	UADD(Z7, 64, AX)
+	UADD(Z8, 128, AX)
+	SUBQ R10, SI
+	SUBQ R11, BX
+	DECQ CX
+	JNZ  urj
+	SUBQ R9, DI
+	DECQ DX
+	JNZ  uri
 	VZEROUPPER
 	RET

@@ -4,10 +4,10 @@ package wino
 
 var Available = false
 
-func Fill16(dst *float32, drow uintptr, src *float32, plane, srow uintptr, w, rows int) {
+func Fill16(dst *float32, drow uintptr, src *float32, plane, srow uintptr, w, rows int, pstride uintptr) {
 	panic("wino: no kernels")
 }
-func Drain16(dst *float32, plane, drow uintptr, src *float32, srow uintptr, w, rows int) {
+func Drain16(dst *float32, plane, drow uintptr, src *float32, srow uintptr, w, rows int, pstride uintptr) {
 	panic("wino: no kernels")
 }
 func In43(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr) {
@@ -32,5 +32,11 @@ func Dy23(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr
 	panic("wino: no kernels")
 }
 func Dx23(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr) {
+	panic("wino: no kernels")
+}
+func Col33(buf *float32, brow uintptr, ho, wo, s int, colt *float32, ldcol uintptr) {
+	panic("wino: no kernels")
+}
+func Uncol33(colt *float32, ldcol uintptr, ho, wo, s int, buf *float32, brow uintptr) {
 	panic("wino: no kernels")
 }
