@@ -43,6 +43,7 @@ import (
 var abSwitches = map[string]*bool{
 	"fuseWinoBackward": &fuseWinoBackward,
 	"fuseReLUPool":     &fuseReLUPool,
+	"fuseReLUInto":     &fuseReLUInto,
 	"planBuffers":      &planBuffers,
 	"useWino45":        &useWino45,
 	"inPlaceA":         &packed.ReadAInPlace,

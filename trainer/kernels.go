@@ -45,6 +45,11 @@ type vecSet struct {
 	prelu func(y, x, d []float32, a float32)
 	// bnAffine: y = x·s[c] + b[c].
 	bnAffine func(y, x, s, b []float32, hw int)
+	// bnAffineReLU: y = relu(x·s[c] + b[c]), bnAffine and relu in one
+	// pass (a BatchNorm followed by a ReLU that only it reads).
+	bnAffineReLU func(y, x, s, b []float32, hw int)
+	// addReLU: y = relu(a + b) (a residual addition and its ReLU).
+	addReLU func(y, a, b []float32)
 	// bnDx: y = a[c]·dy + b[c]·x + k[c].
 	bnDx func(y, dy, x, a, b, k []float32, hw int)
 	// maxPool: maxPool32.

@@ -98,6 +98,44 @@ func bnAffineAVX2(y, x, s, b []float32, hw int) {
 	archsimd.ClearAVXUpperBits()
 }
 
+// relu8 is reluAVX2's step: v where v > 0 or NaN, else +0.
+func relu8(v, zero archsimd.Float32x8) archsimd.Float32x8 {
+	return v.Merge(zero, v.Greater(zero).Or(v.IsNaN()))
+}
+
+func bnAffineReLUAVX2(y, x, s, b []float32, hw int) {
+	x = x[:len(y)]
+	c := len(s)
+	var zero archsimd.Float32x8
+	for p := 0; p*hw < len(y); p++ {
+		ch := p % c
+		ys, xs := y[p*hw:(p+1)*hw], x[p*hw:(p+1)*hw]
+		sv, bv := archsimd.BroadcastFloat32x8(s[ch]), archsimd.BroadcastFloat32x8(b[ch])
+		i := 0
+		for ; i+8 <= hw; i += 8 {
+			relu8(archsimd.LoadFloat32x8Slice(xs[i:]).Mul(sv).Add(bv), zero).StoreSlice(ys[i:])
+		}
+		if i < hw {
+			relu8(archsimd.LoadFloat32x8SlicePart(xs[i:]).Mul(sv).Add(bv), zero).StoreSlicePart(ys[i:])
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+func addReLUAVX2(y, a, b []float32) {
+	n := len(y)
+	a, b = a[:n], b[:n]
+	var zero archsimd.Float32x8
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		relu8(archsimd.LoadFloat32x8Slice(a[i:]).Add(archsimd.LoadFloat32x8Slice(b[i:])), zero).StoreSlice(y[i:])
+	}
+	if i < n {
+		relu8(archsimd.LoadFloat32x8SlicePart(a[i:]).Add(archsimd.LoadFloat32x8SlicePart(b[i:])), zero).StoreSlicePart(y[i:])
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
 func bnDxAVX2(y, dy, x, a, b, k []float32, hw int) {
 	dy, x = dy[:len(y)], x[:len(y)]
 	c := len(a)

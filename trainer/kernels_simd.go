@@ -32,7 +32,7 @@ func init() {
 	if archsimd.X86.AVX512() {
 		vecSets = append(vecSets, vecSet{
 			name: "AVX-512", add: addAVX, relu: reluAVX, reluDx: reluDxAVX, prelu: preluAVX,
-			bnAffine: bnAffineAVX, bnDx: bnDxAVX, maxPool: maxPoolAVX,
+			bnAffine: bnAffineAVX, bnAffineReLU: bnAffineReLUAVX, addReLU: addReLUAVX, bnDx: bnDxAVX, maxPool: maxPoolAVX,
 			channelSum: channelSumAVX, channelSqDev: channelSqDevAVX, channelDot: channelDotAVX, negDot: negDotAVX,
 		})
 	}
@@ -40,7 +40,7 @@ func init() {
 		// kernels_avx2.go
 		vecSets = append(vecSets, vecSet{
 			name: "AVX2", add: addVecAVX2, relu: reluAVX2, reluDx: reluDxAVX2, prelu: preluAVX2,
-			bnAffine: bnAffineAVX2, bnDx: bnDxAVX2, maxPool: maxPoolAVX2,
+			bnAffine: bnAffineAVX2, bnAffineReLU: bnAffineReLUAVX2, addReLU: addReLUAVX2, bnDx: bnDxAVX2, maxPool: maxPoolAVX2,
 			channelSum: channelSumAVX2, channelSqDev: channelSqDevAVX2, channelDot: channelDotAVX2, negDot: negDotAVX2,
 		})
 	}
@@ -131,6 +131,45 @@ func bnAffineAVX(y, x, s, b []float32, hw int) {
 			// would mix SSE into AVX-512 code.
 			archsimd.LoadFloat32x16SlicePart(xs[i:]).Mul(sv).Add(bv).StoreSlicePart(ys[i:])
 		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// relu16 is reluAVX's step: v where v > 0 or NaN, else +0.
+func relu16(v, zero archsimd.Float32x16) archsimd.Float32x16 {
+	return v.Merge(zero, v.Greater(zero).Or(v.IsNaN()))
+}
+
+func bnAffineReLUAVX(y, x, s, b []float32, hw int) {
+	x = x[:len(y)]
+	c := len(s)
+	var zero archsimd.Float32x16
+	for p := 0; p*hw < len(y); p++ {
+		ch := p % c
+		sc, sh := s[ch], b[ch]
+		ys, xs := y[p*hw:(p+1)*hw], x[p*hw:(p+1)*hw]
+		sv, bv := archsimd.BroadcastFloat32x16(sc), archsimd.BroadcastFloat32x16(sh)
+		i := 0
+		for ; i+16 <= hw; i += 16 {
+			relu16(archsimd.LoadFloat32x16Slice(xs[i:]).Mul(sv).Add(bv), zero).StoreSlice(ys[i:])
+		}
+		if i < hw {
+			relu16(archsimd.LoadFloat32x16SlicePart(xs[i:]).Mul(sv).Add(bv), zero).StoreSlicePart(ys[i:])
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+func addReLUAVX(y, a, b []float32) {
+	n := len(y)
+	a, b = a[:n], b[:n]
+	var zero archsimd.Float32x16
+	i := 0
+	for ; i+16 <= n; i += 16 {
+		relu16(archsimd.LoadFloat32x16Slice(a[i:]).Add(archsimd.LoadFloat32x16Slice(b[i:])), zero).StoreSlice(y[i:])
+	}
+	if i < n {
+		relu16(archsimd.LoadFloat32x16SlicePart(a[i:]).Add(archsimd.LoadFloat32x16SlicePart(b[i:])), zero).StoreSlicePart(y[i:])
 	}
 	archsimd.ClearAVXUpperBits()
 }

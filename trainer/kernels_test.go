@@ -78,6 +78,12 @@ func testVecKernels(t *testing.T) {
 		vec = saved
 		vec.relu(got, x)
 		sameBits(t, "relu", got, want)
+		vec.relu, vec.add = nil, nil
+		addInto(want, x, d)
+		relu(want, want)
+		vec = saved
+		vec.addReLU(got, x, d)
+		sameBits(t, "addReLU", got, want)
 		vec.relu, vec.reluDx = nil, nil
 		reluDx(want, x, d)
 		vec = saved
@@ -101,6 +107,13 @@ func testVecKernels(t *testing.T) {
 			want[i] = v*s[ch] + sh[ch]
 		}
 		sameBits(t, "bnAffine", got, want)
+		vec.bnAffineReLU(got, x, s, sh, hw)
+		for i, v := range want {
+			if !(v > 0 || v != v) {
+				want[i] = 0
+			}
+		}
+		sameBits(t, "bnAffineReLU", got, want)
 		addBias(got, x, sh[:1])
 		for i, v := range x {
 			want[i] = v + sh[0]

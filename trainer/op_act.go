@@ -83,6 +83,17 @@ func (op *actOp[T]) SymDiff(in G.Nodes, out, dy *G.Node) (G.Nodes, error) {
 	return G.Nodes{dx}, nil
 }
 
+// reluGrad returns the gradient at a fused op's output before its ReLU
+// (bnOp.relu, addOp.relu): dy·[y > 0] for the fused output y = relu(v),
+// where y > 0 exactly where v > 0, by the ReLU layer's own gradient op. dy
+// as it is when relu is false.
+func reluGrad[T float](relu bool, name string, out, dy *G.Node) (*G.Node, error) {
+	if !relu {
+		return dy, nil
+	}
+	return G.ApplyOp(&actDxOp[T]{name: name + ".relu", act: actReLU, dims: 4}, out, out, dy)
+}
+
 type actDxOp[T float] struct {
 	gradOpBase
 	name string

@@ -45,6 +45,10 @@ type bnOp[T float] struct {
 	coef      []T       // per-channel scale and shift of the forward pass
 	acc       []float64 // per-channel Σ x and Σ (x − μ)² of batchStats
 	y         outBuf[T]
+	// relu makes the op BatchNorm followed by ReLU, as the session builds
+	// it for a ReLU layer that only the BatchNorm's output feeds
+	// (reluInto): the affine map and the ReLU in one pass, the same values.
+	relu bool
 }
 
 // bnSums caches the per-channel sums of a backward pass: the gradients of
@@ -79,10 +83,14 @@ func (op *bnOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
 	return s.Clone(), nil
 }
 func (op *bnOp[T]) String() string {
-	if op.train {
-		return "batchnorm(" + op.name + ")"
+	name := "batchnorm"
+	if op.relu {
+		name += "+relu"
 	}
-	return "batchnorm.eval(" + op.name + ")"
+	if !op.train {
+		name += ".eval"
+	}
+	return name + "(" + op.name + ")"
 }
 func (op *bnOp[T]) Hashcode() uint32      { return hashOf(op) }
 func (op *bnOp[T]) WriteHash(h hash.Hash) { writeHash(h, op) }
@@ -121,16 +129,23 @@ func (op *bnOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		sc := float64(gamma[c]) * op.inv[c]
 		scale[c], shift[c] = T(sc), T(float64(beta[c])-op.mean[c]*sc)
 	}
-	if y32, ok := any(y).([]float32); ok && vec.bnAffine != nil {
-		vec.bnAffine(y32, any(x).([]float32), any(scale).([]float32), any(shift).([]float32), op.hw)
+	if y32, ok := any(y).([]float32); ok && op.relu && vec.bnAffineReLU != nil {
+		vec.bnAffineReLU(y32, any(x).([]float32), any(scale).([]float32), any(shift).([]float32), op.hw)
 		return t, nil
 	}
-	for p := 0; p*op.hw < len(y); p++ {
-		s, b := scale[p%op.c], shift[p%op.c]
-		ys, xs := y[p*op.hw:(p+1)*op.hw], x[p*op.hw:(p+1)*op.hw]
-		for i, v := range xs {
-			ys[i] = v*s + b
+	if y32, ok := any(y).([]float32); ok && vec.bnAffine != nil {
+		vec.bnAffine(y32, any(x).([]float32), any(scale).([]float32), any(shift).([]float32), op.hw)
+	} else {
+		for p := 0; p*op.hw < len(y); p++ {
+			s, b := scale[p%op.c], shift[p%op.c]
+			ys, xs := y[p*op.hw:(p+1)*op.hw], x[p*op.hw:(p+1)*op.hw]
+			for i, v := range xs {
+				ys[i] = v*s + b
+			}
 		}
+	}
+	if op.relu {
+		relu(y, y)
 	}
 	return t, nil
 }
@@ -185,7 +200,11 @@ func (op *bnOp[T]) batchStats(x []T, batch int) {
 //	dγ = Σ dy·x̂,   dβ = Σ dy
 //
 // (training mode; in eval mode μ and σ² are constants and dx = γ/√(var+ε)·dy).
-func (op *bnOp[T]) SymDiff(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
+func (op *bnOp[T]) SymDiff(in G.Nodes, out, dy *G.Node) (G.Nodes, error) {
+	dy, err := reluGrad[T](op.relu, op.name, out, dy)
+	if err != nil {
+		return nil, err
+	}
 	dx, err := G.ApplyOp(&bnDxOp[T]{fwd: op}, in[0], in[1], dy)
 	if err != nil {
 		return nil, err

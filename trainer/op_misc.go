@@ -88,6 +88,9 @@ type addOp[T float] struct {
 	opBase
 	name string
 	y    outBuf[T]
+	// relu makes the op the addition followed by ReLU, as the session
+	// builds it for a ReLU layer that only the addition feeds (reluInto).
+	relu bool
 }
 
 var _ G.SDOp = (*addOp[float32])(nil)
@@ -104,7 +107,12 @@ func (op *addOp[T]) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
 	}
 	return a.Clone(), nil
 }
-func (op *addOp[T]) String() string        { return "add(" + op.name + ")" }
+func (op *addOp[T]) String() string {
+	if op.relu {
+		return "add+relu(" + op.name + ")"
+	}
+	return "add(" + op.name + ")"
+}
 func (op *addOp[T]) Hashcode() uint32      { return hashOf(op) }
 func (op *addOp[T]) WriteHash(h hash.Hash) { writeHash(h, op) }
 func (op *addOp[T]) DiffWRT(int) []bool    { return []bool{true, true} }
@@ -118,7 +126,14 @@ func (op *addOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	t, y := op.y.get(vs[0].Shape()...)
+	if y32, ok := any(y).([]float32); ok && op.relu && vec.addReLU != nil {
+		vec.addReLU(y32, any(a).([]float32), any(b).([]float32))
+		return t, nil
+	}
 	addInto(y, a, b)
+	if op.relu {
+		relu(y, y)
+	}
 	return t, nil
 }
 
@@ -134,7 +149,11 @@ func addInto[T float](y, a, b []T) {
 		y[i] = v + b[i]
 	}
 }
-func (op *addOp[T]) SymDiff(_ G.Nodes, _, dy *G.Node) (G.Nodes, error) {
+func (op *addOp[T]) SymDiff(_ G.Nodes, out, dy *G.Node) (G.Nodes, error) {
+	dy, err := reluGrad[T](op.relu, op.name, out, dy)
+	if err != nil {
+		return nil, err
+	}
 	return G.Nodes{dy, dy}, nil
 }
 

@@ -472,3 +472,44 @@ func TestReLUPoolSession(t *testing.T) {
 		}
 	}
 }
+
+// TestReLUIntoSession trains the architectures two steps with the ReLUs
+// after a BatchNorm or a residual addition fused into them (reluInto) and
+// not, and wants the same weights and running statistics bit for bit; and
+// checks which layers fuse (ResNet-18: the stem's and every block's first
+// ReLU after BatchNorm, every block's last after the addition).
+func TestReLUIntoSession(t *testing.T) {
+	for _, c := range []struct {
+		spec  Spec
+		in    [3]int
+		fused int
+	}{
+		{Spec{Arch: ArchResNet18}, [3]int{3, 8, 8}, 17}, {Spec{Arch: ArchCNNHiCS3Conv}, mnist, 0},
+		{Spec{Arch: ArchCNNFedEBACIFAR}, cifar, 0}, {Spec{Arch: ArchMLP}, mnist, 0},
+	} {
+		n := mustNet(t, c.spec, c.in, 10)
+		got := 0
+		for _, p := range reluInto(n.layers, reluIntoPool(n.layers)) {
+			if p {
+				got++
+			}
+		}
+		if got != c.fused {
+			t.Errorf("%s: %d ReLUs fused, want %d", n.Key(), got, c.fused)
+		}
+		ex := uniformData(1, 40, n.Dim(), 10)
+		w0 := initWeights(t, n, 1)
+		train := func(fuse bool) []float32 {
+			fuseReLUInto = fuse
+			defer func() { fuseReLUInto = true }()
+			w := append([]float32(nil), w0...)
+			if _, err := New(nil).Train(t.Context(), n, w, ex, sgdSteps(0.01, 20, 2), rand.New(rand.NewPCG(1, 1)), nil); err != nil {
+				t.Fatalf("%s (fused %v): %v", n.Key(), fuse, err)
+			}
+			return w
+		}
+		if !equalBits(train(true), train(false)) {
+			t.Errorf("%s: weights after 2 steps differ with the ReLUs fused", n.Key())
+		}
+	}
+}

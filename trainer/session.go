@@ -162,6 +162,7 @@ func buildSession[T float](n *Net, batch int, train, grad bool) (s *session[T], 
 		return 2
 	}
 	pooled := reluIntoPool(n.layers)
+	fused := reluInto(n.layers, pooled)
 	for li, l := range n.layers {
 		h := input(l.src)
 		var out *G.Node
@@ -185,8 +186,8 @@ func buildSession[T float](n *Net, batch int, train, grad bool) (s *session[T], 
 			}
 			out, err = G.ApplyOp(&convOp[T]{g: geom, ws: &s.ws, train: grad}, args...)
 		case layerAct:
-			if pooled[li] {
-				out = h // the next layer, a max-pool, applies the ReLU
+			if pooled[li] || fused[li] {
+				out = h // the pool after it, or the BatchNorm or addition before it, applies the ReLU
 				break
 			}
 			out, err = G.ApplyOp(&actOp[T]{name: l.name, act: l.act, dims: dims(l)}, h)
@@ -195,6 +196,7 @@ func buildSession[T float](n *Net, batch int, train, grad bool) (s *session[T], 
 		case layerBN:
 			op := newBNOp[T](l, train)
 			op.runMean, op.runVar = view(l.rm), view(l.rv)
+			op.relu = li+1 < len(n.layers) && fused[li+1]
 			s.bns = append(s.bns, op)
 			out, err = G.ApplyOp(op, h, nodes[l.w], nodes[l.b])
 		case layerMaxPool:
@@ -211,7 +213,8 @@ func buildSession[T float](n *Net, batch int, train, grad bool) (s *session[T], 
 			s.masks = append(s.masks, m)
 			out, err = G.ApplyOp(&maskOp[T]{name: l.name, dims: dims(l), m: m}, h)
 		case layerAdd:
-			out, err = G.ApplyOp(&addOp[T]{name: l.name}, h, input(l.src2))
+			relu := li+1 < len(n.layers) && fused[li+1]
+			out, err = G.ApplyOp(&addOp[T]{name: l.name, relu: relu}, h, input(l.src2))
 		case layerEmbed:
 			s.embed = &embedOp[T]{l: l.in.size(), dims: dims(l), con: &s.con, fn: &s.fnorm}
 			s.fnorm.y = s.y
@@ -289,6 +292,36 @@ func reluIntoPool(layers []layer) []bool {
 
 // fuseReLUPool lets reluIntoPool fuse; the tests turn it off to compare.
 var fuseReLUPool = true
+
+// reluInto marks the ReLU layers (not already pooled) right after a
+// BatchNorm or a residual addition whose only reader they are: the session
+// builds no op for them, and the BatchNorm or addition applies the ReLU in
+// its own pass over the output (bnOp.relu, addOp.relu), with the same
+// values and, through the ReLU's gradient op on the fused output, the same
+// gradients. ResNet-18's 17 ReLUs were a pass each over its activations.
+func reluInto(layers []layer, pooled []bool) []bool {
+	readers := make([]int, len(layers))
+	for _, l := range layers {
+		if l.src >= 0 {
+			readers[l.src]++
+		}
+		if l.kind == layerAdd && l.src2 >= 0 {
+			readers[l.src2]++
+		}
+	}
+	fused := make([]bool, len(layers))
+	for i, l := range layers {
+		if i == 0 || !fuseReLUInto || pooled[i] || l.kind != layerAct || l.act != actReLU || l.src != i-1 || readers[i-1] != 1 {
+			continue
+		}
+		k := layers[i-1].kind
+		fused[i] = k == layerBN || k == layerAdd
+	}
+	return fused
+}
+
+// fuseReLUInto lets reluInto fuse; the tests turn it off to compare.
+var fuseReLUInto = true
 
 // subtractSpans returns the parts of spans (sorted, disjoint) outside cut
 // (sorted, disjoint, each inside one of spans).
