@@ -7,8 +7,9 @@ import (
 	"github.com/flsweep/flsweep/trainer/internal/wino"
 )
 
-// Channel-lane Winograd: F(4×4, 3×3) with the transforms' vectors across
-// 16 channels instead of across tiles (AVX-512 only, package wino).
+// Channel-lane Winograd: F(4×4, 3×3), F(2×2, 3×3) and F(4×4, 5×5) with
+// the transforms' vectors across 16 channels instead of across tiles
+// (AVX-512 only, package wino).
 //
 // The transforms of winograd43.go hold 8 tiles of one channel in a vector,
 // which needs the input's rows dealt into phases (column mod 4), the
@@ -19,8 +20,8 @@ import (
 // 36 products). Here a vector holds one position of 16 channels: a block
 // of 16 planes is transposed once into positions (wino.Fill16), every
 // tile's transform is plain vertical arithmetic on whole vectors
-// (wino.In43, Out43, Dy43, Dx43), and the results go back by the inverse
-// transpose (wino.Drain16).
+// (wino.In43, Out43, Dy43, Dx43; In23… for F(2×2, 3×3), In45… for F(4×4,
+// 5×5)), and the results go back by the inverse transpose (wino.Drain16).
 //
 // The transformed tiles are laid out tile-major: V_ξ as [tiles][cin]
 // (rows ldv apart) rather than [cin][tiles], so the products run with
@@ -48,30 +49,66 @@ var useCL = wino.Available && usePacked && os.Getenv("FLSWEEP_WINO_CL") != "0"
 // main kernel rather than its dot-product kernel, as the channel-lane
 // ones always do.
 func (g convGeom) clFits() bool {
-	return useCL && g.wino && g.k == 3 && g.cin%16 == 0 && g.cout%16 == 0 &&
+	return useCL && g.wino && (g.k == 3 || g.k == 5 && g.wino4) && g.cin%16 == 0 && g.cout%16 == 0 &&
 		g.cout >= packed.TransMinM && g.cin >= packed.TransMinN
 }
 
-// clKernels are one algorithm's channel-lane transforms (package wino).
+// clKernels are one algorithm's channel-lane transforms (package wino),
+// with the scratch F(4×4, 5×5)'s take (the others ignore it).
 type clKernels struct {
-	in  func(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr)
-	out func(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr)
-	dy  func(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr)
-	dx  func(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr)
+	in  func(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr, scratch *float32)
+	out func(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr, scratch *float32)
+	dy  func(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr, scratch *float32)
+	dx  func(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr, scratch *float32)
 }
 
 var (
-	cl43 = clKernels{in: wino.In43, out: wino.Out43, dy: wino.Dy43, dx: wino.Dx43}
-	cl23 = clKernels{in: wino.In23, out: wino.Out23, dy: wino.Dy23, dx: wino.Dx23}
+	cl43 = clKernels{
+		in: func(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr, _ *float32) {
+			wino.In43(buf, brow, th, tw, vt, xs, ldv)
+		},
+		out: func(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr, _ *float32) {
+			wino.Out43(mt, xs, ldm, bias, th, tw, obuf, orow)
+		},
+		dy: func(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr, _ *float32) {
+			wino.Dy43(dbuf, drow, th, tw, dmt, xs, ldm)
+		},
+		dx: func(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr, _ *float32) {
+			wino.Dx43(dvt, xs, ldv, th, tw, xbuf, xrow)
+		},
+	}
+	cl23 = clKernels{
+		in: func(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr, _ *float32) {
+			wino.In23(buf, brow, th, tw, vt, xs, ldv)
+		},
+		out: func(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr, _ *float32) {
+			wino.Out23(mt, xs, ldm, bias, th, tw, obuf, orow)
+		},
+		dy: func(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr, _ *float32) {
+			wino.Dy23(dbuf, drow, th, tw, dmt, xs, ldm)
+		},
+		dx: func(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr, _ *float32) {
+			wino.Dx23(dvt, xs, ldv, th, tw, xbuf, xrow)
+		},
+	}
+	cl45 = clKernels{in: wino.In45, out: wino.Out45, dy: wino.Dy45, dx: wino.Dx45}
 )
 
-// clKern returns g's kernels: F(4×4, 3×3)'s or F(2×2, 3×3)'s.
+// clKern returns g's kernels: F(4×4, 3×3)'s, F(2×2, 3×3)'s or F(4×4,
+// 5×5)'s.
 func (g convGeom) clKern() *clKernels {
-	if g.wino4 {
+	switch {
+	case g.k == 5:
+		return &cl45
+	case g.wino4:
 		return &cl43
 	}
 	return &cl23
 }
+
+// clScratch is the workspace's scratch for F(4×4, 5×5)'s first stage (64
+// vectors).
+func clScratch(ws *workspace[float32]) *float32 { return &grow(&ws.clScratch, 64*16)[0] }
 
 // clLd is the distance between a tile's rows of c channels in the
 // channel-lane layout: c plus 16 floats, so that the 14 rows the AVX-512
@@ -97,13 +134,13 @@ func clInput(g convGeom, ws *workspace[float32], x []float32, n0, n1 int, vt []f
 	clear(buf) // the zero border; Fill16 overwrites the inside
 	rows := min(g.h, g.tm()*th+g.alpha()-g.tm()-g.p)
 	hw := g.h * g.w
-	in := g.clKern().in
+	in, sc := g.clKern().in, clScratch(ws)
 	_ = vt[(g.xi()-1)*xs+(cols-1)*ldv+g.cin-1]
 	_ = x[n1*g.cin*hw-1]
 	for n := n0; n < n1; n++ {
 		for c0 := 0; c0 < g.cin; c0 += 16 {
 			wino.Fill16(&buf[g.p*brow+g.p*16], uintptr(brow*4), &x[(n*g.cin+c0)*hw], uintptr(hw*4), uintptr(g.w*4), g.w, rows, 64)
-			in(&buf[0], uintptr(brow*4), th, tw, &vt[(n-n0)*g.tiles()*ldv+c0], uintptr(xs*4), uintptr(ldv*4))
+			in(&buf[0], uintptr(brow*4), th, tw, &vt[(n-n0)*g.tiles()*ldv+c0], uintptr(xs*4), uintptr(ldv*4), sc)
 		}
 	}
 }
@@ -117,7 +154,7 @@ func clOutput(g convGeom, ws *workspace[float32], mt []float32, y []float32, n0,
 	orow := g.tm() * tw * 16
 	obuf := grow(&ws.wino, g.tm()*th*orow)
 	hw := g.ho * g.wo
-	out := g.clKern().out
+	out, sc := g.clKern().out, clScratch(ws)
 	_ = y[n1*g.cout*hw-1]
 	for n := n0; n < n1; n++ {
 		for o0 := 0; o0 < g.cout; o0 += 16 {
@@ -125,7 +162,7 @@ func clOutput(g convGeom, ws *workspace[float32], mt []float32, y []float32, n0,
 			if b != nil {
 				bias = &b[o0:][:16][0]
 			}
-			out(&mt[(n-n0)*g.tiles()*ldm+o0], uintptr(xs*4), uintptr(ldm*4), bias, th, tw, &obuf[0], uintptr(orow*4))
+			out(&mt[(n-n0)*g.tiles()*ldm+o0], uintptr(xs*4), uintptr(ldm*4), bias, th, tw, &obuf[0], uintptr(orow*4), sc)
 			wino.Drain16(&y[(n*g.cout+o0)*hw], uintptr(hw*4), uintptr(g.wo*4), &obuf[0], uintptr(orow*4), g.wo, g.ho, 64)
 		}
 	}
@@ -146,13 +183,13 @@ func clGrad(g convGeom, ws *workspace[float32], dy []float32, n0, n1 int, dmt []
 	dbuf := grow(&ws.wino, g.tm()*th*drow)
 	clear(dbuf) // zeros past the output; Fill16 overwrites the rest
 	hw := g.ho * g.wo
-	tdy := g.clKern().dy
+	tdy, sc := g.clKern().dy, clScratch(ws)
 	_ = dy[n1*g.cout*hw-1]
 	_ = dmt[(g.xi()-1)*xs+(cols-1)*ldm+g.cout-1]
 	for n := n0; n < n1; n++ {
 		for o0 := 0; o0 < g.cout; o0 += 16 {
 			wino.Fill16(&dbuf[0], uintptr(drow*4), &dy[(n*g.cout+o0)*hw], uintptr(hw*4), uintptr(g.wo*4), g.wo, g.ho, 64)
-			tdy(&dbuf[0], uintptr(drow*4), th, tw, &dmt[(n-n0)*g.tiles()*ldm+o0], uintptr(xs*4), uintptr(ldm*4))
+			tdy(&dbuf[0], uintptr(drow*4), th, tw, &dmt[(n-n0)*g.tiles()*ldm+o0], uintptr(xs*4), uintptr(ldm*4), sc)
 		}
 	}
 }
@@ -166,12 +203,12 @@ func clInputGrad(g convGeom, ws *workspace[float32], dvt []float32, dx []float32
 	buf, brow := clBuf(g, ws)
 	hw := g.h * g.w
 	rows := min(g.h, g.tm()*th+g.alpha()-g.tm()-g.p)
-	tdx := g.clKern().dx
+	tdx, sc := g.clKern().dx, clScratch(ws)
 	_ = dx[n1*g.cin*hw-1]
 	for n := n0; n < n1; n++ {
 		for c0 := 0; c0 < g.cin; c0 += 16 {
 			clear(buf)
-			tdx(&dvt[(n-n0)*g.tiles()*ldv+c0], uintptr(xs*4), uintptr(ldv*4), th, tw, &buf[0], uintptr(brow*4))
+			tdx(&dvt[(n-n0)*g.tiles()*ldv+c0], uintptr(xs*4), uintptr(ldv*4), th, tw, &buf[0], uintptr(brow*4), sc)
 			wino.Drain16(&dx[(n*g.cin+c0)*hw], uintptr(hw*4), uintptr(g.w*4), &buf[g.p*brow+g.p*16], uintptr(brow*4), g.w, rows, 64)
 		}
 	}

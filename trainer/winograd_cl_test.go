@@ -19,24 +19,29 @@ func TestChannelLaneWinograd(t *testing.T) {
 	tests := []struct {
 		cin, cout, h, p int
 		bias            bool
+		k               int
 	}{
-		{64, 64, 32, 1, false},   // ResNet-18's first stage
-		{128, 128, 16, 1, false}, // second
-		{256, 256, 8, 1, false},  // third
-		{64, 96, 18, 1, true},    // tiles past the output (5×5 tiles of 18×18)
-		{80, 48, 18, 0, true},    // no padding: 16×16 outputs
-		{512, 512, 4, 1, false},  // ResNet-18's fourth stage: F(2×2, 3×3)
-		{64, 64, 14, 1, true},    // F(2×2, 3×3) on 7×7 tiles
-		{64, 80, 13, 1, false},   // tiles past the output
-		{64, 64, 9, 0, true},     // no padding: 7×7 outputs
+		{64, 64, 32, 1, false, 3},   // ResNet-18's first stage
+		{128, 128, 16, 1, false, 3}, // second
+		{256, 256, 8, 1, false, 3},  // third
+		{64, 96, 18, 1, true, 3},    // tiles past the output (5×5 tiles of 18×18)
+		{80, 48, 18, 0, true, 3},    // no padding: 16×16 outputs
+		{512, 512, 4, 1, false, 3},  // ResNet-18's fourth stage: F(2×2, 3×3)
+		{64, 64, 14, 1, true, 3},    // F(2×2, 3×3) on 7×7 tiles
+		{64, 80, 13, 1, false, 3},   // tiles past the output
+		{64, 64, 9, 0, true, 3},     // no padding: 7×7 outputs
+		{64, 64, 14, 0, true, 5},    // the FedEBA+ CIFAR CNN's second: F(4×4, 5×5), 3×3 tiles past 10×10 outputs
+		{64, 96, 12, 2, false, 5},   // padded, 3×3 tiles covering 12×12
+		{80, 64, 17, 1, true, 5},    // padded, 4×4 tiles past 15×15
 	}
 	for _, tt := range tests {
 		for _, batch := range []int{50, 7, 1} {
 			for _, cache := range []bool{false, true} { // the tile-lane path's cache (the channel-lane one recomputes)
-				name := fmt.Sprintf("%dx%dx%d-p%d-b%d-cache%v", tt.cin, tt.cout, tt.h, tt.p, batch, cache)
+				k := tt.k
+				name := fmt.Sprintf("%dx%dx%d-k%d-p%d-b%d-cache%v", tt.cin, tt.cout, tt.h, k, tt.p, batch, cache)
 				t.Run(name, func(t *testing.T) {
-					ho := tt.h + 2*tt.p - 2
-					l := layer{name: "c", in: shape{tt.cin, tt.h, tt.h}, out: shape{tt.cout, ho, ho}, k: 3, stride: 1, pad: tt.p, b: -1}
+					ho := tt.h + 2*tt.p - k + 1
+					l := layer{name: "c", in: shape{tt.cin, tt.h, tt.h}, out: shape{tt.cout, ho, ho}, k: k, stride: 1, pad: tt.p, b: -1}
 					if tt.bias {
 						l.b = 0
 					}
@@ -53,7 +58,7 @@ func TestChannelLaneWinograd(t *testing.T) {
 						}
 						return v
 					}
-					x, w, dy := rnd(batch*g.inSize()), rnd(tt.cout*tt.cin*9), rnd(batch*g.outSize())
+					x, w, dy := rnd(batch*g.inSize()), rnd(tt.cout*tt.cin*k*k), rnd(batch*g.outSize())
 					var b []float32
 					if tt.bias {
 						b = rnd(tt.cout)

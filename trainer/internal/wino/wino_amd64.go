@@ -81,3 +81,22 @@ func Col33(buf *float32, brow uintptr, ho, wo, s int, colt *float32, ldcol uintp
 //
 //go:noescape
 func Uncol33(colt *float32, ldcol uintptr, ho, wo, s int, buf *float32, brow uintptr)
+
+// In45 is F(4×4, 5×5)'s input transform Bᵀ d B on th×tw tiles of 16
+// channels, as In43 (receptive fields of 8×8 positions, 4 apart; 64
+// values ξ), with scratch (64 vectors) for the first stage.
+//
+//go:noescape
+func In45(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr, scratch *float32)
+
+// Out45, Dy45 and Dx45 are Out43, Dy43 and Dx43 for F(4×4, 5×5), with
+// scratch (64 vectors) for the first stage.
+//
+//go:noescape
+func Out45(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr, scratch *float32)
+
+//go:noescape
+func Dy45(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr, scratch *float32)
+
+//go:noescape
+func Dx45(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr, scratch *float32)

@@ -1247,3 +1247,642 @@ urj:
 	JNZ  uri
 	VZEROUPPER
 	RET
+
+// F(4×4, 5×5): 8×8 receptive fields, 4×4 outputs, 64 values ξ = 8k + l
+// (winograd45.go in the trainer). A tile's 64 first-stage values go
+// through a scratch area (64 vectors, 4 KB, from the caller), as the AVX2
+// versions' go through a stack buffer.
+
+// BCONST broadcasts the float32 with bits b into every lane of z.
+#define BCONST(b, z) \
+	MOVL         b, AX; \
+	VPBROADCASTD AX, z
+
+// BT8 is bt8 on Z0–Z7 into Z8–Z15 (constants 4.25 Z23, 1.25 Z24, 2.5 Z25,
+// 0.25 Z26, 0.5 Z27, 2 Z28, 4 Z29, 5 Z30, 5.25 Z31; temps Z16–Z18).
+#define BT8 \
+	VADDPS Z6, Z2, Z16; \
+	VMULPS Z23, Z4, Z17; \
+	VSUBPS Z17, Z16, Z16; \
+	VADDPS Z5, Z1, Z17; \
+	VMULPS Z23, Z3, Z18; \
+	VSUBPS Z18, Z17, Z17; \
+	VADDPS Z17, Z16, Z9; \
+	VSUBPS Z17, Z16, Z10; \
+	VMULPS Z26, Z2, Z16; \
+	VMULPS Z24, Z4, Z17; \
+	VSUBPS Z17, Z16, Z16; \
+	VADDPS Z6, Z16, Z16; \
+	VMULPS Z27, Z1, Z17; \
+	VMULPS Z25, Z3, Z18; \
+	VSUBPS Z18, Z17, Z17; \
+	VMULPS Z28, Z5, Z18; \
+	VADDPS Z18, Z17, Z17; \
+	VADDPS Z17, Z16, Z11; \
+	VSUBPS Z17, Z16, Z12; \
+	VMULPS Z29, Z2, Z16; \
+	VMULPS Z30, Z4, Z17; \
+	VSUBPS Z17, Z16, Z16; \
+	VADDPS Z6, Z16, Z16; \
+	VMULPS Z28, Z1, Z17; \
+	VMULPS Z25, Z3, Z18; \
+	VSUBPS Z18, Z17, Z17; \
+	VMULPS Z27, Z5, Z18; \
+	VADDPS Z18, Z17, Z17; \
+	VADDPS Z17, Z16, Z13; \
+	VSUBPS Z17, Z16, Z14; \
+	VSUBPS Z6, Z0, Z16; \
+	VSUBPS Z2, Z4, Z17; \
+	VMULPS Z31, Z17, Z17; \
+	VADDPS Z17, Z16, Z8; \
+	VSUBPS Z1, Z7, Z16; \
+	VSUBPS Z5, Z3, Z17; \
+	VMULPS Z31, Z17, Z17; \
+	VADDPS Z17, Z16, Z15
+
+#define BT8CONSTS \
+	BCONST($0x40880000, Z23); \
+	BCONST($0x3fa00000, Z24); \
+	BCONST($0x40200000, Z25); \
+	BCONST($0x3e800000, Z26); \
+	BCONST($0x3f000000, Z27); \
+	BCONST($0x40000000, Z28); \
+	BCONST($0x40800000, Z29); \
+	BCONST($0x40a00000, Z30); \
+	BCONST($0x40a80000, Z31)
+
+// COL8(off) loads rows 0–7 of the column at off(DI) (rows R8 apart; R9 =
+// 3·R8, R10 = 5·R8, R11 = 7·R8) into Z0–Z7.
+#define COL8(off) \
+	VMOVUPS off(DI), Z0; \
+	VMOVUPS off(DI)(R8*1), Z1; \
+	VMOVUPS off(DI)(R8*2), Z2; \
+	VMOVUPS off(DI)(R9*1), Z3; \
+	VMOVUPS off(DI)(R8*4), Z4; \
+	VMOVUPS off(DI)(R10*1), Z5; \
+	VMOVUPS off(DI)(R9*2), Z6; \
+	VMOVUPS off(DI)(R11*1), Z7
+
+// SCRCOL(off) stores Z8–Z15 (the values k = 0…7 of one column) down a
+// column of the scratch at off(BX), 512 bytes apart.
+#define SCRCOL(off) \
+	VMOVUPS Z8, off(BX); \
+	VMOVUPS Z9, off+512(BX); \
+	VMOVUPS Z10, off+1024(BX); \
+	VMOVUPS Z11, off+1536(BX); \
+	VMOVUPS Z12, off+2048(BX); \
+	VMOVUPS Z13, off+2560(BX); \
+	VMOVUPS Z14, off+3072(BX); \
+	VMOVUPS Z15, off+3584(BX)
+
+// SCRROW(off) loads a row of the scratch, 8 vectors at off(BX), 64 apart.
+#define SCRROW(off) \
+	VMOVUPS off(BX), Z0; \
+	VMOVUPS off+64(BX), Z1; \
+	VMOVUPS off+128(BX), Z2; \
+	VMOVUPS off+192(BX), Z3; \
+	VMOVUPS off+256(BX), Z4; \
+	VMOVUPS off+320(BX), Z5; \
+	VMOVUPS off+384(BX), Z6; \
+	VMOVUPS off+448(BX), Z7
+
+// XSROW stores Z8–Z15 at (AX), (AX)+xs, …, (AX)+7·xs (R12 = xs, R13 =
+// 3·xs, R14 = 5·xs, R15 = 7·xs) and moves AX on by 8·xs.
+#define XSROW \
+	VMOVUPS Z8, (AX); \
+	VMOVUPS Z9, (AX)(R12*1); \
+	VMOVUPS Z10, (AX)(R12*2); \
+	VMOVUPS Z11, (AX)(R13*1); \
+	VMOVUPS Z12, (AX)(R12*4); \
+	VMOVUPS Z13, (AX)(R14*1); \
+	VMOVUPS Z14, (AX)(R13*2); \
+	VMOVUPS Z15, (AX)(R15*1); \
+	LEAQ    (AX)(R12*8), AX
+
+// STRIDES8 sets R8–R11 to 1, 3, 5, 7 times the register r and R12–R15
+// to 1, 3, 5, 7 times x.
+#define STRIDES8(r, x) \
+	MOVQ r, R8; \
+	LEAQ (R8)(R8*2), R9; \
+	LEAQ (R8)(R8*4), R10; \
+	LEAQ (R9)(R8*4), R11; \
+	MOVQ x, R12; \
+	LEAQ (R12)(R12*2), R13; \
+	LEAQ (R12)(R12*4), R14; \
+	LEAQ (R13)(R12*4), R15
+
+// func In45(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr, scratch *float32)
+//
+// Stage 1: bt8 down the field's columns q into the scratch at (8k+q)·64;
+// stage 2: bt8 along its rows k into vt + (8k+l)·xs.
+TEXT ·In45(SB), NOSPLIT, $0-64
+	STRIDES8(brow+8(FP), xs+40(FP))
+	BT8CONSTS
+	MOVQ scratch+56(FP), BX
+	MOVQ buf+0(FP), DI
+	MOVQ vt+32(FP), SI
+	MOVQ th+16(FP), DX
+
+kti:
+	MOVQ tw+24(FP), CX
+
+ktj:
+	COL8(0)
+	BT8
+	SCRCOL(0)
+	COL8(64)
+	BT8
+	SCRCOL(64)
+	COL8(128)
+	BT8
+	SCRCOL(128)
+	COL8(192)
+	BT8
+	SCRCOL(192)
+	COL8(256)
+	BT8
+	SCRCOL(256)
+	COL8(320)
+	BT8
+	SCRCOL(320)
+	COL8(384)
+	BT8
+	SCRCOL(384)
+	COL8(448)
+	BT8
+	SCRCOL(448)
+	MOVQ SI, AX
+	SCRROW(0)
+	BT8
+	XSROW
+	SCRROW(512)
+	BT8
+	XSROW
+	SCRROW(1024)
+	BT8
+	XSROW
+	SCRROW(1536)
+	BT8
+	XSROW
+	SCRROW(2048)
+	BT8
+	XSROW
+	SCRROW(2560)
+	BT8
+	XSROW
+	SCRROW(3072)
+	BT8
+	XSROW
+	SCRROW(3584)
+	BT8
+	XSROW
+	ADDQ $256, DI
+	ADDQ ldv+48(FP), SI
+	DECQ CX
+	JNZ  ktj
+	// On to the next row of tiles: back tw tiles, down 4 rows.
+	MOVQ tw+24(FP), AX
+	SHLQ $8, AX
+	SUBQ AX, DI
+	LEAQ (DI)(R8*4), DI
+	DECQ DX
+	JNZ  kti
+	VZEROUPPER
+	RET
+
+// LOADXI loads value ξ = 8k + l, k = 0…7, of the tile at AX + l·xs (R8 =
+// 8·xs, R9 = 24·xs, R10 = 40·xs, R11 = 56·xs) into Z0–Z7.
+#define LOADXI \
+	VMOVUPS (AX), Z0; \
+	VMOVUPS (AX)(R8*1), Z1; \
+	VMOVUPS (AX)(R8*2), Z2; \
+	VMOVUPS (AX)(R9*1), Z3; \
+	VMOVUPS (AX)(R8*4), Z4; \
+	VMOVUPS (AX)(R10*1), Z5; \
+	VMOVUPS (AX)(R9*2), Z6; \
+	VMOVUPS (AX)(R11*1), Z7
+
+// XICOL(l) sets AX to column l's first value, SI + l·xs (R12 = xs, R13 =
+// 3·xs, R14 = 5·xs, R15 = 7·xs).
+#define XICOL0 MOVQ SI, AX
+#define XICOL1 LEAQ (SI)(R12*1), AX
+#define XICOL2 LEAQ (SI)(R12*2), AX
+#define XICOL3 LEAQ (SI)(R13*1), AX
+#define XICOL4 LEAQ (SI)(R12*4), AX
+#define XICOL5 LEAQ (SI)(R14*1), AX
+#define XICOL6 LEAQ (SI)(R13*2), AX
+#define XICOL7 LEAQ (SI)(R15*1), AX
+
+// AT48 is at48 on Z0–Z7 into Z8–Z11 (constants 2 Z25, 0.5 Z26, 4 Z27,
+// 0.25 Z28, 8 Z29, 0.125 Z30; temps Z16–Z22).
+#define AT48 \
+	VADDPS Z2, Z1, Z16; \
+	VSUBPS Z2, Z1, Z17; \
+	VADDPS Z4, Z3, Z18; \
+	VSUBPS Z4, Z3, Z19; \
+	VADDPS Z6, Z5, Z20; \
+	VSUBPS Z6, Z5, Z21; \
+	VADDPS Z16, Z0, Z8; \
+	VADDPS Z18, Z8, Z8; \
+	VADDPS Z20, Z8, Z8; \
+	VMULPS Z25, Z19, Z22; \
+	VADDPS Z22, Z17, Z9; \
+	VMULPS Z26, Z21, Z22; \
+	VADDPS Z22, Z9, Z9; \
+	VMULPS Z27, Z18, Z22; \
+	VADDPS Z22, Z16, Z10; \
+	VMULPS Z28, Z20, Z22; \
+	VADDPS Z22, Z10, Z10; \
+	VMULPS Z29, Z19, Z22; \
+	VADDPS Z22, Z17, Z11; \
+	VMULPS Z30, Z21, Z22; \
+	VADDPS Z22, Z11, Z11; \
+	VADDPS Z7, Z11, Z11
+
+// SCR4(off) stores Z8–Z11 down a column of the scratch at off(BX).
+#define SCR4(off) \
+	VMOVUPS Z8, off(BX); \
+	VMOVUPS Z9, off+512(BX); \
+	VMOVUPS Z10, off+1024(BX); \
+	VMOVUPS Z11, off+1536(BX)
+
+// OUT4 stores Z8–Z11 plus the bias (Z31) at 0(AX), 64(AX), 128(AX),
+// 192(AX).
+#define OUT4 \
+	VADDPS  Z31, Z8, Z8; \
+	VMOVUPS Z8, (AX); \
+	VADDPS  Z31, Z9, Z9; \
+	VMOVUPS Z9, 64(AX); \
+	VADDPS  Z31, Z10, Z10; \
+	VMOVUPS Z10, 128(AX); \
+	VADDPS  Z31, Z11, Z11; \
+	VMOVUPS Z11, 192(AX)
+
+// func Out45(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr, scratch *float32)
+TEXT ·Out45(SB), NOSPLIT, $0-72
+	MOVQ xs+8(FP), AX
+	SHLQ $3, AX
+	STRIDES8(AX, xs+8(FP))
+	BCONST($0x40000000, Z25)
+	BCONST($0x3f000000, Z26)
+	BCONST($0x40800000, Z27)
+	BCONST($0x3e800000, Z28)
+	BCONST($0x41000000, Z29)
+	BCONST($0x3e000000, Z30)
+	MOVQ bias+24(FP), AX
+	VMOVUPS (AX), Z31
+	MOVQ scratch+64(FP), BX
+	MOVQ obuf+48(FP), DI
+	MOVQ mt+0(FP), SI
+	MOVQ th+32(FP), DX
+
+oti5:
+	MOVQ tw+40(FP), CX
+
+otj5:
+	XICOL0
+	LOADXI
+	AT48
+	SCR4(0)
+	XICOL1
+	LOADXI
+	AT48
+	SCR4(64)
+	XICOL2
+	LOADXI
+	AT48
+	SCR4(128)
+	XICOL3
+	LOADXI
+	AT48
+	SCR4(192)
+	XICOL4
+	LOADXI
+	AT48
+	SCR4(256)
+	XICOL5
+	LOADXI
+	AT48
+	SCR4(320)
+	XICOL6
+	LOADXI
+	AT48
+	SCR4(384)
+	XICOL7
+	LOADXI
+	AT48
+	SCR4(448)
+	MOVQ DI, AX
+	SCRROW(0)
+	AT48
+	OUT4
+	ADDQ orow+56(FP), AX
+	SCRROW(512)
+	AT48
+	OUT4
+	ADDQ orow+56(FP), AX
+	SCRROW(1024)
+	AT48
+	OUT4
+	ADDQ orow+56(FP), AX
+	SCRROW(1536)
+	AT48
+	OUT4
+	ADDQ $256, DI
+	ADDQ ldm+16(FP), SI
+	DECQ CX
+	JNZ  otj5
+	// Back tw tiles, down 4 rows.
+	MOVQ tw+40(FP), AX
+	SHLQ $8, AX
+	SUBQ AX, DI
+	MOVQ orow+56(FP), AX
+	SHLQ $2, AX
+	ADDQ AX, DI
+	DECQ DX
+	JNZ  oti5
+	VZEROUPPER
+	RET
+
+// A8 is a8 on Z0–Z3 into Z8–Z15 (constants 2 Z25, 0.5 Z26, 4 Z27, 0.25
+// Z28, 8 Z29, 0.125 Z30; temps Z16–Z22).
+#define A8 \
+	VADDPS  Z2, Z0, Z16; \
+	VADDPS  Z3, Z1, Z17; \
+	VMULPS  Z27, Z2, Z18; \
+	VADDPS  Z18, Z0, Z18; \
+	VMULPS  Z25, Z1, Z19; \
+	VMULPS  Z29, Z3, Z20; \
+	VADDPS  Z20, Z19, Z19; \
+	VMULPS  Z28, Z2, Z20; \
+	VADDPS  Z20, Z0, Z20; \
+	VMULPS  Z26, Z1, Z21; \
+	VMULPS  Z30, Z3, Z22; \
+	VADDPS  Z22, Z21, Z21; \
+	VMOVAPS Z0, Z8; \
+	VADDPS  Z17, Z16, Z9; \
+	VSUBPS  Z17, Z16, Z10; \
+	VADDPS  Z19, Z18, Z11; \
+	VSUBPS  Z19, Z18, Z12; \
+	VADDPS  Z21, Z20, Z13; \
+	VSUBPS  Z21, Z20, Z14; \
+	VMOVAPS Z3, Z15
+
+// DCOL4(off) loads rows 0–3 of column off of the gradients at DI (rows R8
+// apart... here R10 = drow, R11 = 3·drow) into Z0–Z3.
+#define DCOL4(off) \
+	VMOVUPS off(DI), Z0; \
+	VMOVUPS off(DI)(R10*1), Z1; \
+	VMOVUPS off(DI)(R10*2), Z2; \
+	VMOVUPS off(DI)(R11*1), Z3
+
+// SCRROW4(off) loads four vectors of a scratch row at off(BX).
+#define SCRROW4(off) \
+	VMOVUPS off(BX), Z0; \
+	VMOVUPS off+64(BX), Z1; \
+	VMOVUPS off+128(BX), Z2; \
+	VMOVUPS off+192(BX), Z3
+
+// func Dy45(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr, scratch *float32)
+TEXT ·Dy45(SB), NOSPLIT, $0-64
+	STRIDES8(xs+40(FP), xs+40(FP))
+	MOVQ drow+8(FP), R10
+	LEAQ (R10)(R10*2), R11
+	BCONST($0x40000000, Z25)
+	BCONST($0x3f000000, Z26)
+	BCONST($0x40800000, Z27)
+	BCONST($0x3e800000, Z28)
+	BCONST($0x41000000, Z29)
+	BCONST($0x3e000000, Z30)
+	MOVQ scratch+56(FP), BX
+	MOVQ dbuf+0(FP), DI
+	MOVQ dmt+32(FP), SI
+	MOVQ th+16(FP), DX
+
+yti5:
+	MOVQ tw+24(FP), CX
+
+ytj5:
+	DCOL4(0)
+	A8
+	SCRCOL(0)
+	DCOL4(64)
+	A8
+	SCRCOL(64)
+	DCOL4(128)
+	A8
+	SCRCOL(128)
+	DCOL4(192)
+	A8
+	SCRCOL(192)
+	MOVQ SI, AX
+	SCRROW4(0)
+	A8
+	XSROW
+	SCRROW4(512)
+	A8
+	XSROW
+	SCRROW4(1024)
+	A8
+	XSROW
+	SCRROW4(1536)
+	A8
+	XSROW
+	SCRROW4(2048)
+	A8
+	XSROW
+	SCRROW4(2560)
+	A8
+	XSROW
+	SCRROW4(3072)
+	A8
+	XSROW
+	SCRROW4(3584)
+	A8
+	XSROW
+	ADDQ $256, DI
+	ADDQ ldm+48(FP), SI
+	DECQ CX
+	JNZ  ytj5
+	MOVQ tw+24(FP), AX
+	SHLQ $8, AX
+	SUBQ AX, DI
+	LEAQ (DI)(R10*4), DI
+	DECQ DX
+	JNZ  yti5
+	VZEROUPPER
+	RET
+
+// B8 is b8 on Z0–Z7 into Z8–Z15 (BT8CONSTS' constants; temps Z16–Z22).
+#define B8 \
+	VSUBPS  Z2, Z1, Z16; \
+	VADDPS  Z2, Z1, Z17; \
+	VSUBPS  Z4, Z3, Z18; \
+	VADDPS  Z4, Z3, Z19; \
+	VSUBPS  Z6, Z5, Z20; \
+	VADDPS  Z6, Z5, Z21; \
+	VMOVAPS Z0, Z8; \
+	VMULPS  Z27, Z18, Z22; \
+	VADDPS  Z22, Z16, Z9; \
+	VMULPS  Z28, Z20, Z22; \
+	VADDPS  Z22, Z9, Z9; \
+	VSUBPS  Z7, Z9, Z9; \
+	VMULPS  Z26, Z19, Z22; \
+	VADDPS  Z22, Z17, Z10; \
+	VMULPS  Z29, Z21, Z22; \
+	VADDPS  Z22, Z10, Z10; \
+	VMULPS  Z31, Z0, Z22; \
+	VSUBPS  Z22, Z10, Z10; \
+	VMULPS  Z31, Z7, Z11; \
+	VMULPS  Z23, Z16, Z22; \
+	VSUBPS  Z22, Z11, Z11; \
+	VADDPS  Z20, Z18, Z22; \
+	VMULPS  Z25, Z22, Z22; \
+	VSUBPS  Z22, Z11, Z11; \
+	VMULPS  Z31, Z0, Z12; \
+	VMULPS  Z23, Z17, Z22; \
+	VSUBPS  Z22, Z12, Z12; \
+	VMULPS  Z24, Z19, Z22; \
+	VSUBPS  Z22, Z12, Z12; \
+	VMULPS  Z30, Z21, Z22; \
+	VSUBPS  Z22, Z12, Z12; \
+	VMULPS  Z28, Z18, Z22; \
+	VADDPS  Z22, Z16, Z13; \
+	VMULPS  Z27, Z20, Z22; \
+	VADDPS  Z22, Z13, Z13; \
+	VMULPS  Z31, Z7, Z22; \
+	VSUBPS  Z22, Z13, Z13; \
+	VADDPS  Z19, Z17, Z14; \
+	VADDPS  Z21, Z14, Z14; \
+	VSUBPS  Z0, Z14, Z14; \
+	VMOVAPS Z7, Z15
+
+// ADD8 adds Z8–Z15 into the eight positions at 0(AX), 64(AX), …, 448(AX).
+#define ADD8 \
+	VADDPS  (AX), Z8, Z8; \
+	VMOVUPS Z8, (AX); \
+	VADDPS  64(AX), Z9, Z9; \
+	VMOVUPS Z9, 64(AX); \
+	VADDPS  128(AX), Z10, Z10; \
+	VMOVUPS Z10, 128(AX); \
+	VADDPS  192(AX), Z11, Z11; \
+	VMOVUPS Z11, 192(AX); \
+	VADDPS  256(AX), Z12, Z12; \
+	VMOVUPS Z12, 256(AX); \
+	VADDPS  320(AX), Z13, Z13; \
+	VMOVUPS Z13, 320(AX); \
+	VADDPS  384(AX), Z14, Z14; \
+	VMOVUPS Z14, 384(AX); \
+	VADDPS  448(AX), Z15, Z15; \
+	VMOVUPS Z15, 448(AX)
+
+// func Dx45(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr, scratch *float32)
+//
+// Dx45 adds B dV Bᵀ of th×tw tiles into xbuf (tile (ti, tj)'s 8×8 field
+// at xbuf + 4ti·xrow + 4tj·64), in winoInputGrad4's order: the rows of
+// tiles in order, each row's tiles from last to first.
+TEXT ·Dx45(SB), NOSPLIT, $0-64
+	MOVQ xs+8(FP), AX
+	SHLQ $3, AX
+	STRIDES8(AX, xs+8(FP))
+	BT8CONSTS
+	MOVQ scratch+56(FP), BX
+	MOVQ tw+32(FP), AX
+	DECQ AX
+	MOVQ AX, CX
+	IMULQ ldv+16(FP), AX
+	MOVQ dvt+0(FP), SI
+	ADDQ AX, SI          // the first row's last tile
+	MOVQ xbuf+40(FP), DI
+	SHLQ $8, CX
+	ADDQ CX, DI          // its receptive field
+	MOVQ th+24(FP), DX
+
+xti5:
+	MOVQ tw+32(FP), CX
+
+xtj5:
+	XICOL0
+	LOADXI
+	B8
+	SCRCOL(0)
+	XICOL1
+	LOADXI
+	B8
+	SCRCOL(64)
+	XICOL2
+	LOADXI
+	B8
+	SCRCOL(128)
+	XICOL3
+	LOADXI
+	B8
+	SCRCOL(192)
+	XICOL4
+	LOADXI
+	B8
+	SCRCOL(256)
+	XICOL5
+	LOADXI
+	B8
+	SCRCOL(320)
+	XICOL6
+	LOADXI
+	B8
+	SCRCOL(384)
+	XICOL7
+	LOADXI
+	B8
+	SCRCOL(448)
+	MOVQ DI, AX
+	SCRROW(0)
+	B8
+	ADD8
+	ADDQ xrow+48(FP), AX
+	SCRROW(512)
+	B8
+	ADD8
+	ADDQ xrow+48(FP), AX
+	SCRROW(1024)
+	B8
+	ADD8
+	ADDQ xrow+48(FP), AX
+	SCRROW(1536)
+	B8
+	ADD8
+	ADDQ xrow+48(FP), AX
+	SCRROW(2048)
+	B8
+	ADD8
+	ADDQ xrow+48(FP), AX
+	SCRROW(2560)
+	B8
+	ADD8
+	ADDQ xrow+48(FP), AX
+	SCRROW(3072)
+	B8
+	ADD8
+	ADDQ xrow+48(FP), AX
+	SCRROW(3584)
+	B8
+	ADD8
+	SUBQ $256, DI
+	SUBQ ldv+16(FP), SI
+	DECQ CX
+	JNZ  xtj5
+	// SI is a tile before the row's first: on to the next row's last; DI
+	// back to the next row's last field.
+	MOVQ tw+32(FP), AX
+	SHLQ $1, AX
+	IMULQ ldv+16(FP), AX
+	ADDQ AX, SI
+	MOVQ tw+32(FP), AX
+	SHLQ $8, AX
+	ADDQ AX, DI
+	MOVQ xrow+48(FP), AX
+	SHLQ $2, AX
+	ADDQ AX, DI
+	DECQ DX
+	JNZ  xti5
+	VZEROUPPER
+	RET

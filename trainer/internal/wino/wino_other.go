@@ -40,3 +40,15 @@ func Col33(buf *float32, brow uintptr, ho, wo, s int, colt *float32, ldcol uintp
 func Uncol33(colt *float32, ldcol uintptr, ho, wo, s int, buf *float32, brow uintptr) {
 	panic("wino: no kernels")
 }
+func In45(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr, scratch *float32) {
+	panic("wino: no kernels")
+}
+func Out45(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr, scratch *float32) {
+	panic("wino: no kernels")
+}
+func Dy45(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr, scratch *float32) {
+	panic("wino: no kernels")
+}
+func Dx45(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr, scratch *float32) {
+	panic("wino: no kernels")
+}
