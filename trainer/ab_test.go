@@ -52,6 +52,7 @@ var abSwitches = map[string]*bool{
 	"longWino4Chunks":  &longWino4Chunks,
 	"channelLane":      &useCL,
 	"dwTransposed":     &useDwT,
+	"runKernels":       &runKernels,
 }
 
 type abConfig struct {

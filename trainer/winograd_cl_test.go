@@ -196,3 +196,43 @@ func TestChannelLaneIm2col(t *testing.T) {
 		}
 	}
 }
+
+// TestRunKernels checks that im2col and col2im give the same bits with
+// their runs copied and added by wino.CopyRuns and wino.AddRuns
+// (runKernels) and by the loops: LeNet's two convolutions, a padded one
+// (through padded planes), and rows of 17 and 33 floats (a partial last
+// step of 16) and of 16 and 32 (none).
+func TestRunKernels(t *testing.T) {
+	if !runKernels {
+		t.Skip("no AVX-512")
+	}
+	tests := []struct{ cin, cout, h, k, p, batch int }{
+		{1, 6, 28, 5, 0, 9},  // LeNet's first (rows of 24)
+		{6, 16, 12, 5, 0, 9}, // second (rows of 8)
+		{1, 32, 28, 3, 1, 3}, // the HiCS three-convolution CNN's first, padded
+		{3, 8, 21, 5, 0, 2},  // rows of 17
+		{2, 8, 37, 5, 0, 2},  // rows of 33
+		{2, 8, 20, 5, 0, 2},  // rows of 16
+		{2, 8, 36, 5, 0, 2},  // rows of 32
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%d-%d-%d-k%d-p%d", tt.cin, tt.cout, tt.h, tt.k, tt.p), func(t *testing.T) {
+			ho := tt.h + 2*tt.p - tt.k + 1
+			l := layer{name: "c", in: shape{tt.cin, tt.h, tt.h}, out: shape{tt.cout, ho, ho}, k: tt.k, stride: 1, pad: tt.p, b: 0}
+			g := newConvGeom(l)
+			g.needDx = true
+			if g.wino || g.cli {
+				t.Fatalf("geometry %+v does not take im2col", g)
+			}
+			r := rand.New(rand.NewPCG(uint64(tt.h), uint64(tt.k)))
+			x, w, b, dy := mixedVals(r, tt.batch*g.inSize(), 30), mixedVals(r, tt.cout*g.kdim(), 30), mixedVals(r, tt.cout, 30), mixedVals(r, tt.batch*g.outSize(), 30)
+			y1, dx1, dw1 := convPassesCache(t, g, tt.batch, x, w, b, dy, false)
+			runKernels = false
+			y0, dx0, dw0 := convPassesCache(t, g, tt.batch, x, w, b, dy, false)
+			runKernels = true
+			sameBits(t, "y", y1, y0)
+			sameBits(t, "dx", dx1, dx0)
+			sameBits(t, "dw", dw1, dw0)
+		})
+	}
+}

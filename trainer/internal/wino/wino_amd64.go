@@ -100,3 +100,16 @@ func Dy45(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr
 
 //go:noescape
 func Dx45(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr, scratch *float32)
+
+// CopyRuns copies runs runs of w floats, sstride bytes apart from src, one
+// after another to dst (im2col's rows without padding).
+//
+//go:noescape
+func CopyRuns(dst, src *float32, sstride uintptr, runs, w int)
+
+// AddRuns adds runs runs of w floats, one after another from src, into
+// dst's runs dstride bytes apart (col2im's rows without padding), one
+// addition per element.
+//
+//go:noescape
+func AddRuns(dst *float32, dstride uintptr, src *float32, runs, w int)

@@ -1886,3 +1886,120 @@ xtj5:
 	JNZ  xti5
 	VZEROUPPER
 	RET
+
+// func CopyRuns(dst, src *float32, sstride uintptr, runs, w int)
+//
+// CopyRuns copies runs runs of w floats, sstride bytes apart from src, one
+// after another to dst: im2col's rows without padding.
+TEXT ·CopyRuns(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ sstride+16(FP), R8
+	MOVQ runs+24(FP), R9
+	MOVQ w+32(FP), R10
+	TESTQ R9, R9
+	JLE  crdone
+	TESTQ R10, R10
+	JLE  crdone
+	// K1: the lanes of a run's last, partial step (all 16 if none).
+	MOVQ R10, CX
+	ANDQ $15, CX
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	TESTQ CX, CX
+	JNE  crmask
+	MOVL $0xffff, AX
+crmask:
+	KMOVW AX, K1
+	// R11: the run's whole steps of 16 (the last one, full or partial, apart).
+	LEAQ -1(R10), R11
+	SHRQ $4, R11
+
+crrun:
+	MOVQ SI, AX
+	MOVQ R11, CX
+	TESTQ CX, CX
+	JEQ  crlast
+crstep:
+	VMOVUPS (AX), Z0
+	VMOVUPS Z0, (DI)
+	ADDQ $64, AX
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  crstep
+crlast:
+	VMOVUPS.Z (AX), K1, Z0
+	VMOVUPS Z0, K1, (DI)
+	// DI moves on by the partial step's floats: w − 16·R11.
+	MOVQ R11, CX
+	SHLQ $4, CX
+	NEGQ CX
+	ADDQ R10, CX
+	LEAQ (DI)(CX*4), DI
+	ADDQ R8, SI
+	DECQ R9
+	JNZ  crrun
+
+crdone:
+	VZEROUPPER
+	RET
+
+// func AddRuns(dst *float32, dstride uintptr, src *float32, runs, w int)
+//
+// AddRuns adds runs runs of w floats, one after another from src, into
+// dst's runs dstride bytes apart: col2im's rows without padding, one
+// addition per element.
+TEXT ·AddRuns(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ dstride+8(FP), R8
+	MOVQ src+16(FP), SI
+	MOVQ runs+24(FP), R9
+	MOVQ w+32(FP), R10
+	TESTQ R9, R9
+	JLE  ardone
+	TESTQ R10, R10
+	JLE  ardone
+	MOVQ R10, CX
+	ANDQ $15, CX
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	TESTQ CX, CX
+	JNE  armask
+	MOVL $0xffff, AX
+armask:
+	KMOVW AX, K1
+	LEAQ -1(R10), R11
+	SHRQ $4, R11
+
+arrun:
+	MOVQ DI, AX
+	MOVQ R11, CX
+	TESTQ CX, CX
+	JEQ  arlast
+arstep:
+	VMOVUPS (SI), Z0
+	VADDPS  (AX), Z0, Z0
+	VMOVUPS Z0, (AX)
+	ADDQ $64, AX
+	ADDQ $64, SI
+	DECQ CX
+	JNZ  arstep
+arlast:
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (AX), K1, Z1
+	VADDPS    Z0, Z1, Z1
+	VMOVUPS   Z1, K1, (AX)
+	MOVQ R11, CX
+	SHLQ $4, CX
+	NEGQ CX
+	ADDQ R10, CX
+	LEAQ (SI)(CX*4), SI
+	ADDQ R8, DI
+	DECQ R9
+	JNZ  arrun
+
+ardone:
+	VZEROUPPER
+	RET

@@ -52,3 +52,5 @@ func Dy45(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr
 func Dx45(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr, scratch *float32) {
 	panic("wino: no kernels")
 }
+func CopyRuns(dst, src *float32, sstride uintptr, runs, w int)         { panic("wino: no kernels") }
+func AddRuns(dst *float32, dstride uintptr, src *float32, runs, w int) { panic("wino: no kernels") }
