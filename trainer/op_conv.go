@@ -406,6 +406,21 @@ func copyRow32(dst, src []float32) {
 // same order.
 func col2im[T float](g convGeom, col []T, ld int, dx []T, n0, n1 int) {
 	hw, in := g.hw(), g.inSize()
+	if d32, ok := any(dx).([]float32); ok && runKernels && g.s == 1 && g.p == 0 && g.w <= 16 {
+		// Planes up to 16 wide (LeNet's second convolution): each row of a
+		// plane summed in a register over the (u, v), by wino.Col2imRows,
+		// rather than runs added one float apart (AddRuns' loads then wait
+		// on the previous run's stores).
+		c32 := any(col).([]float32)
+		_ = c32[(g.kdim()-1)*ld+(n1-n0)*hw-1]
+		_ = d32[n1*in-1]
+		for c := range g.cin {
+			for n := n0; n < n1; n++ {
+				wino.Col2imRows(&d32[n*in+c*g.h*g.w], g.h, g.w, &c32[c*g.k*g.k*ld+(n-n0)*hw], uintptr(ld*4), g.k, g.ho, g.wo)
+			}
+		}
+		return
+	}
 	for c := 0; c < g.cin; c++ {
 		for u := 0; u < g.k; u++ {
 			for v := 0; v < g.k; v++ {

@@ -201,7 +201,8 @@ func TestChannelLaneIm2col(t *testing.T) {
 // their runs copied and added by wino.CopyRuns and wino.AddRuns
 // (runKernels) and by the loops: LeNet's two convolutions, a padded one
 // (through padded planes), and rows of 17 and 33 floats (a partial last
-// step of 16) and of 16 and 32 (none).
+// step of 16) and of 16 and 32 (none); planes up to 16 wide take
+// wino.Col2imRows.
 func TestRunKernels(t *testing.T) {
 	if !runKernels {
 		t.Skip("no AVX-512")
@@ -214,6 +215,7 @@ func TestRunKernels(t *testing.T) {
 		{2, 8, 37, 5, 0, 2},  // rows of 33
 		{2, 8, 20, 5, 0, 2},  // rows of 16
 		{2, 8, 36, 5, 0, 2},  // rows of 32
+		{4, 8, 16, 3, 0, 3},  // planes 16 wide (Col2imRows)
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%d-%d-%d-k%d-p%d", tt.cin, tt.cout, tt.h, tt.k, tt.p), func(t *testing.T) {

@@ -113,3 +113,12 @@ func CopyRuns(dst, src *float32, sstride uintptr, runs, w int)
 //
 //go:noescape
 func AddRuns(dst *float32, dstride uintptr, src *float32, runs, w int)
+
+// Col2imRows writes one channel's plane of dx (h×w, w ≤ 16) from its k²
+// rows of a column matrix (row (u, v) at col + (u·k+v)·ldcol bytes,
+// output row i at + 4·i·wo) of a stride-1 convolution without padding,
+// each row of dx summed in a register: every entry sees col2im's additions
+// in col2im's order, from +0.
+//
+//go:noescape
+func Col2imRows(dx *float32, h, w int, col *float32, ldcol uintptr, k, ho, wo int)

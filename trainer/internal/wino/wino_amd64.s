@@ -2003,3 +2003,80 @@ arlast:
 ardone:
 	VZEROUPPER
 	RET
+
+// func Col2imRows(dx *float32, h, w int, col *float32, ldcol uintptr, k, ho, wo int)
+//
+// Col2imRows writes one channel's plane of dx (h×w, w ≤ 16) from its k²
+// rows of a column matrix (col: row (u, v) at col + (u·k+v)·ldcol, output
+// row i of it at + 4·i·wo) of a stride-1 convolution without padding:
+// each row y of dx is summed in a register, the contributions in the order
+// of (u, v), each a masked add of its run shifted to lanes v…v+wo−1, so
+// that every entry sees col2im's additions in col2im's order from +0.
+TEXT ·Col2imRows(SB), NOSPLIT, $0-64
+	MOVQ dx+0(FP), DI
+	MOVQ col+24(FP), SI
+	MOVQ ldcol+32(FP), R8
+	MOVQ k+40(FP), R9
+	MOVQ wo+56(FP), R10
+	// R11: the mask of a run at lane 0, (1 << wo) − 1; K2: the row's w lanes.
+	MOVQ R10, CX
+	MOVL $1, R11
+	SHLL CX, R11
+	DECL R11
+	MOVQ w+16(FP), CX
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K2
+	XORQ DX, DX              // y
+
+c2y:
+	VPXORD Z0, Z0, Z0
+	XORQ BX, BX              // u
+
+c2u:
+	// i = y − u, within [0, ho)?
+	MOVQ DX, AX
+	SUBQ BX, AX
+	JL   c2unext
+	CMPQ AX, ho+48(FP)
+	JGE  c2unext
+	// R12: row (u, 0) of col at output row i: col + u·k·ldcol + 4·i·wo.
+	IMULQ R10, AX
+	SHLQ $2, AX
+	MOVQ BX, R12
+	IMULQ R9, R12
+	IMULQ R8, R12
+	ADDQ SI, R12
+	ADDQ AX, R12
+	XORQ R13, R13            // v
+
+c2v:
+	// K1: lanes v…v+wo−1; the run loaded from 4v bytes before its start.
+	MOVQ R13, CX
+	MOVL R11, AX
+	SHLL CX, AX
+	KMOVW AX, K1
+	MOVQ R13, R14
+	SHLQ $2, R14
+	MOVQ R12, R15
+	SUBQ R14, R15
+	VMOVUPS.Z (R15), K1, Z1
+	VADDPS    Z1, Z0, K1, Z0
+	ADDQ R8, R12
+	INCQ R13
+	CMPQ R13, R9
+	JLT  c2v
+
+c2unext:
+	INCQ BX
+	CMPQ BX, R9
+	JLT  c2u
+	VMOVUPS Z0, K2, (DI)
+	MOVQ w+16(FP), AX
+	LEAQ (DI)(AX*4), DI
+	INCQ DX
+	CMPQ DX, h+8(FP)
+	JLT  c2y
+	VZEROUPPER
+	RET

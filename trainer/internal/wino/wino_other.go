@@ -54,3 +54,6 @@ func Dx45(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr
 }
 func CopyRuns(dst, src *float32, sstride uintptr, runs, w int)         { panic("wino: no kernels") }
 func AddRuns(dst *float32, dstride uintptr, src *float32, runs, w int) { panic("wino: no kernels") }
+func Col2imRows(dx *float32, h, w int, col *float32, ldcol uintptr, k, ho, wo int) {
+	panic("wino: no kernels")
+}
