@@ -153,6 +153,15 @@
 // trains a round's clients on parallel goroutines; results do not depend on
 // it (TestDeterminism).
 //
+// On CPUs with AVX-512 the Winograd convolutions with at least 64 input
+// and 48 output channels, and the 3×3 im2col ones with channels in whole
+// vectors, run "channel lanes" (winograd_cl.go, im2col_cl.go, assembly in
+// internal/wino): a vector holds one position of 16 channels, the planes
+// go in and out of that layout by 16×16 transposes, and the products run
+// with their operands exchanged, the same multiply-adds in the same order
+// along k, so the bits are those of the paths below
+// (TestChannelLaneWinograd, TestChannelLaneIm2col).
+//
 // Almost all the time goes to matrix products: linear layers are one gemm
 // each way, convolutions im2col plus gemm over chunks of samples, or, for
 // 3×3 and 5×5 stride-1 ones with at least 16 input channels, Winograd's
