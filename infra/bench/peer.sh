@@ -32,6 +32,31 @@ SPEC=${SPEC:-examples/demo.yaml}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
+# Debian's OpenBLAS 0.3.21 (which Debian's torch calls for its products) does
+# not know CPUs newer than itself and falls back to slow generic kernels on
+# them (the Emerald Rapids Xeon of issue 15's later runs: PyTorch's MLP at
+# 49,704 samples/s against 114,605 with the AVX-512 kernels). Our trainer
+# corrects its own OpenBLAS the same way (trainer/blas_openblas.go), so the
+# peer gets the kernel family the CPU supports too, unless
+# OPENBLAS_CORETYPE is set: SkylakeX with AVX-512 F, CD, BW, DQ and VL,
+# Haswell with AVX2 and FMA.
+if [ -z "${OPENBLAS_CORETYPE+set}" ] && [ -r /proc/cpuinfo ]; then
+  flags=$(grep -m1 '^flags' /proc/cpuinfo)
+  has() { case " $flags " in *" $1 "*) return 0 ;; esac; return 1; }
+  if has avx512f && has avx512cd && has avx512bw && has avx512dq && has avx512vl; then
+    PEER_CORETYPE=SkylakeX
+  elif has avx2 && has fma; then
+    PEER_CORETYPE=Haswell
+  fi
+fi
+peer_python() {
+  if [ -n "${PEER_CORETYPE:-}" ]; then
+    OPENBLAS_CORETYPE=$PEER_CORETYPE "$PYTHON" "$@"
+  else
+    "$PYTHON" "$@"
+  fi
+}
+
 have_python() { command -v "$PYTHON" >/dev/null 2>&1; }
 have_torch() { have_python && "$PYTHON" -c 'import torch' >/dev/null 2>&1; }
 no_torch() {
@@ -50,6 +75,7 @@ bench() {
 # shared machine it drifts within minutes).
 models() {
   echo "peer benchmark: training speed per model ($MODELS), ours and PyTorch, one run"
+  [ -n "${PEER_CORETYPE:-}" ] && echo "PyTorch's OpenBLAS: OPENBLAS_CORETYPE=$PEER_CORETYPE (the CPU's kernel family; set OPENBLAS_CORETYPE to choose)"
   local torch=yes ours="" purego="" peer="" m secs
   have_torch || { torch=no; no_torch; }
   case "$REPEAT" in '' | *[!0-9]* | 0) echo "BENCH_REPEAT=$REPEAT: want a whole number of runs, at least 1" >&2; exit 2 ;; esac
@@ -59,7 +85,7 @@ models() {
       secs=$SECONDS_MODEL
       [ "$m" = resnet18 ] && secs=$SECONDS_RESNET
       if [ "$torch" = yes ]; then
-        "$PYTHON" infra/bench/peer/torch_peer.py models --json --models "$m" --seconds "$secs" >"$WORK/torch-$m-$r.json"
+        peer_python infra/bench/peer/torch_peer.py models --json --models "$m" --seconds "$secs" >"$WORK/torch-$m-$r.json"
         peer="${peer:+$peer,}$WORK/torch-$m-$r.json"
       fi
       ours="${ours:+$ours,}$(bench bin/starter "ours-$r" "$m" "$secs")"
@@ -82,12 +108,12 @@ demo() {
     echo "the PyTorch loop is the demo's (examples/demo.yaml) only: no peer figures for $SPEC"
   elif have_torch; then
     local data="${FLSWEEP_DATA_DIR:-.data/datasets}/fmnist"
-    "$PYTHON" infra/bench/peer/torch_peer.py demo --json --data "$data" --threads 1 --procs 1 >"$WORK/t1.json"
+    peer_python infra/bench/peer/torch_peer.py demo --json --data "$data" --threads 1 --procs 1 >"$WORK/t1.json"
     # Two threads in one process can be many times slower than one on a loaded
     # 2-core machine (OpenMP's threads wait for each other): one point (30
     # rounds) bounds its time.
-    "$PYTHON" infra/bench/peer/torch_peer.py demo --json --data "$data" --threads 2 --procs 1 --points 0.5:1 >"$WORK/t2.json"
-    "$PYTHON" infra/bench/peer/torch_peer.py demo --json --data "$data" --threads 1 --procs 2 >"$WORK/p2.json"
+    peer_python infra/bench/peer/torch_peer.py demo --json --data "$data" --threads 2 --procs 1 --points 0.5:1 >"$WORK/t2.json"
+    peer_python infra/bench/peer/torch_peer.py demo --json --data "$data" --threads 1 --procs 2 >"$WORK/p2.json"
     peers=(--peer "1 thread=$WORK/t1.json" --peer "2 threads=$WORK/t2.json" --peer "2 processes x 1 thread=$WORK/p2.json")
   else
     no_torch
