@@ -44,6 +44,7 @@ var abSwitches = map[string]*bool{
 	"fuseWinoBackward": &fuseWinoBackward,
 	"fuseReLUPool":     &fuseReLUPool,
 	"fuseReLUInto":     &fuseReLUInto,
+	"fuseReLUBackward": &fuseReLUBackward,
 	"planBuffers":      &planBuffers,
 	"useWino45":        &useWino45,
 	"inPlaceA":         &packed.ReadAInPlace,

@@ -63,6 +63,15 @@ type vecSet struct {
 	channelDot func(sdy, sdyx []float64, x, dy []float32, mean []float64, hw int)
 	// negDot: Σ_{x ≤ 0 or NaN} x·dy.
 	negDot func(x, dy []float32) float64
+
+	// bnDxReLU and channelDotReLU are bnDx and channelDot of dy masked by
+	// the ReLU of a BatchNorm's forward pass (bnAffineReLU with s and t):
+	// dy where x·s[c] + t[c] > 0, else +0, as reluDx masks it by the ReLU's
+	// output. The backward pass of a BatchNorm with its ReLU then reads x
+	// and dy twice, where a separate ReLU gradient read the output and dy
+	// and wrote the masked dy, which the BatchNorm's two passes read.
+	bnDxReLU       func(y, dy, x, a, b, k, s, t []float32, hw int)
+	channelDotReLU func(sdy, sdyx []float64, x, dy []float32, mean []float64, s, t []float32, hw int)
 }
 
 // Kernels names the elementwise kernels in use: "AVX-512", "AVX2" or

@@ -156,6 +156,31 @@ func bnDxAVX2(y, dy, x, a, b, k []float32, hw int) {
 	archsimd.ClearAVXUpperBits()
 }
 
+// bnDxReLUAVX2 is bnDxReLUAVX in 8 lanes.
+func bnDxReLUAVX2(y, dy, x, a, b, k, s, t []float32, hw int) {
+	dy, x = dy[:len(y)], x[:len(y)]
+	c := len(a)
+	var zero archsimd.Float32x8
+	for p := 0; p*hw < len(y); p++ {
+		ch := p % c
+		ys, ds, xs := y[p*hw:(p+1)*hw], dy[p*hw:(p+1)*hw], x[p*hw:(p+1)*hw]
+		av, bv, kv := archsimd.BroadcastFloat32x8(a[ch]), archsimd.BroadcastFloat32x8(b[ch]), archsimd.BroadcastFloat32x8(k[ch])
+		sv, tv := archsimd.BroadcastFloat32x8(s[ch]), archsimd.BroadcastFloat32x8(t[ch])
+		i := 0
+		for ; i+8 <= hw; i += 8 {
+			d, v := archsimd.LoadFloat32x8Slice(ds[i:]), archsimd.LoadFloat32x8Slice(xs[i:])
+			d = d.Merge(zero, v.Mul(sv).Add(tv).Greater(zero))
+			d.Mul(av).Add(v.Mul(bv)).Add(kv).StoreSlice(ys[i:])
+		}
+		if i < hw {
+			d, v := archsimd.LoadFloat32x8SlicePart(ds[i:]), archsimd.LoadFloat32x8SlicePart(xs[i:])
+			d = d.Merge(zero, v.Mul(sv).Add(tv).Greater(zero))
+			d.Mul(av).Add(v.Mul(bv)).Add(kv).StoreSlicePart(ys[i:])
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
 // The sums hold the AVX-512 kernels' 16 float64 lanes (two 8-lane vectors
 // s0, s1) in four 4-lane vectors: q0, q1 are s0's halves, q2, q3 s1's.
 // (Four variables, not an array: Go keeps arrays of vectors in memory.)
@@ -268,6 +293,43 @@ func channelDotAVX2(sdy, sdyx []float64, x, dy []float32, mean []float64, hw int
 				tb += d * (float64(x[i]) - m)
 			}
 		}
+		sdy[ch], sdyx[ch] = sumLanes(&la)+ta, sumLanes(&lb)+tb
+	}
+}
+
+// channelDotReLUAVX2 is channelDotAVX2 of dy masked by the forward pass's
+// ReLU (bnDxReLUAVX): each half step masked in float32, then split.
+func channelDotReLUAVX2(sdy, sdyx []float64, x, dy []float32, mean []float64, s, t []float32, hw int) {
+	c := len(mean)
+	dy = dy[:len(x)]
+	planes, f := len(x)/hw, hw-hw%16 // f: the part of a plane the vector loop covers
+	var zero archsimd.Float32x8
+	for ch := range c {
+		mv := archsimd.BroadcastFloat64x4(mean[ch])
+		sv, tv := archsimd.BroadcastFloat32x8(s[ch]), archsimd.BroadcastFloat32x8(t[ch])
+		var a0, a1, a2, a3, b0, b1, b2, b3 archsimd.Float64x4
+		for p := ch; p < planes; p += c {
+			xs, ds := x[p*hw:p*hw+f], dy[p*hw:p*hw+f]
+			for i := 0; i+16 <= len(xs); i += 16 {
+				xv := archsimd.LoadFloat32x8Slice(xs[i:])
+				dv := archsimd.LoadFloat32x8Slice(ds[i:]).Merge(zero, xv.Mul(sv).Add(tv).Greater(zero))
+				d, v := dv.GetLo().ConvertToFloat64(), xv.GetLo().ConvertToFloat64().Sub(mv)
+				a0, b0 = a0.Add(d), b0.Add(d.Mul(v))
+				d, v = dv.GetHi().ConvertToFloat64(), xv.GetHi().ConvertToFloat64().Sub(mv)
+				a1, b1 = a1.Add(d), b1.Add(d.Mul(v))
+				xv = archsimd.LoadFloat32x8Slice(xs[i+8:])
+				dv = archsimd.LoadFloat32x8Slice(ds[i+8:]).Merge(zero, xv.Mul(sv).Add(tv).Greater(zero))
+				d, v = dv.GetLo().ConvertToFloat64(), xv.GetLo().ConvertToFloat64().Sub(mv)
+				a2, b2 = a2.Add(d), b2.Add(d.Mul(v))
+				d, v = dv.GetHi().ConvertToFloat64(), xv.GetHi().ConvertToFloat64().Sub(mv)
+				a3, b3 = a3.Add(d), b3.Add(d.Mul(v))
+			}
+		}
+		var la, lb [8]float64
+		store16(&la, a0, a1, a2, a3)
+		store16(&lb, b0, b1, b2, b3)
+		archsimd.ClearAVXUpperBits()
+		ta, tb := dotTails(x, dy, mean[ch], s[ch], t[ch], ch, c, planes, hw, f)
 		sdy[ch], sdyx[ch] = sumLanes(&la)+ta, sumLanes(&lb)+tb
 	}
 }

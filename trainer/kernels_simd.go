@@ -34,6 +34,7 @@ func init() {
 			name: "AVX-512", add: addAVX, relu: reluAVX, reluDx: reluDxAVX, prelu: preluAVX,
 			bnAffine: bnAffineAVX, bnAffineReLU: bnAffineReLUAVX, addReLU: addReLUAVX, bnDx: bnDxAVX, maxPool: maxPoolAVX,
 			channelSum: channelSumAVX, channelSqDev: channelSqDevAVX, channelDot: channelDotAVX, negDot: negDotAVX,
+			bnDxReLU: bnDxReLUAVX, channelDotReLU: channelDotReLUAVX,
 		})
 	}
 	if archsimd.X86.AVX2() {
@@ -42,6 +43,7 @@ func init() {
 			name: "AVX2", add: addVecAVX2, relu: reluAVX2, reluDx: reluDxAVX2, prelu: preluAVX2,
 			bnAffine: bnAffineAVX2, bnAffineReLU: bnAffineReLUAVX2, addReLU: addReLUAVX2, bnDx: bnDxAVX2, maxPool: maxPoolAVX2,
 			channelSum: channelSumAVX2, channelSqDev: channelSqDevAVX2, channelDot: channelDotAVX2, negDot: negDotAVX2,
+			bnDxReLU: bnDxReLUAVX2, channelDotReLU: channelDotReLUAVX2,
 		})
 	}
 	if len(vecSets) > 0 {
@@ -189,6 +191,34 @@ func bnDxAVX(y, dy, x, a, b, k []float32, hw int) {
 		}
 		if i < hw {
 			d, v := archsimd.LoadFloat32x16SlicePart(ds[i:]), archsimd.LoadFloat32x16SlicePart(xs[i:])
+			d.Mul(av).Add(v.Mul(bv)).Add(kv).StoreSlicePart(ys[i:])
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// bnDxReLUAVX is bnDxAVX of dy masked by the forward pass's ReLU: dy
+// where x·s[c] + t[c] > 0, else +0. The product and the sum are rounded
+// apart, as bnAffineReLUAVX computes them, so the mask is the ReLU's.
+func bnDxReLUAVX(y, dy, x, a, b, k, s, t []float32, hw int) {
+	dy, x = dy[:len(y)], x[:len(y)]
+	c := len(a)
+	var zero archsimd.Float32x16
+	for p := 0; p*hw < len(y); p++ {
+		ch := p % c
+		ac, bc, kc, sc, tc := a[ch], b[ch], k[ch], s[ch], t[ch]
+		ys, ds, xs := y[p*hw:(p+1)*hw], dy[p*hw:(p+1)*hw], x[p*hw:(p+1)*hw]
+		av, bv, kv := archsimd.BroadcastFloat32x16(ac), archsimd.BroadcastFloat32x16(bc), archsimd.BroadcastFloat32x16(kc)
+		sv, tv := archsimd.BroadcastFloat32x16(sc), archsimd.BroadcastFloat32x16(tc)
+		i := 0
+		for ; i+16 <= hw; i += 16 {
+			d, v := archsimd.LoadFloat32x16Slice(ds[i:]), archsimd.LoadFloat32x16Slice(xs[i:])
+			d = d.Merge(zero, v.Mul(sv).Add(tv).Greater(zero))
+			d.Mul(av).Add(v.Mul(bv)).Add(kv).StoreSlice(ys[i:])
+		}
+		if i < hw {
+			d, v := archsimd.LoadFloat32x16SlicePart(ds[i:]), archsimd.LoadFloat32x16SlicePart(xs[i:])
+			d = d.Merge(zero, v.Mul(sv).Add(tv).Greater(zero))
 			d.Mul(av).Add(v.Mul(bv)).Add(kv).StoreSlicePart(ys[i:])
 		}
 	}
@@ -374,4 +404,61 @@ func negDotAVX(x, dy []float32) float64 {
 		s += float64(math.Float32frombits(b&^posMask(b))) * float64(dy[i])
 	}
 	return s
+}
+
+// channelDotReLUAVX is channelDotAVX of dy masked by the forward pass's
+// ReLU, as bnDxReLUAVX masks it; the planes' tails mask in scalar code
+// (maskedDy).
+func channelDotReLUAVX(sdy, sdyx []float64, x, dy []float32, mean []float64, s, t []float32, hw int) {
+	c := len(mean)
+	dy = dy[:len(x)]
+	planes, f := len(x)/hw, hw-hw%16 // f: the part of a plane the vector loop covers
+	var zero archsimd.Float32x8
+	for ch := range c {
+		mv := archsimd.BroadcastFloat64x8(mean[ch])
+		sv, tv := archsimd.BroadcastFloat32x8(s[ch]), archsimd.BroadcastFloat32x8(t[ch])
+		var a0, a1, b0, b1 archsimd.Float64x8
+		for p := ch; p < planes; p += c {
+			xs, ds := x[p*hw:p*hw+f], dy[p*hw:p*hw+f]
+			for i := 0; i+16 <= len(xs); i += 16 {
+				u0, u1 := archsimd.LoadFloat32x8Slice(xs[i:]), archsimd.LoadFloat32x8Slice(xs[i+8:])
+				e0 := archsimd.LoadFloat32x8Slice(ds[i:]).Merge(zero, u0.Mul(sv).Add(tv).Greater(zero))
+				e1 := archsimd.LoadFloat32x8Slice(ds[i+8:]).Merge(zero, u1.Mul(sv).Add(tv).Greater(zero))
+				d0, d1 := e0.ConvertToFloat64(), e1.ConvertToFloat64()
+				x0, x1 := u0.ConvertToFloat64().Sub(mv), u1.ConvertToFloat64().Sub(mv)
+				a0, a1 = a0.Add(d0), a1.Add(d1)
+				b0, b1 = b0.Add(d0.Mul(x0)), b1.Add(d1.Mul(x1))
+			}
+		}
+		var la, lb [8]float64
+		a0.Add(a1).Store(&la)
+		b0.Add(b1).Store(&lb)
+		archsimd.ClearAVXUpperBits()
+		ta, tb := dotTails(x, dy, mean[ch], s[ch], t[ch], ch, c, planes, hw, f)
+		sdy[ch], sdyx[ch] = sumLanes(&la)+ta, sumLanes(&lb)+tb
+	}
+}
+
+// dotTails returns channel ch's Σ dy and Σ dy·(x − m) over the planes'
+// tails (from f on), with dy masked as maskedDy masks it.
+func dotTails(x, dy []float32, m float64, s, t float32, ch, c, planes, hw, f int) (ta, tb float64) {
+	for p := ch; f < hw && p < planes; p += c {
+		for i := p*hw + f; i < (p+1)*hw; i++ {
+			d := float64(maskedDy(x[i], dy[i], s, t))
+			ta += d
+			tb += d * (float64(x[i]) - m)
+		}
+	}
+	return ta, tb
+}
+
+// maskedDy is dy where x·s + t > 0, else +0: the vector kernels' mask in
+// scalar code (the conversion rounds the product on its own, as the
+// vector multiply does, where a compiler may otherwise fuse it with the
+// addition).
+func maskedDy(x, dy, s, t float32) float32 {
+	if float32(x*s)+t > 0 {
+		return dy
+	}
+	return 0
 }

@@ -301,3 +301,67 @@ func testVecMaxPool(t *testing.T) {
 		}
 	}
 }
+
+// TestMaskedBNKernels checks bnDxReLU and channelDotReLU of each vector
+// kernel set against the passes they replace, bit for bit: bnAffineReLU,
+// reluDx on its output, then bnDx and channelDot of the masked gradient.
+// The data has NaNs, infinities, signed zeros and ties, and shifts that
+// make some of the ReLU's inputs exactly zero (t = −x₀·s for a channel's
+// first value x₀ and its ties); the planes have tails of every length the
+// sets' vector loops leave.
+func TestMaskedBNKernels(t *testing.T) {
+	eachVecSet(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(5, 6))
+		for _, shape := range [][3]int{{1, 1, 1}, {2, 3, 5}, {3, 2, 16}, {2, 4, 17}, {2, 3, 31}, {5, 32, 64}, {2, 8, 49}} {
+			b, c, hw := shape[0], shape[1], shape[2]
+			n := b * c * hw
+			x, dy := vecData(r, n), vecData(r, n)
+			s, sh, a, bb, k := vecData(r, c), vecData(r, c), vecData(r, c), vecData(r, c), vecData(r, c)
+			for ch := range c {
+				if ch%3 == 0 {
+					sh[ch] = -x[ch*hw] * s[ch]
+				}
+			}
+			out, masked := make([]float32, n), make([]float32, n)
+			vec.bnAffineReLU(out, x, s, sh, hw)
+			vec.reluDx(masked, out, dy)
+			zeros := 0
+			for i, v := range masked {
+				if v == 0 && dy[i] != 0 {
+					zeros++
+				}
+			}
+			if n >= 64 && zeros == 0 {
+				t.Fatalf("shape %v: the ReLU masks nothing", shape)
+			}
+			got, want := make([]float32, n), make([]float32, n)
+			vec.bnDx(want, masked, x, a, bb, k, hw)
+			vec.bnDxReLU(got, dy, x, a, bb, k, s, sh, hw)
+			sameBits(t, "bnDxReLU", got, want)
+
+			mean := make([]float64, c)
+			for ch := range mean {
+				mean[ch] = r.NormFloat64()
+			}
+			// x without its NaNs and infinities (the sums would be NaN), and a
+			// finite gradient.
+			f, g := make([]float32, n), make([]float32, n)
+			for i, v := range x {
+				f[i], g[i] = v, float32(r.NormFloat64())
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					f[i] = float32(r.NormFloat64())
+				}
+			}
+			vec.bnAffineReLU(out, f, s, sh, hw)
+			vec.reluDx(masked, out, g)
+			wDy, wDyx, gDy, gDyx := make([]float64, c), make([]float64, c), make([]float64, c), make([]float64, c)
+			vec.channelDot(wDy, wDyx, f, masked, mean, hw)
+			vec.channelDotReLU(gDy, gDyx, f, g, mean, s, sh, hw)
+			for ch := range c {
+				if math.Float64bits(gDy[ch]) != math.Float64bits(wDy[ch]) || math.Float64bits(gDyx[ch]) != math.Float64bits(wDyx[ch]) {
+					t.Errorf("shape %v channel %d: channelDotReLU = %v, %v; want %v, %v", shape, ch, gDy[ch], gDyx[ch], wDy[ch], wDyx[ch])
+				}
+			}
+		}
+	})
+}

@@ -49,6 +49,13 @@ type bnOp[T float] struct {
 	// it for a ReLU layer that only the BatchNorm's output feeds
 	// (reluInto): the affine map and the ReLU in one pass, the same values.
 	relu bool
+	// maskGrad makes the backward pass of such an op take the gradient of
+	// the ReLU's output and mask it in its own passes (vec.bnDxReLU,
+	// vec.channelDotReLU), where the mask x·scale + shift > 0 is computed
+	// from the forward pass's coefficients exactly as the forward pass
+	// computed the ReLU's input: the same values as a separate ReLU
+	// gradient's, without its pass. Only with the vector kernels.
+	maskGrad bool
 }
 
 // bnSums caches the per-channel sums of a backward pass: the gradients of
@@ -201,9 +208,12 @@ func (op *bnOp[T]) batchStats(x []T, batch int) {
 //
 // (training mode; in eval mode μ and σ² are constants and dx = γ/√(var+ε)·dy).
 func (op *bnOp[T]) SymDiff(in G.Nodes, out, dy *G.Node) (G.Nodes, error) {
-	dy, err := reluGrad[T](op.relu, op.name, out, dy)
-	if err != nil {
-		return nil, err
+	op.maskGrad = op.relu && fuseReLUBackward && vecMaskGrad[T]()
+	if !op.maskGrad {
+		var err error
+		if dy, err = reluGrad[T](op.relu, op.name, out, dy); err != nil {
+			return nil, err
+		}
 	}
 	dx, err := G.ApplyOp(&bnDxOp[T]{fwd: op}, in[0], in[1], dy)
 	if err != nil {
@@ -220,11 +230,33 @@ func (op *bnOp[T]) SymDiff(in G.Nodes, out, dy *G.Node) (G.Nodes, error) {
 	return G.Nodes{dx, dg, db}, nil
 }
 
+// fuseReLUBackward lets a BatchNorm with its ReLU mask the gradient in its
+// own backward passes (bnOp.maskGrad); the tests turn it off to compare.
+var fuseReLUBackward = true
+
+// vecMaskGrad reports whether the vector kernels can run a BatchNorm's
+// backward pass with its ReLU's mask (float32, with the forward pass in
+// vec.bnAffineReLU, whose rounding the mask repeats).
+func vecMaskGrad[T float]() bool {
+	var z T
+	_, f32 := any(z).(float32)
+	return f32 && vec.bnAffineReLU != nil && vec.bnDxReLU != nil && vec.channelDotReLU != nil
+}
+
 // channelSums returns, per channel, Σ dy and Σ dy·x̂ of the current
 // backward pass, computing them on the first call after a forward pass.
 func (op *bnOp[T]) channelSums(x, dy []T, batch int) *bnSums {
 	s := &op.sums
 	if s.gen == op.gen {
+		return s
+	}
+	if x32, ok := any(x).([]float32); ok && op.maskGrad {
+		scale, shift := any(op.coef[:op.c]).([]float32), any(op.coef[op.c:2*op.c]).([]float32)
+		vec.channelDotReLU(s.sdy, s.sdyx, x32, any(dy).([]float32), op.mean, scale, shift, op.hw)
+		for c := range op.c {
+			s.sdyx[c] *= op.inv[c]
+		}
+		s.gen = op.gen
 		return s
 	}
 	if x32, ok := any(x).([]float32); ok && vec.channelDot != nil {
@@ -300,6 +332,11 @@ func (op *bnDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 			mdy, mdyx = sums.sdy[c]/N, sums.sdyx[c]/N
 		}
 		ca[c], cb[c], cc[c] = T(k), T(-k*mdyx*inv), T(k*(mean*inv*mdyx-mdy))
+	}
+	if dx32, ok := any(dx).([]float32); ok && f.maskGrad {
+		scale, shift := any(f.coef[:f.c]).([]float32), any(f.coef[f.c:2*f.c]).([]float32)
+		vec.bnDxReLU(dx32, any(dy).([]float32), any(x).([]float32), any(ca).([]float32), any(cb).([]float32), any(cc).([]float32), scale, shift, f.hw)
+		return t, nil
 	}
 	if dx32, ok := any(dx).([]float32); ok && vec.bnDx != nil {
 		vec.bnDx(dx32, any(dy).([]float32), any(x).([]float32), any(ca).([]float32), any(cb).([]float32), any(cc).([]float32), f.hw)

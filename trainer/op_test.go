@@ -499,17 +499,21 @@ func TestReLUIntoSession(t *testing.T) {
 		}
 		ex := uniformData(1, 40, n.Dim(), 10)
 		w0 := initWeights(t, n, 1)
-		train := func(fuse bool) []float32 {
-			fuseReLUInto = fuse
-			defer func() { fuseReLUInto = true }()
+		train := func(fuse, back bool) []float32 {
+			fuseReLUInto, fuseReLUBackward = fuse, back
+			defer func() { fuseReLUInto, fuseReLUBackward = true, true }()
 			w := append([]float32(nil), w0...)
 			if _, err := New(nil).Train(t.Context(), n, w, ex, sgdSteps(0.01, 20, 2), rand.New(rand.NewPCG(1, 1)), nil); err != nil {
 				t.Fatalf("%s (fused %v): %v", n.Key(), fuse, err)
 			}
 			return w
 		}
-		if !equalBits(train(true), train(false)) {
+		unfused := train(false, false)
+		if !equalBits(train(true, false), unfused) {
 			t.Errorf("%s: weights after 2 steps differ with the ReLUs fused", n.Key())
+		}
+		if !equalBits(train(true, true), unfused) {
+			t.Errorf("%s: weights after 2 steps differ with the ReLUs fused and their gradients masked in the BatchNorms' backward passes", n.Key())
 		}
 	}
 }
