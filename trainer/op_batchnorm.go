@@ -250,17 +250,13 @@ func (op *bnOp[T]) channelSums(x, dy []T, batch int) *bnSums {
 	if s.gen == op.gen {
 		return s
 	}
-	if x32, ok := any(x).([]float32); ok && op.maskGrad {
-		scale, shift := any(op.coef[:op.c]).([]float32), any(op.coef[op.c:2*op.c]).([]float32)
-		vec.channelDotReLU(s.sdy, s.sdyx, x32, any(dy).([]float32), op.mean, scale, shift, op.hw)
-		for c := range op.c {
-			s.sdyx[c] *= op.inv[c]
-		}
-		s.gen = op.gen
-		return s
-	}
 	if x32, ok := any(x).([]float32); ok && vec.channelDot != nil {
-		vec.channelDot(s.sdy, s.sdyx, x32, any(dy).([]float32), op.mean, op.hw)
+		if dy32 := any(dy).([]float32); op.maskGrad {
+			scale, shift := any(op.coef[:op.c]).([]float32), any(op.coef[op.c:2*op.c]).([]float32)
+			vec.channelDotReLU(s.sdy, s.sdyx, x32, dy32, op.mean, scale, shift, op.hw)
+		} else {
+			vec.channelDot(s.sdy, s.sdyx, x32, dy32, op.mean, op.hw)
+		}
 		for c := range op.c {
 			s.sdyx[c] *= op.inv[c]
 		}

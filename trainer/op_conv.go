@@ -527,7 +527,7 @@ type convOp[T float] struct {
 // back.
 func (op *convOp[T]) winoForward(x, w, b, y []T, batch int) {
 	g := op.g
-	if clDo[T](g, func() { clForward(any(op).(*convOp[float32]), f32(x), f32(w), f32(b), f32(y), batch) }) {
+	if clDo[T](g.cl, func() { clForward(any(op).(*convOp[float32]), f32(x), f32(w), f32(b), f32(y), batch) }) {
 		return
 	}
 	oc := g.cout * g.cin
@@ -635,7 +635,7 @@ func (op *convOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		op.winoForward(x, w, b, y, batch)
 		return t, nil
 	}
-	if clDoI[T](g, func() { cliForward(any(op).(*convOp[float32]), f32(x), f32(w), f32(b), f32(y), batch) }) {
+	if clDo[T](g.cli, func() { cliForward(any(op).(*convOp[float32]), f32(x), f32(w), f32(b), f32(y), batch) }) {
 		return t, nil
 	}
 	hw := g.hw()
@@ -786,7 +786,7 @@ func (op *convDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		op.winoDx(dy, dx, batch)
 		return t, nil
 	}
-	if clDoI[T](g, func() { cliInputGrad(g, any(op.ws).(*workspace[float32]), f32(dy), f32(w), f32(dx), batch) }) {
+	if clDo[T](g.cli, func() { cliInputGrad(g, any(op.ws).(*workspace[float32]), f32(dy), f32(w), f32(dx), batch) }) {
 		return t, nil
 	}
 	clear(dx)
@@ -853,7 +853,7 @@ func (op *convDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		op.winoDw(dy, x, dw, batch)
 		return t, nil
 	}
-	if clDoI[T](g, func() { cliWeightGrad(g, any(op.ws).(*workspace[float32]), f32(dy), f32(x), f32(dw), batch) }) {
+	if clDo[T](g.cli, func() { cliWeightGrad(g, any(op.ws).(*workspace[float32]), f32(dy), f32(x), f32(dw), batch) }) {
 		return t, nil
 	}
 	hw := g.hw()
@@ -915,7 +915,7 @@ var fuseWinoBackward = true
 // planes.
 func (op *convDxOp[T]) winoDx(dy, dx []T, batch int) {
 	g := op.g
-	if clDo[T](g, func() {
+	if clDo[T](g.cl, func() {
 		clBackward(g, any(op.ws).(*workspace[float32]), any(op.fwd).(*convOp[float32]), f32(dy), nil, f32(dx), nil, batch)
 	}) {
 		return
@@ -945,7 +945,7 @@ func (op *convDxOp[T]) winoDxChunk(dm, dx []T, n0, n1, cols, ld int) {
 // same order as the two passes': the same bits.
 func (op *convDxOp[T]) winoBackward(dy, x, dx, dw []T, batch int) {
 	g, fwd := op.g, op.fwd
-	if clDo[T](g, func() {
+	if clDo[T](g.cl, func() {
 		clBackward(g, any(op.ws).(*workspace[float32]), any(fwd).(*convOp[float32]), f32(dy), f32(x), f32(dx), f32(dw), batch)
 	}) {
 		return
@@ -992,7 +992,7 @@ func winoDuChunk[T float](g convGeom, fwd *convOp[T], x, dm, du []T, n0, n1, col
 // dM_ξ·V_ξᵀ, then dW = Gᵀ dU G.
 func (op *convDwOp[T]) winoDw(dy, x, dw []T, batch int) {
 	g := op.g
-	if clDo[T](g, func() {
+	if clDo[T](g.cl, func() {
 		clBackward(g, any(op.ws).(*workspace[float32]), any(op.fwd).(*convOp[float32]), f32(dy), f32(x), nil, f32(dw), batch)
 	}) {
 		return

@@ -43,7 +43,8 @@ import (
 var useCL = wino.Available && usePacked && os.Getenv("FLSWEEP_WINO_CL") != "0"
 
 // clFits reports whether g's convolution takes the channel-lane path:
-// F(4×4, 3×3) with channels in whole vectors, and at least transMinM
+// Winograd for 3×3 (F(4×4, ·) or F(2×2, ·)) or F(4×4, 5×5), with channels
+// in whole vectors, and at least transMinM
 // output and transMinN input channels, so that the tile-lane path's
 // weight-gradient products (dM·Vᵀ, C of cout×cin) take the packed gemm's
 // main kernel rather than its dot-product kernel, as the channel-lane
@@ -63,34 +64,8 @@ type clKernels struct {
 }
 
 var (
-	cl43 = clKernels{
-		in: func(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr, _ *float32) {
-			wino.In43(buf, brow, th, tw, vt, xs, ldv)
-		},
-		out: func(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr, _ *float32) {
-			wino.Out43(mt, xs, ldm, bias, th, tw, obuf, orow)
-		},
-		dy: func(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr, _ *float32) {
-			wino.Dy43(dbuf, drow, th, tw, dmt, xs, ldm)
-		},
-		dx: func(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr, _ *float32) {
-			wino.Dx43(dvt, xs, ldv, th, tw, xbuf, xrow)
-		},
-	}
-	cl23 = clKernels{
-		in: func(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr, _ *float32) {
-			wino.In23(buf, brow, th, tw, vt, xs, ldv)
-		},
-		out: func(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr, _ *float32) {
-			wino.Out23(mt, xs, ldm, bias, th, tw, obuf, orow)
-		},
-		dy: func(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr, _ *float32) {
-			wino.Dy23(dbuf, drow, th, tw, dmt, xs, ldm)
-		},
-		dx: func(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr, _ *float32) {
-			wino.Dx23(dvt, xs, ldv, th, tw, xbuf, xrow)
-		},
-	}
+	cl43 = clKernels{in: wino.In43, out: wino.Out43, dy: wino.Dy43, dx: wino.Dx43}
+	cl23 = clKernels{in: wino.In23, out: wino.Out23, dy: wino.Dy23, dx: wino.Dx23}
 	cl45 = clKernels{in: wino.In45, out: wino.Out45, dy: wino.Dy45, dx: wino.Dx45}
 )
 
@@ -125,7 +100,7 @@ func clBuf(g convGeom, ws *workspace[float32]) (buf []float32, row int) {
 }
 
 // clInput writes the chunk [n0, n1)'s transformed inputs in the
-// channel-lane layout into vt ([36][cols][ldv]).
+// channel-lane layout into vt ([α²][cols][ldv]).
 func clInput(g convGeom, ws *workspace[float32], x []float32, n0, n1 int, vt []float32) {
 	th, tw, ldv := g.th(), g.tw(), clLd(g.cin)
 	cols := (n1 - n0) * g.tiles()
@@ -146,7 +121,7 @@ func clInput(g convGeom, ws *workspace[float32], x []float32, n0, n1 int, vt []f
 }
 
 // clOutput writes the chunk's outputs (plus bias) into y from its
-// transformed outputs mt ([36][cols][ldm]).
+// transformed outputs mt ([α²][cols][ldm]).
 func clOutput(g convGeom, ws *workspace[float32], mt []float32, y []float32, n0, n1 int, b []float32) {
 	th, tw, ldm := g.th(), g.tw(), clLd(g.cout)
 	cols := (n1 - n0) * g.tiles()
@@ -174,7 +149,7 @@ func clOutput(g convGeom, ws *workspace[float32], mt []float32, y []float32, n0,
 var clNoBias [16]float32
 
 // clGrad writes the chunk's transformed output gradients dmt
-// ([36][cols][ldm]) for dy.
+// ([α²][cols][ldm]) for dy.
 func clGrad(g convGeom, ws *workspace[float32], dy []float32, n0, n1 int, dmt []float32) {
 	th, tw, ldm := g.th(), g.tw(), clLd(g.cout)
 	cols := (n1 - n0) * g.tiles()
@@ -195,7 +170,7 @@ func clGrad(g convGeom, ws *workspace[float32], dy []float32, n0, n1 int, dmt []
 }
 
 // clInputGrad writes the chunk's samples of dx from their transformed
-// input gradients dvt ([36][cols][ldv]).
+// input gradients dvt ([α²][cols][ldv]).
 func clInputGrad(g convGeom, ws *workspace[float32], dvt []float32, dx []float32, n0, n1 int) {
 	th, tw, ldv := g.th(), g.tw(), clLd(g.cin)
 	cols := (n1 - n0) * g.tiles()
@@ -296,24 +271,11 @@ func clBackward(g convGeom, ws *workspace[float32], fwd *convOp[float32], dy, x,
 	}
 }
 
-// clDo runs f on the channel-lane path when g takes it and T is float32
-// (the finite-difference tests' float64 graphs keep the tile-lane path),
-// and reports whether it did.
-func clDo[T float](g convGeom, f func()) bool {
-	if !g.cl {
-		return false
-	}
-	var t T
-	if _, ok := any(t).(float32); !ok {
-		return false
-	}
-	f()
-	return true
-}
-
-// clDoI is clDo for the channel-lane im2col path (g.cli).
-func clDoI[T float](g convGeom, f func()) bool {
-	if !g.cli {
+// clDo runs f when on (g.cl or g.cli: the convolution takes a
+// channel-lane path) and T is float32 (the finite-difference tests'
+// float64 graphs keep the other paths), and reports whether it did.
+func clDo[T float](on bool, f func()) bool {
+	if !on {
 		return false
 	}
 	var t T

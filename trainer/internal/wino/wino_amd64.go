@@ -19,13 +19,17 @@ func Fill16(dst *float32, drow uintptr, src *float32, plane, srow uintptr, w, ro
 //go:noescape
 func Drain16(dst *float32, plane, drow uintptr, src *float32, srow uintptr, w, rows int, pstride uintptr)
 
+// The transforms take a scratch pointer last, as F(4×4, 5×5)'s do, so
+// that one function type holds any algorithm's (the trainer's clKernels);
+// F(4×4, 3×3)'s and F(2×2, 3×3)'s need none and ignore it.
+
 // In43 is F(4×4, 3×3)'s input transform Bᵀ d B on th×tw tiles of 16
 // channels: tile (ti, tj)'s receptive field starts at buf + 4ti·brow +
 // 4tj·64 (positions 64 bytes apart, rows brow apart), and its value ξ goes
 // to vt + ξ·xs + (ti·tw+tj)·ldv.
 //
 //go:noescape
-func In43(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr)
+func In43(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr, _ *float32)
 
 // Out43 is F(4×4, 3×3)'s output transform Aᵀ M A + bias on th×tw tiles of
 // 16 channels: tile t = ti·tw+tj's value ξ at mt + ξ·xs + t·ldm, its 4×4
@@ -33,14 +37,14 @@ func In43(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr)
 // 16 biases.
 //
 //go:noescape
-func Out43(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr)
+func Out43(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr, _ *float32)
 
 // Dy43 is F(4×4, 3×3)'s output-gradient transform A dY Aᵀ: tile (ti, tj)'s
 // 4×4 gradients at dbuf + (4ti+a)·drow + (4tj+b)·64, its value ξ to dmt +
 // ξ·xs + (ti·tw+tj)·ldm.
 //
 //go:noescape
-func Dy43(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr)
+func Dy43(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr, _ *float32)
 
 // Dx43 adds F(4×4, 3×3)'s input-gradient transform B dV Bᵀ of th×tw tiles
 // (value ξ of tile t at dvt + ξ·xs + t·ldv) into the 6×6 receptive fields
@@ -48,22 +52,22 @@ func Dy43(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr
 // tiles from last to first.
 //
 //go:noescape
-func Dx43(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr)
+func Dx43(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr, _ *float32)
 
 // In23, Out23, Dy23 and Dx23 are In43, Out43, Dy43 and Dx43 for F(2×2,
 // 3×3): 4×4 receptive fields 2 positions apart, 2×2 outputs, 16 values ξ.
 //
 //go:noescape
-func In23(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr)
+func In23(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr, _ *float32)
 
 //go:noescape
-func Out23(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr)
+func Out23(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr, _ *float32)
 
 //go:noescape
-func Dy23(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr)
+func Dy23(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr, _ *float32)
 
 //go:noescape
-func Dx23(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr)
+func Dx23(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr, _ *float32)
 
 // Col33 writes the 3×3 receptive fields of a convolution of stride s over
 // 16 channels (a padded plane at buf, positions 64 bytes apart, rows brow

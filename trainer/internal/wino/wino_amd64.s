@@ -354,7 +354,7 @@ ddone:
 	VMOVUPS Z24, (AX)(R13*1)
 
 // func In43(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr)
-TEXT ·In43(SB), NOSPLIT, $0-56
+TEXT ·In43(SB), NOSPLIT, $0-64
 	MOVQ buf+0(FP), BX
 	MOVQ brow+8(FP), R8
 	MOVQ vt+32(FP), SI
@@ -481,7 +481,7 @@ itj:
 	VMOVUPS Z25, 192(r)
 
 // func Out43(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr)
-TEXT ·Out43(SB), NOSPLIT, $0-64
+TEXT ·Out43(SB), NOSPLIT, $0-72
 	MOVQ mt+0(FP), SI
 	MOVQ xs+8(FP), R11
 	MOVQ bias+24(FP), AX
@@ -604,7 +604,7 @@ otj:
 	VMOVUPS off(DI)(R10*1), Z3
 
 // func Dy43(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr)
-TEXT ·Dy43(SB), NOSPLIT, $0-56
+TEXT ·Dy43(SB), NOSPLIT, $0-64
 	MOVQ dbuf+0(FP), BX
 	MOVQ drow+8(FP), R8
 	MOVQ dmt+32(FP), SI
@@ -760,7 +760,7 @@ ytj:
 // receptive field at xbuf + 4ti·xrow + 4tj·64), rows of tiles in order and
 // each row's tiles from the last to the first, which is the order of the
 // trainer's winoInputGrad4 at every position.
-TEXT ·Dx43(SB), NOSPLIT, $0-56
+TEXT ·Dx43(SB), NOSPLIT, $0-64
 	MOVQ xs+8(FP), R11
 	MOVQ tw+32(FP), AX
 	DECQ AX
@@ -844,7 +844,7 @@ xtj:
 	VMOVUPS Z3, (AX)(R12*1)
 
 // func In23(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr)
-TEXT ·In23(SB), NOSPLIT, $0-56
+TEXT ·In23(SB), NOSPLIT, $0-64
 	MOVQ buf+0(FP), BX
 	MOVQ brow+8(FP), R8
 	MOVQ vt+32(FP), SI
@@ -905,7 +905,7 @@ jtj:
 	VMOVUPS Z1, 64(r)
 
 // func Out23(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr)
-TEXT ·Out23(SB), NOSPLIT, $0-64
+TEXT ·Out23(SB), NOSPLIT, $0-72
 	MOVQ mt+0(FP), SI
 	MOVQ xs+8(FP), R11
 	MOVQ bias+24(FP), AX
@@ -956,7 +956,7 @@ ptj:
 	VMOVUPS Z6, (AX)(R12*1)
 
 // func Dy23(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr)
-TEXT ·Dy23(SB), NOSPLIT, $0-56
+TEXT ·Dy23(SB), NOSPLIT, $0-64
 	MOVQ dbuf+0(FP), BX
 	MOVQ drow+8(FP), R8
 	MOVQ dmt+32(FP), SI
@@ -1038,7 +1038,7 @@ qtj:
 // Dx23 adds B dV Bᵀ of th×tw tiles into xbuf (tile (ti, tj)'s 4×4
 // receptive field at xbuf + 2ti·xrow + 2tj·64), in winoInputGrad's order:
 // the rows of tiles in order, each row's tiles from last to first.
-TEXT ·Dx23(SB), NOSPLIT, $0-56
+TEXT ·Dx23(SB), NOSPLIT, $0-64
 	MOVQ xs+8(FP), R11
 	MOVQ tw+32(FP), AX
 	DECQ AX

@@ -10,28 +10,28 @@ func Fill16(dst *float32, drow uintptr, src *float32, plane, srow uintptr, w, ro
 func Drain16(dst *float32, plane, drow uintptr, src *float32, srow uintptr, w, rows int, pstride uintptr) {
 	panic("wino: no kernels")
 }
-func In43(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr) {
+func In43(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr, _ *float32) {
 	panic("wino: no kernels")
 }
-func Out43(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr) {
+func Out43(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr, _ *float32) {
 	panic("wino: no kernels")
 }
-func Dy43(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr) {
+func Dy43(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr, _ *float32) {
 	panic("wino: no kernels")
 }
-func Dx43(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr) {
+func Dx43(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr, _ *float32) {
 	panic("wino: no kernels")
 }
-func In23(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr) {
+func In23(buf *float32, brow uintptr, th, tw int, vt *float32, xs, ldv uintptr, _ *float32) {
 	panic("wino: no kernels")
 }
-func Out23(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr) {
+func Out23(mt *float32, xs, ldm uintptr, bias *float32, th, tw int, obuf *float32, orow uintptr, _ *float32) {
 	panic("wino: no kernels")
 }
-func Dy23(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr) {
+func Dy23(dbuf *float32, drow uintptr, th, tw int, dmt *float32, xs, ldm uintptr, _ *float32) {
 	panic("wino: no kernels")
 }
-func Dx23(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr) {
+func Dx23(dvt *float32, xs, ldv uintptr, th, tw int, xbuf *float32, xrow uintptr, _ *float32) {
 	panic("wino: no kernels")
 }
 func Col33(buf *float32, brow uintptr, ho, wo, s int, colt *float32, ldcol uintptr) {
