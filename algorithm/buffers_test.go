@@ -40,7 +40,7 @@ func TestServerCorrectionsSkipBuffers(t *testing.T) {
 		vec   string // the state vector that must stay 0 at buffers
 	}{
 		{"feddyn", algorithm.FedDyn{Alpha: 0.1}, state("h", vec(4, n, 0.1)), "h"},
-		{"feddc all", algorithm.FedDC{Lambda: 0.01, DriftMean: algorithm.DriftAll}, state("global_update", vec(5, n, 0.1), "drift_sum", vec(6, n, 0.1)), "drift_sum"},
+		{"feddc all", algorithm.FedDC{Lambda: 0.01, DriftMean: algorithm.DriftAll}, state("mean_update", vec(5, n, 0.1), "drift_sum", vec(6, n, 0.1)), "drift_sum"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -43,8 +43,9 @@ func TestExposure(t *testing.T) {
 		{"scaffold", algorithm.SCAFFOLD{}, state("c", c), state("c_i", ci), true},
 		{"scaffold after_step", algorithm.SCAFFOLD{Correction: algorithm.CorrectAfterStep}, state("c", c), state("c_i", ci), true},
 		{"feddyn", algorithm.FedDyn{Alpha: 0.01}, fl.State{}, state("grad", grad), true},
-		{"feddc all", algorithm.FedDC{Lambda: 0.1, DriftMean: algorithm.DriftAll}, state("global_update", g), state("drift", drift, "last", last), true},
-		{"feddc selected", algorithm.FedDC{Lambda: 0.1, DriftMean: algorithm.DriftSelected}, state("global_update", g), state("drift", drift, "last", last), false},
+		{"feddc all", algorithm.FedDC{Lambda: 0.1, DriftMean: algorithm.DriftAll}, state("mean_update", g), state("drift", drift, "last", last), true},
+		{"feddc selected", algorithm.FedDC{Lambda: 0.1, DriftMean: algorithm.DriftSelected}, state("mean_update", g), state("drift", drift, "last", last), false},
+		{"feddc control_variate", algorithm.FedDC{Lambda: 0.1, DriftMean: algorithm.DriftAll, Correction: algorithm.FedDCControlVariate, SizeScaled: true}, state("c", g), state("drift", drift, "c_i", last), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

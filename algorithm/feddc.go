@@ -17,14 +17,24 @@ import (
 //	CE + λ/2·‖θ − (θ^t − d_k)‖² + (1/(η·m))·⟨θ, Δθ_k^{prev} − Δθ^{prev}⟩
 //
 // Client k keeps its local drift d_k ("drift") and its last local update
-// Δθ_k^{prev} = θ_k − θ^t of the round it last trained in ("last"), both 0
-// before its first round; the server keeps its last global update
-// Δθ^{prev} = θ^t − θ^{t−1} ("global_update", 0 before round 2) and sends it.
-// η·m is the round's local learning rate times the client's local steps.
-// After training, d_k ← d_k + (θ_k − θ^t) (Eq. (82)), and the client uploads
-// its drift-corrected model θ_k + d_k as Δ_k = θ_k + d_k − θ^t, which the
-// server averages with the point's rule (θ^{t+1} = mean of θ_i + h_i in
-// the paper's Algorithm 1).
+// Δθ_k^{prev} = θ_k − θ^s of the round s it last trained in ("last"), both 0
+// before its first round. Δθ^{prev} is the server's mean local update of the
+// previous round,
+//
+//	Δθ^{prev} = Σ_{i∈S_{t−1}} ω_i·(θ_i − θ^{t−1})                 ("mean_update", 0 before round 2)
+//
+// the rule's weights ω_i applied to the clients' local updates without
+// their drifts (η_g = 1), which the server keeps and sends. It is not the
+// change of the global model θ^t − θ^{t−1}: that also holds the drifts the
+// server adds, and a correction against it averages to −d̄/(η·m) over the
+// clients, pushing every client along the drift the server adds again, so
+// the drift doubles every round. η·m is the round's local learning rate
+// times the client's local steps (see lr_sum below). After training,
+// d_k ← d_k + (θ_k − θ^t) (Eq. (82)), and the client uploads its
+// drift-corrected model θ_k + d_k as Δ_k = θ_k + d_k − θ^t, which the server
+// averages with the point's rule (θ^{t+1} = mean of θ_i + h_i in the paper's
+// Algorithm 1), and its local update θ_k − θ^t ("local_update") for the
+// mean.
 //
 // DriftMean "all" is the official code's server (gaoliang13/FedDC,
 // utils_methods_FedDC.py: avg_mdl_param_sel + np.mean(parameter_drifts)):
@@ -34,15 +44,48 @@ import (
 //
 //	θ^{t+1} = θ^t + η_g Σ_k ω_k (θ_k − θ^t) + (1/N)·Σ_{k=1..N} d_k
 //
-// Drifts and updates cover the trainable parameters, not BatchNorm's
-// running statistics (the official code flattens model.parameters()). The
-// official code also scales λ per client by its size (α/weight_list)
-// and corrects gradients with SCAFFOLD-style control variates instead of
-// the last updates; neither is implemented here (docs/architecture.md lists
-// them).
+// Correction "control_variate" is the official code's gradient correction
+// (train_FedDC: state_gadient_diffs), SCAFFOLD's recursion in place of the
+// last updates: client k keeps c_k ("c_i"), the server keeps and sends c
+// ("c"), both 0 at first; the client trains with ⟨θ, c − c_k⟩ in place of
+// the last-update term, then keeps
+//
+//	c_k⁺ = c_k − c + (θ^t − θ_k)/(η·m)
+//
+// and uploads Δc_k = c_k⁺ − c_k ("delta_c"); the server adds
+// (1/N)·Σ_{k∈S} Δc_k to c. The official code divides by the mean client's
+// number of minibatches and the round-0 learning rate; this divides by the
+// client's own η·m, as SCAFFOLD's option II does.
+//
+// SizeScaled is the official code's per-client weighting by w_k = n_k·N/Σn
+// (Local.SizeRatio; weight_list): λ/w_k for the proximal term, and with
+// "control_variate" c/w_k in the correction and w_k·Δc_k uploaded. Not built:
+// the official code's gradient clipping (clip_grad_norm_, max norm 10).
+//
+// # Momentum
+//
+// The correction divides a local update by η·m, the distance plain SGD
+// moves the weights along a constant unit gradient in m steps. Heavy-ball
+// momentum ρ moves them η·a_m (a_m FedNova's effective step count, about
+// m/(1 − ρ)), so with η·m the correction comes out a_m/m times too large
+// and, passing through the momentum buffer, overshoots: the clients'
+// deviations grow by |1 − a_m/m| > 1 a round and training diverges. LRSum
+// "momentum" (OURS, the default) divides by η·Σ_s γ_s (trainer
+// Hyper.MomentumSteps: a_m for heavy-ball, Nesterov's gains otherwise) when
+// train.momentum > 0, and by η·m bit for bit without it; "plain" is η·m as
+// the paper writes it. A correction in the gradient is not a multiple of
+// Adam's steps, so FedDC refuses Adam (Check). η is the round's rate
+// before any schedule within the round.
+//
+// Drifts, updates and corrections cover the trainable parameters, not
+// BatchNorm's running statistics (the official code flattens
+// model.parameters()).
 type FedDC struct {
-	Lambda    float64 `json:"lambda"`
-	DriftMean string  `json:"drift_mean"`
+	Lambda     float64 `json:"lambda"`
+	DriftMean  string  `json:"drift_mean"`
+	Correction string  `json:"correction"`
+	LRSum      string  `json:"lr_sum"`
+	SizeScaled bool    `json:"size_scaled"`
 }
 
 // FedDC's server variants.
@@ -51,10 +94,17 @@ const (
 	DriftAll      = "all"      // the official code: + the mean drift of every client
 )
 
-// NewFedDC builds FedDC from {lambda, drift_mean}. λ defaults to 0.01, the
-// official example's alpha_coef (example_code_cifar10.py).
+// FedDC's gradient corrections.
+const (
+	FedDCUpdate         = "update"          // the paper: (Δθ_k^{prev} − Δθ^{prev})/(η·m)
+	FedDCControlVariate = "control_variate" // the official code: c − c_k, SCAFFOLD's recursion
+)
+
+// NewFedDC builds FedDC from {lambda, drift_mean, correction, lr_sum,
+// size_scaled}. λ defaults to 0.01, the official example's alpha_coef
+// (example_code_cifar10.py).
 func NewFedDC(opts fl.Options) (Algorithm, error) {
-	a := FedDC{Lambda: 0.01, DriftMean: DriftSelected}
+	a := FedDC{Lambda: 0.01, DriftMean: DriftSelected, Correction: FedDCUpdate, LRSum: LRSumMomentum}
 	if err := opts.Decode("algorithm (feddc)", &a); err != nil {
 		return nil, err
 	}
@@ -64,28 +114,59 @@ func NewFedDC(opts fl.Options) (Algorithm, error) {
 	if a.DriftMean != DriftSelected && a.DriftMean != DriftAll {
 		return nil, fmt.Errorf("algorithm.drift_mean = %q is unknown; use %s (the paper) or %s (the official code): %w", a.DriftMean, DriftSelected, DriftAll, fl.ErrInvalid)
 	}
+	if a.Correction != FedDCUpdate && a.Correction != FedDCControlVariate {
+		return nil, fmt.Errorf("algorithm.correction = %q is unknown; use %s (the paper's last-update difference) or %s (the official code's control variates): %w", a.Correction, FedDCUpdate, FedDCControlVariate, fl.ErrInvalid)
+	}
+	if err := checkLRSum(a.LRSum); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
+// Names of FedDC's vectors.
 const (
-	feddcDrift    = "drift"
-	feddcLast     = "last"
-	feddcGlobal   = "global_update"
-	feddcDriftSum = "drift_sum"
+	feddcDrift    = "drift"        // client: d_k
+	feddcLast     = "last"         // client: Δθ_k^{prev} (update)
+	feddcCi       = "c_i"          // client: c_k (control_variate)
+	feddcMean     = "mean_update"  // server, sent: Δθ^{prev} (update)
+	feddcC        = "c"            // server, sent: c (control_variate)
+	feddcDriftSum = "drift_sum"    // server: Σ_k d_k (all)
+	feddcStep     = "local_update" // upload: θ_k − θ^t (update, selected)
+	feddcDC       = "delta_c"      // upload: Δc_k, scaled by w_k with size_scaled (control_variate)
 )
 
-func (FedDC) Check(trainer.Spec, trainer.Hyper) error { return nil }
+// Check implements Algorithm: the correction needs SGD.
+func (FedDC) Check(_ trainer.Spec, hp trainer.Hyper) error {
+	return checkGradientCorrection("feddc", hp, "")
+}
 
 func (a FedDC) Init(numParams int) (fl.State, error) {
 	var s fl.State
-	s.Set(feddcGlobal, make([]float32, numParams))
+	s.Set(a.sent(), make([]float32, numParams))
 	if a.DriftMean == DriftAll {
 		s.Set(feddcDriftSum, make([]float32, numParams))
 	}
 	return s, nil
 }
 
-func (FedDC) Sends() []string { return []string{feddcGlobal} }
+// sent names the server vector the clients receive.
+func (a FedDC) sent() string {
+	if a.Correction == FedDCControlVariate {
+		return feddcC
+	}
+	return feddcMean
+}
+
+func (a FedDC) Sends() []string { return []string{a.sent()} }
+
+// lrSteps returns η·m, or its momentum form (see FedDC).
+func (a FedDC) lrSteps(l Local) float64 {
+	hp, m := l.Hyper(), l.Steps()
+	if a.LRSum == LRSumMomentum && hp.Optimizer == trainer.OptimizerSGD && hp.Momentum > 0 {
+		return hp.LR * hp.MomentumSteps(m)
+	}
+	return hp.LR * float64(m)
+}
 
 // Train implements Algorithm.
 func (a FedDC) Train(_ context.Context, c Client) (Upload, error) {
@@ -100,10 +181,11 @@ func (a FedDC) Train(_ context.Context, c Client) (Upload, error) {
 		return Upload{}, err
 	}
 	step := Delta(w, c.Global)
-	next, nextLast := make([]float32, n), make([]float32, n)
-	for j, tr := range trainable(c.Local.Net(), n) {
-		if tr {
-			next[j], nextLast[j] = drift[j]+step[j], step[j]
+	tr := trainable(c.Local.Net(), n)
+	next, local := make([]float32, n), make([]float32, n)
+	for j, ok := range tr {
+		if ok {
+			next[j], local[j] = drift[j]+step[j], step[j]
 		}
 	}
 	up := Upload{Weights: w, Delta: step, Train: res}
@@ -114,34 +196,89 @@ func (a FedDC) Train(_ context.Context, c Client) (Upload, error) {
 		}
 	}
 	up.State.Set(feddcDrift, next)
-	up.State.Set(feddcLast, nextLast)
+	if a.Correction != FedDCControlVariate {
+		up.State.Set(feddcLast, local)
+		if a.DriftMean == DriftSelected {
+			up.Vectors.Set(feddcStep, local)
+		}
+		return up, nil
+	}
+	cs, ci, err := a.variates(c)
+	if err != nil {
+		return Upload{}, err
+	}
+	eta, wk := a.lrSteps(c.Local), 1.0
+	if a.SizeScaled {
+		wk = c.Local.SizeRatio()
+	}
+	cNew, dc := make([]float32, n), make([]float32, n)
+	for j, ok := range tr {
+		if ok {
+			v := float64(ci[j]) - float64(cs[j])/wk - float64(step[j])/eta
+			cNew[j] = float32(v)
+			dc[j] = float32((v - float64(ci[j])) * wk)
+		}
+	}
+	up.State.Set(feddcCi, cNew)
+	up.Vectors.Set(feddcDC, dc)
 	return up, nil
 }
 
-// objective returns client c's local objective, λ/2·‖θ − (θ^t − d_k)‖²
-// + ⟨(Δθ_k^{prev} − Δθ^{prev})/(η·K), θ⟩, and its drift d_k.
+// variates returns the server's c and the client's c_k (control_variate).
+func (a FedDC) variates(c Client) (cs, ci []float32, err error) {
+	n := len(c.Global)
+	if cs, err = c.Server.Vector(feddcC, n); err != nil {
+		return nil, nil, err
+	}
+	if ci, err = clientVector(c.State, feddcCi, n); err != nil {
+		return nil, nil, err
+	}
+	return cs, ci, nil
+}
+
+// objective returns client c's local objective, λ_k/2·‖θ − (θ^t − d_k)‖²
+// + ⟨v, θ⟩ with v = (Δθ_k^{prev} − Δθ^{prev})/(η·m) or c/w_k − c_k, and its
+// drift d_k.
 func (a FedDC) objective(c Client) (trainer.Objective, []float32, error) {
 	n := len(c.Global)
-	g, err := c.Server.Vector(feddcGlobal, n)
-	if err != nil {
-		return trainer.Objective{}, nil, err
-	}
 	drift, err := clientVector(c.State, feddcDrift, n)
 	if err != nil {
 		return trainer.Objective{}, nil, err
 	}
-	last, err := clientVector(c.State, feddcLast, n)
-	if err != nil {
-		return trainer.Objective{}, nil, err
+	lambda, wk := a.Lambda, 1.0
+	if a.SizeScaled {
+		wk = c.Local.SizeRatio()
+		lambda /= wk
 	}
-	eta := c.Local.Hyper().LR * float64(c.Local.Steps())
-	anchor, lin := make([]float32, n), make([]float32, n)
+	lin := make([]float32, n)
+	if a.Correction == FedDCControlVariate {
+		cs, ci, err := a.variates(c)
+		if err != nil {
+			return trainer.Objective{}, nil, err
+		}
+		for j := range lin {
+			lin[j] = float32(float64(cs[j])/wk - float64(ci[j]))
+		}
+	} else {
+		g, err := c.Server.Vector(feddcMean, n)
+		if err != nil {
+			return trainer.Objective{}, nil, err
+		}
+		last, err := clientVector(c.State, feddcLast, n)
+		if err != nil {
+			return trainer.Objective{}, nil, err
+		}
+		eta := a.lrSteps(c.Local)
+		for j := range lin {
+			lin[j] = float32((float64(last[j]) - float64(g[j])) / eta)
+		}
+	}
+	anchor := make([]float32, n)
 	for j := range anchor {
 		anchor[j] = c.Global[j] - drift[j]
-		lin[j] = float32((float64(last[j]) - float64(g[j])) / eta)
 	}
-	obj := trainer.Objective{Prox: a.Lambda, Anchor: anchor, Linear: lin}
-	if a.Lambda == 0 {
+	obj := trainer.Objective{Prox: lambda, Anchor: anchor, Linear: lin}
+	if lambda == 0 {
 		obj.Anchor = nil
 	}
 	return obj, drift, nil
@@ -153,13 +290,29 @@ func (a FedDC) Begin(r Server) (Aggregation, error) {
 	if err != nil {
 		return nil, err
 	}
-	fa := &feddcAgg{rule: agg, global: r.Global, n: r.N, trainable: trainable(r.Net, len(r.Global))}
+	size := len(r.Global)
+	fa := &feddcAgg{alg: a, rule: agg, n: r.N, trainable: trainable(r.Net, size)}
+	if a.Correction != FedDCControlVariate {
+		// The mean local update: the rule's weights on the updates, from 0.
+		if fa.mean, err = r.Rule.Begin(make([]float32, size), r.Selection, r.Clients); err != nil {
+			return nil, err
+		}
+		fa.etaG = 1.0
+		if s, ok := r.Rule.(interface{ ServerLR() float64 }); ok {
+			fa.etaG = s.ServerLR()
+		}
+	} else {
+		if fa.c, err = r.State.Vector(feddcC, size); err != nil {
+			return nil, err
+		}
+		fa.dcSum = make([]float64, size)
+	}
 	if a.DriftMean == DriftAll {
-		sum, err := r.State.Vector(feddcDriftSum, len(r.Global))
+		sum, err := r.State.Vector(feddcDriftSum, size)
 		if err != nil {
 			return nil, err
 		}
-		fa.driftSum = make([]float64, len(sum))
+		fa.driftSum = make([]float64, size)
 		for j, v := range sum {
 			if fa.trainable[j] {
 				fa.driftSum[j] = float64(v)
@@ -170,16 +323,41 @@ func (a FedDC) Begin(r Server) (Aggregation, error) {
 }
 
 type feddcAgg struct {
+	alg       FedDC
 	rule      fl.Aggregation
-	global    []float32
 	n         int
-	driftSum  []float64 // Σ_k d_k over all clients (DriftAll), updated as uploads come
 	trainable []bool
+	mean      fl.Aggregation // update: Σ ω_k (θ_k − θ^t)·η_g
+	etaG      float64        // the rule's η_g, divided out of mean
+	c         []float32      // control_variate: c after round t−1
+	dcSum     []float64      // control_variate: Σ Δc_k so far
+	driftSum  []float64      // Σ_k d_k over all clients (DriftAll), updated as uploads come
 }
 
-func (a *feddcAgg) Add(client int, delta []float32, _ fl.State) error {
+func (a *feddcAgg) Add(client int, delta []float32, up fl.State) error {
 	if err := a.rule.Add(client, delta); err != nil {
 		return err
+	}
+	if a.mean != nil {
+		step := delta // "all" uploads θ_k − θ^t itself
+		if a.alg.DriftMean == DriftSelected {
+			var err error
+			if step, err = up.Vector(feddcStep, len(delta)); err != nil {
+				return fmt.Errorf("feddc: client %d: %w", client, err)
+			}
+		}
+		if err := a.mean.Add(client, a.masked(step)); err != nil {
+			return err
+		}
+	}
+	if a.dcSum != nil {
+		dc, err := up.Vector(feddcDC, len(a.dcSum))
+		if err != nil {
+			return fmt.Errorf("feddc: client %d: %w", client, err)
+		}
+		for j, v := range dc {
+			a.dcSum[j] += float64(v)
+		}
 	}
 	if a.driftSum != nil {
 		for j, v := range delta { // d_k grows by this round's θ_k − θ^t
@@ -189,6 +367,23 @@ func (a *feddcAgg) Add(client int, delta []float32, _ fl.State) error {
 		}
 	}
 	return nil
+}
+
+// masked returns v with its buffer entries zeroed (a copy when it has any).
+func (a *feddcAgg) masked(v []float32) []float32 {
+	var out []float32
+	for j, ok := range a.trainable {
+		if !ok && v[j] != 0 {
+			if out == nil {
+				out = slices.Clone(v)
+			}
+			out[j] = 0
+		}
+	}
+	if out == nil {
+		return v
+	}
+	return out
 }
 
 func (a *feddcAgg) Finish(dst []float32) (fl.State, error) {
@@ -208,10 +403,23 @@ func (a *feddcAgg) Finish(dst []float32) (fl.State, error) {
 		}
 		s.Set(feddcDriftSum, sum)
 	}
-	g := make([]float32, len(dst))
-	for j := range g {
-		g[j] = dst[j] - a.global[j]
+	if a.mean != nil {
+		g := make([]float32, len(dst))
+		if err := a.mean.Finish(g); err != nil {
+			return fl.State{}, err
+		}
+		if a.etaG != 1 {
+			for j := range g {
+				g[j] = float32(float64(g[j]) / a.etaG)
+			}
+		}
+		s.Set(feddcMean, g)
+		return s, nil
 	}
-	s.Set(feddcGlobal, g)
+	c := make([]float32, len(a.c))
+	for j := range c {
+		c[j] = float32(float64(a.c[j]) + a.dcSum[j]/float64(a.n))
+	}
+	s.Set(feddcC, c)
 	return s, nil
 }

@@ -46,6 +46,8 @@ func TestOptionsRejected(t *testing.T) {
 		{"fedprox mu Inf", "fedprox", fl.Options{"mu": math.Inf(1)}, "fedprox"},
 		{"scaffold unknown", "scaffold", fl.Options{"option": "II"}, "option"},
 		{"scaffold correction", "scaffold", fl.Options{"correction": "both"}, "algorithm.correction"},
+		{"scaffold lr_sum", "scaffold", fl.Options{"lr_sum": "adam"}, "algorithm.lr_sum"},
+		{"scaffold lr_sum after_step", "scaffold", fl.Options{"correction": "after_step", "lr_sum": "plain"}, "algorithm.lr_sum"},
 		{"feddyn unknown", "feddyn", fl.Options{"mu": 0.1}, "mu"},
 		{"feddyn alpha 0", "feddyn", fl.Options{"alpha": 0}, "algorithm.alpha"},
 		{"feddyn negative alpha", "feddyn", fl.Options{"alpha": -0.01}, "algorithm.alpha"},
@@ -58,6 +60,9 @@ func TestOptionsRejected(t *testing.T) {
 		{"feddc unknown", "feddc", fl.Options{"alpha": 0.01}, "alpha"},
 		{"feddc negative lambda", "feddc", fl.Options{"lambda": -0.01}, "algorithm.lambda"},
 		{"feddc drift_mean", "feddc", fl.Options{"drift_mean": "some"}, "algorithm.drift_mean"},
+		{"feddc correction", "feddc", fl.Options{"correction": "gradient"}, "algorithm.correction"},
+		{"feddc lr_sum", "feddc", fl.Options{"lr_sum": "effective"}, "algorithm.lr_sum"},
+		{"feddc size_scaled string", "feddc", fl.Options{"size_scaled": "yes"}, "size_scaled"},
 		{"propfair unknown", "propfair", fl.Options{"base": 2}, "base"},
 		{"propfair m 0", "propfair", fl.Options{"m": 0}, "algorithm.m"},
 		{"propfair negative M", "propfair", fl.Options{"M": -0.2}, "algorithm.m"},
@@ -104,7 +109,9 @@ func TestOptionsResolved(t *testing.T) {
 	}{
 		{"fedavg", "fedavg", nil, algorithm.FedAvg{}, `{}`},
 		{"fedprox", "fedprox", fl.Options{"mu": 0.01}, algorithm.FedProx{Mu: 0.01}, `{"mu":0.01}`},
-		{"scaffold default", "scaffold", nil, algorithm.SCAFFOLD{Correction: "gradient"}, `{"correction":"gradient"}`},
+		// lr_sum "momentum" is ours: the paper's K·η bit for bit without momentum.
+		{"scaffold default", "scaffold", nil, algorithm.SCAFFOLD{Correction: "gradient", LRSum: "momentum"}, `{"correction":"gradient","lr_sum":"momentum"}`},
+		{"scaffold plain", "scaffold", fl.Options{"lr_sum": "plain"}, algorithm.SCAFFOLD{Correction: "gradient", LRSum: "plain"}, `{"correction":"gradient","lr_sum":"plain"}`},
 		{"scaffold after_step", "scaffold", fl.Options{"correction": "after_step"}, algorithm.SCAFFOLD{Correction: "after_step"}, `{"correction":"after_step"}`},
 		// α = 0.01: the official example's alpha_coef.
 		{"feddyn default", "feddyn", nil, algorithm.FedDyn{Alpha: 0.01}, `{"alpha":0.01}`},
@@ -114,8 +121,14 @@ func TestOptionsResolved(t *testing.T) {
 		{"moon mu 0", "moon", fl.Options{"mu": 0, "tau": 1}, algorithm.MOON{Mu: 0, Tau: 1}, `{"mu":0,"tau":1}`},
 		{"fednova", "fednova", nil, algorithm.FedNova{}, `{}`},
 		// λ = 0.01: the official example's alpha_coef; "selected" is the paper.
-		{"feddc default", "feddc", nil, algorithm.FedDC{Lambda: 0.01, DriftMean: "selected"}, `{"lambda":0.01,"drift_mean":"selected"}`},
-		{"feddc all", "feddc", fl.Options{"lambda": 0, "drift_mean": "all"}, algorithm.FedDC{Lambda: 0, DriftMean: "all"}, `{"lambda":0,"drift_mean":"all"}`},
+		{"feddc default", "feddc", nil, algorithm.FedDC{Lambda: 0.01, DriftMean: "selected", Correction: "update", LRSum: "momentum"},
+			`{"lambda":0.01,"drift_mean":"selected","correction":"update","lr_sum":"momentum","size_scaled":false}`},
+		{"feddc all", "feddc", fl.Options{"lambda": 0, "drift_mean": "all"}, algorithm.FedDC{Lambda: 0, DriftMean: "all", Correction: "update", LRSum: "momentum"},
+			`{"lambda":0,"drift_mean":"all","correction":"update","lr_sum":"momentum","size_scaled":false}`},
+		// The official code: its server, control variates and size scaling.
+		{"feddc official", "feddc", fl.Options{"drift_mean": "all", "correction": "control_variate", "size_scaled": true, "lr_sum": "plain"},
+			algorithm.FedDC{Lambda: 0.01, DriftMean: "all", Correction: "control_variate", LRSum: "plain", SizeScaled: true},
+			`{"lambda":0.01,"drift_mean":"all","correction":"control_variate","lr_sum":"plain","size_scaled":true}`},
 		// M = 0.2: the FedEBA+ paper's Table 1 pick; thres = 0.2: the official code's ε.
 		{"propfair default", "propfair", nil, algorithm.PropFair{M: 0.2, Thres: 0.2}, `{"m":0.2,"thres":0.2,"huber":false}`},
 		{"propfair M", "propfair", fl.Options{"M": 5, "huber": true}, algorithm.PropFair{M: 5, Thres: 0.2, Huber: true}, `{"m":5,"thres":0.2,"huber":true}`},

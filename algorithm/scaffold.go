@@ -19,7 +19,8 @@ import (
 //
 //	y ← y − η_l·(g_i(y) − c_i + c)                          (line 10)
 //
-// then, with Kη_l the sum of the steps' learning rates (trainer LRSum),
+// then, with Kη_l the sum of the steps' learning rates (trainer LRSum; see
+// Momentum below),
 //
 //	c_i⁺ = c_i − c + (x − y)/(K·η_l)                        (line 12, option II)
 //
@@ -37,8 +38,26 @@ import (
 // BatchNorm running statistics included, move by −η_l·(c − c_i)
 // (trainer Objective.AfterStep). Control variates cover every entry of the
 // flat vector; with "gradient" their buffer entries are carried but unused.
+//
+// # Momentum
+//
+// Line 12 divides by Kη_l because plain SGD moves the weights by Kη_l times
+// the mean corrected gradient. Heavy-ball momentum ρ moves them by η_l·a_K
+// times it (a_K FedNova's effective step count, about K/(1 − ρ)), so with
+// Kη_l, c_i⁺ − c keeps (1 − a_K/K) of c_i − c: −3.1 times it for K = 10 and
+// ρ = 0.9, and the control variates diverge within a few rounds. LRSum
+// "momentum" (OURS, the default) divides by the weights' displacement per
+// unit gradient through the momentum buffer instead (trainer
+// MomentumLRSum: η_l·a_K at a constant rate), so that c_i⁺ estimates the
+// client's mean gradient under any heavy-ball or Nesterov momentum; it is
+// Kη_l bit for bit without momentum. LRSum "plain" is line 12 as written,
+// whatever the optimiser. After_step corrections bypass the momentum
+// buffer, so their c_i⁺ keeps Kη_l (then c_i⁺ − c carries no part of
+// c_i − c). Adam's steps are not linear in the gradient, so gradient
+// corrections refuse it (Check); after_step's does not.
 type SCAFFOLD struct {
 	Correction string `json:"correction"`
+	LRSum      string `json:"lr_sum,omitempty"` // gradient corrections only
 }
 
 // SCAFFOLD's correction modes.
@@ -47,16 +66,55 @@ const (
 	CorrectAfterStep = "after_step"
 )
 
-// NewSCAFFOLD builds SCAFFOLD from {correction}.
+// What a gradient correction's control variate divides the local update by
+// (SCAFFOLD's and FedDC's lr_sum option).
+const (
+	LRSumMomentum = "momentum" // Σ_s η_s·γ_s through the momentum buffer (ours; trainer MomentumLRSum)
+	LRSumPlain    = "plain"    // K·η, as the papers write it for plain SGD (trainer LRSum)
+)
+
+// NewSCAFFOLD builds SCAFFOLD from {correction, lr_sum}.
 func NewSCAFFOLD(opts fl.Options) (Algorithm, error) {
 	s := SCAFFOLD{Correction: CorrectGradient}
 	if err := opts.Decode("algorithm (scaffold)", &s); err != nil {
 		return nil, err
 	}
-	if s.Correction != CorrectGradient && s.Correction != CorrectAfterStep {
+	switch s.Correction {
+	case CorrectGradient:
+		if s.LRSum == "" {
+			s.LRSum = LRSumMomentum
+		}
+		if err := checkLRSum(s.LRSum); err != nil {
+			return nil, err
+		}
+	case CorrectAfterStep:
+		if s.LRSum != "" {
+			return nil, fmt.Errorf("algorithm.lr_sum = %q is set with correction: %s, whose c_i⁺ always divides by K·η (its correction bypasses momentum); remove lr_sum: %w", s.LRSum, CorrectAfterStep, fl.ErrInvalid)
+		}
+	default:
 		return nil, fmt.Errorf("algorithm.correction = %q is unknown; use %s (the paper) or %s (NIID-Bench): %w", s.Correction, CorrectGradient, CorrectAfterStep, fl.ErrInvalid)
 	}
 	return s, nil
+}
+
+// checkLRSum validates an lr_sum option.
+func checkLRSum(v string) error {
+	if v != LRSumMomentum && v != LRSumPlain {
+		return fmt.Errorf("algorithm.lr_sum = %q is unknown; use %s (the local update over its displacement through momentum, ours) or %s (K·η as the paper writes it): %w",
+			v, LRSumMomentum, LRSumPlain, fl.ErrInvalid)
+	}
+	return nil
+}
+
+// checkGradientCorrection refuses Adam for a correction added to the
+// gradient: the control variate divides the update by a sum of step sizes,
+// which Adam's normalised steps are not multiples of.
+func checkGradientCorrection(alg string, hp trainer.Hyper, fix string) error {
+	if hp.Optimizer == trainer.OptimizerSGD {
+		return nil
+	}
+	return fmt.Errorf("algorithm.name = %s corrects the gradient with a control variate that divides the local update by the sum of the step sizes, which train.optimizer = %s does not move the weights by; use sgd (with or without momentum)%s: %w",
+		alg, hp.Optimizer, fix, fl.ErrInvalid)
 }
 
 // Names of SCAFFOLD's vectors: the server's c (sent), the client's c_i and
@@ -67,7 +125,13 @@ const (
 	scaffoldDC = "delta_c"
 )
 
-func (SCAFFOLD) Check(trainer.Spec, trainer.Hyper) error { return nil }
+// Check implements Algorithm: gradient corrections need SGD.
+func (s SCAFFOLD) Check(_ trainer.Spec, hp trainer.Hyper) error {
+	if s.Correction == CorrectAfterStep {
+		return nil
+	}
+	return checkGradientCorrection("scaffold", hp, ", or algorithm.correction: after_step, which applies c − c_i after each step")
+}
 
 func (SCAFFOLD) Init(numParams int) (fl.State, error) {
 	var s fl.State
@@ -94,9 +158,13 @@ func (s SCAFFOLD) Train(_ context.Context, cl Client) (Upload, error) {
 	if err != nil {
 		return Upload{}, err
 	}
+	sum := res.LRSum
+	if s.Correction == CorrectGradient && s.LRSum == LRSumMomentum {
+		sum = res.MomentumLRSum
+	}
 	cNew, dc := make([]float32, n), make([]float32, n)
 	for j := range cNew {
-		v := float64(ci[j]) - float64(c[j]) + (float64(cl.Global[j])-float64(y[j]))/res.LRSum
+		v := float64(ci[j]) - float64(c[j]) + (float64(cl.Global[j])-float64(y[j]))/sum
 		cNew[j] = float32(v)
 		dc[j] = float32(v - float64(ci[j]))
 	}

@@ -144,6 +144,67 @@ func TestLRSum(t *testing.T) {
 	}
 }
 
+// TestMomentumLRSum checks TrainResult.MomentumLRSum against values worked
+// out by hand, and what it measures: on inputs that are all zero the
+// cross-entropy's gradient leaves the weights (not the biases) alone, so a
+// constant Linear term v moves them by exactly −MomentumLRSum·v.
+func TestMomentumLRSum(t *testing.T) {
+	n := mustNet(t, Spec{Arch: ArchLogReg}, [3]int{1, 2, 2}, 3)
+	ex := uniformData(3, 10, n.Dim(), 3)
+	clear(ex.X)
+	tests := []struct {
+		name string
+		give Hyper
+		want float64
+	}{
+		// γ = 1, 1.5, 1.75 for ρ = ½: 0.1·4.25 (FedNova's a_3 = (3 − ½·⅞/½)/½ = 4.25).
+		{"heavy ball", Hyper{Optimizer: OptimizerSGD, LR: 0.1, Momentum: 0.5, BatchSize: 4, LocalSteps: 3}, 0.425},
+		// γ = 1 + ½·(1, 1.5, 1.75) = 1.5, 1.75, 1.875: 0.1·5.125.
+		{"nesterov", Hyper{Optimizer: OptimizerSGD, LR: 0.1, Momentum: 0.5, Nesterov: true, BatchSize: 4, LocalSteps: 3}, 0.5125},
+		// Step schedule η = 1, 1, 0.5 with ρ = ½: 1 + 1.5 + 0.5·1.75.
+		{"heavy ball, step schedule", Hyper{Optimizer: OptimizerSGD, LR: 1, Momentum: 0.5, Schedule: ScheduleStep, StepSize: 2, Gamma: 0.5, BatchSize: 4, LocalSteps: 3}, 3.375},
+		// Weight decay is part of the gradient: the gains do not change.
+		{"heavy ball, weight decay", Hyper{Optimizer: OptimizerSGD, LR: 0.1, Momentum: 0.5, WeightDecay: 0.01, BatchSize: 4, LocalSteps: 3}, 0.425},
+	}
+	tr := New(nil)
+	w0 := initWeights(t, n, 1)
+	v := make([]float32, n.NumParams())
+	for j := range v {
+		v[j] = 0.25
+	}
+	fc := n.Params()[0] // the weight matrix
+	for _, tt := range tests {
+		w := slices.Clone(w0)
+		res, err := tr.TrainObjective(t.Context(), n, w, ex, tt.give, Objective{Linear: v}, rand.New(rand.NewPCG(1, 1)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(res.MomentumLRSum-tt.want) > 1e-15 {
+			t.Errorf("%s: MomentumLRSum = %v; want %v", tt.name, res.MomentumLRSum, tt.want)
+		}
+		if tt.give.WeightDecay != 0 {
+			continue // the decay moves the weights too
+		}
+		for j := fc.Offset; j < fc.Offset+fc.Len; j++ {
+			moved := (float64(w0[j]) - float64(w[j])) / 0.25
+			// 1e-6: float32 weights of size ~1 after a few steps.
+			if math.Abs(moved-tt.want) > 1e-6 {
+				t.Fatalf("%s: %s moved %v·v; want MomentumLRSum·v = %v·v", tt.name, fc.Name, moved, tt.want)
+			}
+		}
+	}
+	// Without momentum, and for Adam, it is LRSum bit for bit.
+	for _, hp := range []Hyper{sgdSteps(0.1, 4, 7), {Optimizer: OptimizerAdam, LR: 0.01, BatchSize: 4, LocalSteps: 7}} {
+		res, err := tr.TrainObjective(t.Context(), n, slices.Clone(w0), ex, hp, Objective{}, rand.New(rand.NewPCG(1, 1)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.MomentumLRSum != res.LRSum {
+			t.Errorf("%s: MomentumLRSum = %v; want LRSum %v", hp.Optimizer, res.MomentumLRSum, res.LRSum)
+		}
+	}
+}
+
 // TestAfterStepValidate checks that an AfterStep of the wrong length or
 // with a NaN is rejected with ErrInvalid naming objective.after_step, and
 // leaves w unchanged.

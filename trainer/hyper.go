@@ -130,6 +130,41 @@ func (h Hyper) lrAt(k, total int) float64 {
 	return h.LR
 }
 
+// momentumGain walks the γ_s of TrainResult.MomentumLRSum step by step.
+type momentumGain struct {
+	rho      float64 // 0 for Adam and AdamW
+	nesterov bool
+	buf      float64 // (1 − ρ^s)/(1 − ρ): the buffer's multiple of a constant gradient after step s
+}
+
+func newMomentumGain(h Hyper) momentumGain {
+	if h.Optimizer != OptimizerSGD {
+		return momentumGain{}
+	}
+	return momentumGain{rho: h.Momentum, nesterov: h.Nesterov}
+}
+
+// next returns γ_s of the next step s.
+func (m *momentumGain) next() float64 {
+	m.buf = m.rho*m.buf + 1
+	if m.nesterov {
+		return m.rho*m.buf + 1
+	}
+	return m.buf
+}
+
+// MomentumSteps returns Σ_{s=1..k} γ_s, the effective number of steps of k
+// optimiser steps with h from a zero momentum buffer: η·MomentumSteps(k) is
+// TrainResult.MomentumLRSum at a constant rate η. It is FedNova's a_k for
+// heavy-ball SGD, and k without momentum or for Adam.
+func (h Hyper) MomentumSteps(k int) float64 {
+	g, sum := newMomentumGain(h), 0.0
+	for range k {
+		sum += g.next()
+	}
+	return sum
+}
+
 // adam returns β1, β2 and ε with the defaults applied.
 func (h Hyper) adam() (b1, b2, eps float64) {
 	b1, b2, eps = h.Beta1, h.Beta2, h.Eps
@@ -200,6 +235,18 @@ type TrainResult struct {
 	Samples  int     // sum of the minibatch sizes
 	MeanLoss float64 // mean of the per-step minibatch cross-entropies (without the Objective's extra terms)
 	LRSum    float64 // Σ of the steps' learning rates: K·η for a constant rate (SCAFFOLD's K·η_l)
+	// MomentumLRSum is Σ_s η_s·γ_s: how far a constant unit gradient moves
+	// the weights over the call through SGD's momentum buffer, which starts
+	// at zero, with
+	//
+	//	γ_s = (1 − ρ^s)/(1 − ρ)        heavy-ball (s = 1, 2, …)
+	//	γ_s = (1 − ρ^{s+1})/(1 − ρ)    Nesterov
+	//
+	// For a constant rate it is η·a_K, FedNova's effective step count
+	// a_K = [K − ρ(1 − ρ^K)/(1 − ρ)]/(1 − ρ) (algorithm.NormSteps). Without
+	// momentum, and for Adam and AdamW (whose steps are not linear in the
+	// gradient), γ_s = 1 and it equals LRSum bit for bit.
+	MomentumLRSum float64
 	// LabelCounts[j] is the number of processed samples of class j, with
 	// repetitions (Σ = Samples): the truth a label-recovery attack is
 	// scored against (package attack), counted as the batches were drawn.

@@ -192,6 +192,7 @@ func (t *Trainer) TrainObjective(ctx context.Context, n *Net, w []float32, ex Ex
 	res.LabelCounts = make([]int, n.Classes())
 
 	var lossSum, penaltySum float64
+	gain := newMomentumGain(hp) // TrainResult.MomentumLRSum's γ_s
 	step := func(pos []int) error {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("train: before step %d of %d: %w", res.Steps+1, total, err)
@@ -244,6 +245,7 @@ func (t *Trainer) TrainObjective(ctx context.Context, n *Net, w []float32, ex Ex
 		res.Steps++
 		res.Samples += len(pos)
 		res.LRSum += lr
+		res.MomentumLRSum += lr * gain.next()
 		lossSum += loss
 		if s.fnorm.on {
 			penaltySum += s.fnorm.lambda * s.fnorm.j
