@@ -18,8 +18,9 @@ import (
 )
 
 // hicsSpec runs HiCS-FL (the paper's variant, the official code's with its
-// per-client memory of [ΔW, Δb], and the oracle) and clustered sampling on
-// the synthetic dataset: 4 points, 8 rounds, 12 clients, 3 per round (so 4
+// per-client memory of [ΔW, Δb], the oracle, and our scale-free estimator
+// with the annealing of a 20-round schedule) and clustered sampling on the
+// synthetic dataset: 5 points, 8 rounds, 12 clients, 3 per round (so 4
 // warm-up rounds for HiCS, 2 for clustered sampling).
 const hicsSpec = `
 name: hics
@@ -37,6 +38,7 @@ grid:
     - {name: hics, temperature: 0.05}
     - {name: hics, temperature: 0.05, warmup: code, anneal: code, within: uniform, entropy_from: weights, cosine_on: output, freeze_after_warmup: true, fallback_variance: 0.1}
     - {name: hics, oracle: true}
+    - {name: hics, estimator: scale_free, scale_free_temperature: 0.3, rounds: 20}
     - {name: clustered-similarity, warmup: 2}
 `
 
@@ -45,11 +47,13 @@ grid:
 // sampler's state and per-client memory resume as they were); the clients
 // table records HiCS's entropy estimate for every trained client (the true
 // entropy for the oracle) and its cluster after the warm-up, and clustered
-// sampling's clusters; the resolved options record T_R.
+// sampling's clusters; the resolved options (config.json's and the points
+// table's methods_json) record T_R, the point's rounds unless
+// sampler.rounds sets a longer schedule, and the estimator.
 func TestHiCSAndClusteredSampling(t *testing.T) {
 	e, plan, want := runSpec(t, hicsSpec, nil)
-	if len(plan.Points) != 4 {
-		t.Fatalf("%d points; want 4", len(plan.Points))
+	if len(plan.Points) != 5 {
+		t.Fatalf("%d points; want 5", len(plan.Points))
 	}
 	crashAndResume(t, hicsSpec, want, nil)
 	ctx := context.Background()
@@ -65,8 +69,29 @@ func TestHiCSAndClusteredSampling(t *testing.T) {
 			t.Fatal(err)
 		}
 		hics := sp.Point.Config.Sampler.Name == "hics"
-		if hics && !hasOption(sp.Resolved, `"rounds":8`) {
+		scaleFree := hics && sp.Point.Config.Sampler.Options["estimator"] == "scale_free"
+		var methods []string
+		for _, row := range want.Points {
+			if row.Point == p.ID {
+				methods = append(methods, row.Methods)
+			}
+		}
+		var resolved bytes.Buffer
+		if err := json.Compact(&resolved, sp.Resolved); err != nil {
+			t.Fatal(err)
+		}
+		if len(methods) != 1 || methods[0] != resolved.String() {
+			t.Errorf("%s: points table methods_json %q; want one row with config.json's resolved options %s", p.Label, methods, sp.Resolved)
+		}
+		switch {
+		case scaleFree && !hasOption(sp.Resolved, `"estimator":"scale_free","scale_free_temperature":0.3`):
+			t.Errorf("%s: resolved options %s; want the scale-free estimator with T′ 0.3", p.Label, sp.Resolved)
+		case scaleFree && !hasOption(sp.Resolved, `"rounds":20`):
+			t.Errorf("%s: resolved options %s; want rounds 20 (T_R from sampler.rounds, longer than the run)", p.Label, sp.Resolved)
+		case hics && !scaleFree && !hasOption(sp.Resolved, `"rounds":8`):
 			t.Errorf("%s: resolved options %s; want rounds 8 (T_R from the point)", p.Label, sp.Resolved)
+		case hics && !scaleFree && !hasOption(sp.Resolved, `"estimator":"paper","scale_free_temperature":0.19`):
+			t.Errorf("%s: resolved options %s; want the paper's estimator by default", p.Label, sp.Resolved)
 		}
 		oracle := hics && hasOption(sp.Resolved, `"oracle":true`)
 		warm := map[bool]int{true: 4, false: 2}[hics]
