@@ -180,17 +180,30 @@ func TestEntropyOfTrainedClients(t *testing.T) {
 	}
 }
 
+// entropyCase is a known value of an entropy estimate: f(give, temp) =
+// want within tol.
+type entropyCase struct {
+	name       string
+	give       []float64
+	temp, want float64
+	tol        float64
+}
+
+// checkEntropies checks the estimate f, named fn, against the cases.
+func checkEntropies(t *testing.T, fn string, f func([]float64, float64) float64, tests []entropyCase) {
+	t.Helper()
+	for _, tt := range tests {
+		if got := f(tt.give, tt.temp); math.IsNaN(got) || math.Abs(got-tt.want) > tt.tol {
+			t.Errorf("%s: %s(%v, %v) = %.17g; want %.17g", tt.name, fn, tt.give, tt.temp, got, tt.want)
+		}
+	}
+}
+
 // TestEstimateEntropy is check A4 and known values: Ĥ ∈ [0, ln C], Ĥ = ln C
 // exactly for Δb = 0, finite for |Δb/T| up to 1e4 and beyond.
 func TestEstimateEntropy(t *testing.T) {
 	ln10 := math.Log(10)
-	tests := []struct {
-		name string
-		give []float64
-		temp float64
-		want float64
-		tol  float64
-	}{
+	tests := []entropyCase{
 		{"zero", make([]float64, 10), 0.0025, ln10, 0},
 		{"one hot huge", []float64{25, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0.0025, 0, 1e-300}, // Δb/T = 1e4
 		{"two equal huge", []float64{-1e3, 1e3, 1e3}, 0.001, math.Log(2), 1e-15},      // Δb/T = ±1e6
@@ -198,12 +211,7 @@ func TestEstimateEntropy(t *testing.T) {
 		{"two classes", []float64{0.0025, 0}, 0.0025, math.Log(1+math.E) - math.E/(1+math.E), 1e-15},
 		{"shift invariant", []float64{7.0025, 7}, 0.0025, math.Log(1+math.E) - math.E/(1+math.E), 1e-9},
 	}
-	for _, tt := range tests {
-		got := sampling.EstimateEntropy(tt.give, tt.temp)
-		if math.IsNaN(got) || math.Abs(got-tt.want) > tt.tol {
-			t.Errorf("%s: EstimateEntropy(%v, %v) = %.17g; want %.17g", tt.name, tt.give, tt.temp, got, tt.want)
-		}
-	}
+	checkEntropies(t, "EstimateEntropy", sampling.EstimateEntropy, tests)
 	r := rand.New(rand.NewPCG(4, 4))
 	for range 1000 {
 		v := make([]float64, 10)
@@ -240,13 +248,7 @@ func TestEstimateEntropyScaleFree(t *testing.T) {
 		}
 		return out
 	}
-	tests := []struct {
-		name string
-		give []float64
-		temp float64
-		want float64
-		tol  float64
-	}{
+	tests := []entropyCase{
 		{"3 4 0", []float64{3, 4, 0}, 0.2, h340, 1e-15},                     // u = (0.6, 0.8, 0), z = (3, 4, 0)
 		{"3 4 0 small", []float64{0.003, 0.004, 0}, 0.2, h340, 1e-15},       // the same direction, 1/1000 the size
 		{"single class", one, 0.19, hOne, 1e-14},                            //
@@ -258,12 +260,7 @@ func TestEstimateEntropyScaleFree(t *testing.T) {
 		{"zero three", make([]float64, 3), 0.19, math.Log(3), 0},            //
 		{"empty", nil, 0.19, 0, 0},                                          // as EstimateEntropy
 	}
-	for _, tt := range tests {
-		got := sampling.EstimateEntropyScaleFree(tt.give, tt.temp)
-		if math.IsNaN(got) || math.Abs(got-tt.want) > tt.tol {
-			t.Errorf("%s: EstimateEntropyScaleFree(%v, %v) = %.17g; want %.17g", tt.name, tt.give, tt.temp, got, tt.want)
-		}
-	}
+	checkEntropies(t, "EstimateEntropyScaleFree", sampling.EstimateEntropyScaleFree, tests)
 	// The paper's estimate of the same updates depends on their size.
 	if a, b := sampling.EstimateEntropy(one, 0.0025), sampling.EstimateEntropy(scaled(one, 0.001), 0.0025); !(b-a > 1) {
 		t.Errorf("EstimateEntropy of Δb and Δb/1000 = %.3f, %.3f; want the smaller update > 1 nat higher", a, b)
