@@ -23,7 +23,25 @@ const (
 	CosineOnOutput     = "output"  // over [ΔW, Δb] of the output layer (the code's get_gradients_fc)
 	WithinSize         = "size"    // within a cluster ∝ p_k (the paper, Eq. (10))
 	WithinUniform      = "uniform" // the code's draw: cluster counts first, then uniform without replacement
+
+	EstimatorScaleFree = "scale_free" // OURS: Ĥ from the direction Δb/‖Δb‖₂ (EstimateEntropyScaleFree)
 )
+
+// DefaultScaleFreeTemperature is T′ of the scale-free estimator (OURS) for
+// C = 10 classes: the T′ that maximises the expected gap in nats between
+// a client with no label signal (its Δb an isotropic random direction in
+// the zero-sum subspace Σ_c Δb_c = 0, which plain SGD keeps: check A1) and
+// a single-class client (Δb ∝ e_y − 1/C, Eq. (6) at δ = 0):
+//
+//	T′ = argmax E_u[Ĥ′(u)] − Ĥ′(e_y − 1/C)
+//
+// It is computed without data, so it depends on none of η, R, the
+// optimiser, the model or the round: 0.19 (gap 1.192 nats; 1.104 at 0.15,
+// 1.190 at 0.20, 1.102 at 0.24), where a single-class client gets Ĥ′ =
+// 0.222 and a no-signal one 1.415 on average (10⁵ directions,
+// TestScaleFreeTemperatureDefault). The maximiser depends on C (about 0.11
+// for C = 100); set scale_free_temperature for other C.
+const DefaultScaleFreeTemperature = 0.19
 
 // HiCS is HiCS-FL's sampler: Chen & Vikalo, "Heterogeneity-Guided Client
 // Sampling: Towards Fast and Efficient Non-IID Federated Learning", NeurIPS
@@ -75,6 +93,25 @@ const (
 //     fewer chosen clients), it is the code's;
 //   - Anneal "code": γ = γ0·(T_R − t′)/T_R with the 0-based t′ = t − 1.
 //
+// Ours (OURS, not in the paper or the code): Estimator "scale_free" takes
+// Ĥ from the direction of the update alone (EstimateEntropyScaleFree):
+//
+//	Ĥ_k = H(softmax(Δb_k / ‖Δb_k‖₂ / T′))
+//
+// with its own temperature T′ (ScaleFreeTemperature, default
+// DefaultScaleFreeTemperature). Eq. (6) gives E[Δb] = ηR·ΣE·(D − U) when
+// the wrong-class confidences E_i are equal (δ = 0), so the direction is a
+// function of the label distribution D alone, while the paper's Ĥ also
+// depends on ηR·ΣE/T: at the paper's own lr 0.001 with plain SGD on its
+// CNN a single-class client's Δb is too small for T = 0.0025, and ΣE
+// falls as training proceeds, so refreshed estimates drift towards ln C
+// (experiments/hicsfl/README.md). The scale-free Ĥ is what every use of Ĥ
+// reads: Eq. (9)'s λ|Ĥ_u − Ĥ_k|, Eq. (10)'s H̄_m, FallbackVariance's
+// var(Ĥ) and the clients table's entropy_est; Eq. (9)'s arccos term is
+// scale-free already and is unchanged. With EntropyFrom "weights" the
+// vector normalised is the ΔW row means m. A client with Δb = 0 (not yet
+// trained) gets ln C, as under the paper's estimator.
+//
 // Oracle uses the true label entropies (fl.Population.Entropy) in place of
 // Ĥ everywhere (the code's server_oracle.py), as a reference.
 //
@@ -82,20 +119,22 @@ const (
 // with CosineOn "output" each client's [ΔW, Δb] in its per-client memory.
 // Cost per round O(N²·C + N³): the distances, then Ward on N rows of N.
 type HiCS struct {
-	K                int     `json:"k"`                   // clients per round
-	M                int     `json:"clusters"`            // M, the number of groups (default K)
-	Temperature      float64 `json:"temperature"`         // T (default 0.0025, the paper's FMNIST value)
-	Lambda           float64 `json:"lambda"`              // λ (default 10)
-	Gamma0           float64 `json:"gamma0"`              // γ0 (default 4)
-	Rounds           int     `json:"rounds"`              // T_R of the annealing (default: the point's rounds)
-	Oracle           bool    `json:"oracle"`              // true entropies instead of Ĥ
-	EntropyFrom      string  `json:"entropy_from"`        // "bias" (default) or "weights"
-	CosineOn         string  `json:"cosine_on"`           // "bias" (default) or "output"
-	Warmup           string  `json:"warmup"`              // "paper" (default) or "code"
-	Anneal           string  `json:"anneal"`              // "paper" (default) or "code"
-	Within           string  `json:"within"`              // "size" (default) or "uniform"
-	Freeze           bool    `json:"freeze_after_warmup"` // keep only the warm-up's updates
-	FallbackVariance float64 `json:"fallback_variance"`   // > 0: var(Ĥ) ≥ it → Algorithm 2 of clustered sampling
+	K                    int     `json:"k"`                      // clients per round
+	M                    int     `json:"clusters"`               // M, the number of groups (default K)
+	Temperature          float64 `json:"temperature"`            // T (default 0.0025, the paper's FMNIST value)
+	Estimator            string  `json:"estimator"`              // "paper" (default) or "scale_free" (OURS)
+	ScaleFreeTemperature float64 `json:"scale_free_temperature"` // T′ of "scale_free" (default DefaultScaleFreeTemperature)
+	Lambda               float64 `json:"lambda"`                 // λ (default 10)
+	Gamma0               float64 `json:"gamma0"`                 // γ0 (default 4)
+	Rounds               int     `json:"rounds"`                 // T_R of the annealing (default: the point's rounds)
+	Oracle               bool    `json:"oracle"`                 // true entropies instead of Ĥ
+	EntropyFrom          string  `json:"entropy_from"`           // "bias" (default) or "weights"
+	CosineOn             string  `json:"cosine_on"`              // "bias" (default) or "output"
+	Warmup               string  `json:"warmup"`                 // "paper" (default) or "code"
+	Anneal               string  `json:"anneal"`                 // "paper" (default) or "code"
+	Within               string  `json:"within"`                 // "size" (default) or "uniform"
+	Freeze               bool    `json:"freeze_after_warmup"`    // keep only the warm-up's updates
+	FallbackVariance     float64 `json:"fallback_variance"`      // > 0: var(Ĥ) ≥ it → Algorithm 2 of clustered sampling
 }
 
 var (
@@ -106,11 +145,13 @@ var (
 // NewHiCS builds HiCS-FL's sampler from its spec options; k is
 // clients_per_round. Unset options take the paper's values.
 func NewHiCS(k int, opts fl.Options) (fl.Planner, error) {
-	h := HiCS{K: k, Temperature: 0.0025, Lambda: 10, Gamma0: 4,
+	h := HiCS{K: k, Temperature: 0.0025, Estimator: HiCSPaper, ScaleFreeTemperature: DefaultScaleFreeTemperature, Lambda: 10, Gamma0: 4,
 		EntropyFrom: EntropyFromBias, CosineOn: CosineOnBias, Warmup: HiCSPaper, Anneal: HiCSPaper, Within: WithinSize}
 	o := struct {
 		M                *int     `json:"clusters"`
 		Temperature      *float64 `json:"temperature"`
+		Estimator        string   `json:"estimator"`
+		ScaleFree        *float64 `json:"scale_free_temperature"`
 		Lambda           *float64 `json:"lambda"`
 		Gamma0           *float64 `json:"gamma0"`
 		Rounds           int      `json:"rounds"`
@@ -136,7 +177,7 @@ func NewHiCS(k int, opts fl.Options) (fl.Planner, error) {
 	for _, f := range []struct {
 		dst *float64
 		src *float64
-	}{{&h.Temperature, o.Temperature}, {&h.Lambda, o.Lambda}, {&h.Gamma0, o.Gamma0}} {
+	}{{&h.Temperature, o.Temperature}, {&h.ScaleFreeTemperature, o.ScaleFree}, {&h.Lambda, o.Lambda}, {&h.Gamma0, o.Gamma0}} {
 		if f.src != nil {
 			*f.dst = *f.src
 		}
@@ -161,6 +202,21 @@ func NewHiCS(k int, opts fl.Options) (fl.Planner, error) {
 		default:
 			return nil, fmt.Errorf("sampler.%s = %q is unknown; use %q (the paper) or %q (the official code): %w", f.name, f.src, f.one, f.two, fl.ErrInvalid)
 		}
+	}
+	switch o.Estimator {
+	case "":
+	case HiCSPaper, EstimatorScaleFree:
+		h.Estimator = o.Estimator
+	default:
+		return nil, fmt.Errorf("sampler.estimator = %q is unknown; use %q (the paper's H(softmax(Δb/T))) or %q (ours, H(softmax(Δb/‖Δb‖/T′))): %w", o.Estimator, HiCSPaper, EstimatorScaleFree, fl.ErrInvalid)
+	}
+	switch {
+	case h.Estimator == HiCSPaper && o.ScaleFree != nil:
+		return nil, fmt.Errorf("sampler.scale_free_temperature is T′ of estimator %q, but sampler.estimator is %q; set estimator: %s, or drop scale_free_temperature (temperature is the paper's T): %w", EstimatorScaleFree, h.Estimator, EstimatorScaleFree, fl.ErrInvalid)
+	case h.Estimator == EstimatorScaleFree && o.Temperature != nil:
+		return nil, fmt.Errorf("sampler.temperature is T of the paper's estimator, unused with estimator %q; set scale_free_temperature (T′, default %v) instead: %w", EstimatorScaleFree, DefaultScaleFreeTemperature, fl.ErrInvalid)
+	case !(h.ScaleFreeTemperature > 0) || math.IsInf(h.ScaleFreeTemperature, 0):
+		return nil, fmt.Errorf("sampler.scale_free_temperature = %v; T′ must be a finite number > 0 (default %v, for 10 classes): %w", h.ScaleFreeTemperature, DefaultScaleFreeTemperature, fl.ErrInvalid)
 	}
 	switch {
 	case h.M < 1:
@@ -293,7 +349,11 @@ func (h HiCS) entropies(m hicsMemory, pop fl.Population) []float64 {
 				v[c] = float64(m.entropyInput[k*m.classes+c])
 			}
 		}
-		out[k] = EstimateEntropy(v, h.Temperature)
+		if h.Estimator == EstimatorScaleFree {
+			out[k] = EstimateEntropyScaleFree(v, h.ScaleFreeTemperature)
+		} else {
+			out[k] = EstimateEntropy(v, h.Temperature)
+		}
 	}
 	return out
 }
@@ -527,16 +587,49 @@ func (h HiCS) Observe(in fl.ObserveInput) (fl.State, error) {
 // e_c = exp(z_c − z_max), so |v/T| of 10⁴ or more neither overflows nor
 // gives NaN. Ĥ ∈ [0, ln C], and Ĥ = ln C exactly for v = 0.
 func EstimateEntropy(v []float64, temperature float64) float64 {
+	return softmaxEntropy(v, 1, 1, temperature)
+}
+
+// EstimateEntropyScaleFree returns our scale-free variant of HiCS-FL's
+// estimate (OURS; HiCS's Estimator "scale_free"): the entropy of the
+// softmax of the update's direction at temperature T′,
+//
+//	Ĥ′ = −Σ_c s_c ln s_c,   s_c = exp(u_c/T′) / Σ_j exp(u_j/T′),   u = v/‖v‖₂
+//
+// so v and c·v give the same Ĥ′ for every c > 0. It computes u_c =
+// (v_c/a)/‖v/a‖₂ with a = max_c |v_c|, so neither tiny nor huge values
+// under- or overflow. For v = 0 (a client not yet trained) u is taken as 0
+// and Ĥ′ = ln C, as EstimateEntropy gives for v = 0. Ĥ′ ∈ [0, ln C].
+func EstimateEntropyScaleFree(v []float64, temperature float64) float64 {
+	a := 0.0
+	for _, x := range v {
+		a = max(a, math.Abs(x))
+	}
+	if a == 0 {
+		return softmaxEntropy(v, 1, 1, temperature)
+	}
+	ss := 0.0
+	for _, x := range v {
+		ss += (x / a) * (x / a)
+	}
+	return softmaxEntropy(v, a, math.Sqrt(ss), temperature)
+}
+
+// softmaxEntropy is H(softmax(z)) in nats for z_c = v_c/a/n/temperature,
+// computed with the maximum subtracted first: Ĥ = ln Σ_c e_c − Σ_c
+// e_c·(z_c − z_max)/Σ_c e_c, e_c = exp(z_c − z_max). a = n = 1 gives
+// EstimateEntropy's z = v/T bit for bit (v/1 is v).
+func softmaxEntropy(v []float64, a, n, temperature float64) float64 {
 	if len(v) == 0 {
 		return 0
 	}
 	zmax := math.Inf(-1)
 	for _, x := range v {
-		zmax = max(zmax, x/temperature)
+		zmax = max(zmax, x/a/n/temperature)
 	}
 	var s, sz float64
 	for _, x := range v {
-		z := x/temperature - zmax
+		z := x/a/n/temperature - zmax
 		e := math.Exp(z)
 		s += e
 		sz += e * z

@@ -404,6 +404,7 @@ func TestHiCSWarmupAndSelection(t *testing.T) {
 		{"paper", nil},
 		{"code", fl.Options{"warmup": "code", "anneal": "code", "within": "uniform", "entropy_from": "weights", "cosine_on": "output", "freeze_after_warmup": true}},
 		{"oracle", fl.Options{"oracle": true}},
+		{"scale_free", fl.Options{"estimator": "scale_free"}},
 	} {
 		h := hicsOf(t, 5, 60, tt.opts)
 		p := pop
@@ -488,6 +489,52 @@ func TestHiCSFallback(t *testing.T) {
 	}
 }
 
+// TestHiCSScaleFreeEntropies: with estimator "scale_free" (OURS) the
+// selections carry Ĥ′ = EstimateEntropyScaleFree(Δb_k, T′) of each client's
+// stored Δb (float32), ln 10 before any update (Δb = 0, round 1); with
+// entropy_from "weights" the ΔW row means, here 2·Δb (deltaOf), give the
+// same Ĥ′ up to their float32 rounding, where the paper's Ĥ of them is
+// not Ĥ of Δb.
+func TestHiCSScaleFreeEntropies(t *testing.T) {
+	db := synthBias(10, 40, rand.New(rand.NewPCG(3, 3)))
+	pop := synthPop(t, 50)
+	sf := func(k int) float64 {
+		v := make([]float64, 10)
+		for c, x := range db[k] {
+			v[c] = float64(float32(x))
+		}
+		return sampling.EstimateEntropyScaleFree(v, 0.3)
+	}
+	tests := []struct {
+		name string
+		opts fl.Options
+		tol  float64
+	}{
+		{"bias", fl.Options{"estimator": "scale_free", "scale_free_temperature": 0.3}, 0},
+		{"weights", fl.Options{"estimator": "scale_free", "scale_free_temperature": 0.3, "entropy_from": "weights"}, 1e-5},
+	}
+	for _, tt := range tests {
+		sels := hicsRun(t, hicsOf(t, 5, 40, tt.opts), pop, db, 14)
+		for i, h := range sels[0].Entropy {
+			if h != math.Log(10) {
+				t.Errorf("%s round 1 client %d: Ĥ′ = %v; want ln 10 (no update yet)", tt.name, sels[0].Clients[i], h)
+			}
+		}
+		for r, sel := range sels[10:] {
+			for i, k := range sel.Clients {
+				if want := sf(k); math.Abs(sel.Entropy[i]-want) > tt.tol {
+					t.Errorf("%s round %d client %d: Ĥ′ = %.17g; want %.17g", tt.name, r+11, k, sel.Entropy[i], want)
+				}
+			}
+		}
+	}
+	paper := hicsRun(t, hicsOf(t, 5, 40, fl.Options{"entropy_from": "weights"}), pop, db, 11)[10]
+	k := paper.Clients[0]
+	if h := sampling.EstimateEntropy(db[k], 0.0025); math.Abs(paper.Entropy[0]-h) < 1e-3 {
+		t.Errorf("the paper's Ĥ of the row means 2·Δb = %v, of Δb %v; want them apart (this test's contrast)", paper.Entropy[0], h)
+	}
+}
+
 func TestHiCSBadInput(t *testing.T) {
 	tests := []struct {
 		name string
@@ -501,6 +548,12 @@ func TestHiCSBadInput(t *testing.T) {
 		{"bad within", fl.Options{"within": "p"}},
 		{"negative variance", fl.Options{"fallback_variance": -0.1}},
 		{"negative rounds", fl.Options{"rounds": -3}},
+		{"bad estimator", fl.Options{"estimator": "normalised"}},
+		{"T′ without scale_free", fl.Options{"scale_free_temperature": 0.2}},
+		{"T′ with paper", fl.Options{"estimator": "paper", "scale_free_temperature": 0.2}},
+		{"T with scale_free", fl.Options{"estimator": "scale_free", "temperature": 0.0025}},
+		{"zero T′", fl.Options{"estimator": "scale_free", "scale_free_temperature": 0}},
+		{"negative T′", fl.Options{"estimator": "scale_free", "scale_free_temperature": -0.2}},
 	}
 	for _, tt := range tests {
 		if _, err := sampling.NewHiCS(5, tt.give); !errors.Is(err, fl.ErrInvalid) {
