@@ -23,7 +23,10 @@ type pointEnv struct {
 	cacheKey string
 	sweep    string
 	point    sweep.Point
-	streamID string // the Point of the point's streams (sweep.StreamID)
+	streamID string // the Point of the point's own streams (sweep.StreamID)
+	// shared is the Point of its sampling and training streams: "" (those
+	// of every point of its seed) with common random numbers, else streamID.
+	shared string
 	cfg      sweep.Config
 	keys     store.PointKeys
 	data     *dataset.Dataset
@@ -167,7 +170,10 @@ func (e *Engine) buildEnv(ctx context.Context, sweepName string, p sweep.Point) 
 	if err != nil {
 		return nil, err
 	}
-	env := &pointEnv{sweep: sweepName, point: p, streamID: sweep.StreamID(c), cfg: c, data: sp.Data, part: sp.Part, noise: sp.Noise, stats: sp.Stats, pop: sp.Pop, hyper: c.Hyper()}
+	env := &pointEnv{sweep: sweepName, point: p, streamID: sweep.StreamID(c), shared: sweep.StreamID(c), cfg: c, data: sp.Data, part: sp.Part, noise: sp.Noise, stats: sp.Stats, pop: sp.Pop, hyper: c.Hyper()}
+	if c.CommonStreams() {
+		env.shared = ""
+	}
 	if env.net, err = trainer.NewNet(c.TrainerSpec(), sp.Data.Shape, sp.Data.Classes); err != nil {
 		return nil, err
 	}

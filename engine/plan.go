@@ -50,7 +50,15 @@ func (e *Engine) PlanSweep(ctx context.Context, in steps.PlanSweepInput) (steps.
 	hash := sw.Hash()
 	var old StoredSweep
 	planned := false
-	switch err := e.Store.GetJSON(ctx, sk.Spec(), &old); {
+	err = e.Store.GetJSON(ctx, sk.Spec(), &old)
+	if err == nil && old.Hash != hash {
+		// A sweep planned before the streams option keeps its streams: the
+		// same spec, parsed as then, gives its stored points exactly.
+		if lsw, lerr := sweep.ParseLegacyStreams(in.File, in.Spec); lerr == nil && lsw.Hash() == old.Hash {
+			sw, hash = lsw, old.Hash
+		}
+	}
+	switch {
 	case err == nil && old.Hash != hash:
 		if old.Sweep != nil && len(old.Sweep.Points) > 0 && sweep.LegacyPointID(old.Sweep.Points[0].ID) {
 			return steps.PlanSweepOutput{}, sweep.ErrOlderBuild(fmt.Sprintf("sweep %q (%s)", sw.Name, sk.Spec()), old.Sweep.Points[0].ID)

@@ -51,9 +51,10 @@ func (e *Engine) plan(ctx context.Context, env *pointEnv, r int, st serverState,
 }
 
 // sampleStream returns round r's sampling stream, derived afresh: every Plan
-// call of the round and the sampler's Observe draw the same numbers.
+// call of the round and the sampler's Observe draw the same numbers. With
+// common random numbers it is every point's of the seed.
 func (env *pointEnv) sampleStream(r int) *rand.Rand {
-	return fl.Stream(fl.Key{Seed: env.cfg.Seed, Point: env.streamID, Round: r, Client: fl.Server, Purpose: fl.PurposeSample})
+	return fl.Stream(fl.Key{Seed: env.cfg.Seed, Point: env.shared, Round: r, Client: fl.Server, Purpose: fl.PurposeSample})
 }
 
 func planString(p fl.Plan) string {

@@ -260,7 +260,7 @@ func (l *clientLocal) Train(w []float32, obj trainer.Objective) (trainer.TrainRe
 	}
 	l.trained = true
 	l.mu.Unlock()
-	key := fl.Key{Seed: l.env.cfg.Seed, Point: l.env.streamID, Round: l.round, Client: l.client, Purpose: fl.PurposeTrain}
+	key := fl.Key{Seed: l.env.cfg.Seed, Point: l.env.shared, Round: l.round, Client: l.client, Purpose: fl.PurposeTrain}
 	if l.probe {
 		key.Point, key.Purpose = l.env.streamID+"/probe", fl.PurposeAttack
 	}

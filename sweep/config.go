@@ -40,7 +40,21 @@ type Config struct {
 	// Attack runs label-recovery attacks in the inspect phase (the
 	// attacks table).
 	Attack AttackConfig `json:"attack,omitzero" yaml:"attack"`
+	// Streams says which random streams the point shares with the other
+	// points of its seed (docs/architecture.md, "Determinism"): StreamsCommon
+	// (the default of new sweeps, "common random numbers") also shares the
+	// client sampling and every client's minibatch order, so methods of one
+	// sweep see the same draws; "" (spelled `point` in a spec) keys them by
+	// the point, as every sweep planned before the option did. The initial
+	// model and the partition are shared either way.
+	Streams string `json:"streams,omitempty" yaml:"streams"`
 }
+
+// Stream keyings of Config.Streams.
+const (
+	StreamsCommon = "common" // sampling and training streams keyed by (seed, round, client)
+	StreamsPoint  = "point"  // keyed by the point too: stored as ""
+)
 
 // MetricsConfig chooses extra measurements. They never change the models a
 // point computes, only what its rows record. nil means the default.
@@ -253,6 +267,7 @@ func Defaults() Config {
 		Aggregator:      Method{Name: "fedavg"},
 		EvalEvery:       1,
 		CheckpointEvery: 10,
+		Streams:         StreamsCommon,
 	}
 }
 
@@ -267,7 +282,14 @@ func (c *Config) finish() {
 	c.finishPartition()
 	c.finishNorm()
 	c.Attack.finish()
+	if c.Streams == StreamsPoint {
+		c.Streams = ""
+	}
 }
+
+// CommonStreams reports whether the point shares its sampling and training
+// streams with the other points of its seed.
+func (c Config) CommonStreams() bool { return c.Streams == StreamsCommon }
 
 // Canonical returns the canonical JSON encoding of c: struct fields in
 // declaration order, map keys sorted, floats in shortest form.

@@ -11,27 +11,45 @@ import (
 // TestDemoPointIDsPinned pins the IDs of examples/demo.yaml's points. A
 // point's ID hashes its resolved configuration, so a new config field
 // without omitempty (or with a zero value that is not the old behaviour)
-// would silently turn every stored point into a new one. These four IDs
+// would silently turn every stored point into a new one. The legacy IDs
 // were computed before the partition and dataset fields of issue 3 were
-// added.
+// added: ParseLegacyStreams (how PlanSweep re-plans a sweep stored before
+// the streams option) and `streams: point` must still give them. New
+// sweeps share their streams (streams: common), which is another
+// experiment and so has other IDs, pinned too.
 func TestDemoPointIDsPinned(t *testing.T) {
 	data, err := os.ReadFile("../examples/demo.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sw, err := Parse("demo.yaml", data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, p := range sw.Points {
-		got = append(got, p.ID)
+	ids := func(sw *Sweep, err error) []string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, p := range sw.Points {
+			got = append(got, p.ID)
+		}
+		return got
 	}
 	// 128-bit IDs; their first 10 digits are the 40-bit IDs of older builds
 	// (p42a6ceb5ad, ...): the canonical configuration is unchanged.
-	want := []string{"p42a6ceb5ade79808f552733864698870", "pbcd69c218c740aaf7d1d8d7034e6e033", "p1678dd66b50756dc7032322e9493a75a", "pf97e6a1accc2682981311e7472919724"}
-	if !slices.Equal(got, want) {
-		t.Errorf("demo point IDs = %v; want %v (a config change altered existing points' identity)", got, want)
+	legacy := []string{"p42a6ceb5ade79808f552733864698870", "pbcd69c218c740aaf7d1d8d7034e6e033", "p1678dd66b50756dc7032322e9493a75a", "pf97e6a1accc2682981311e7472919724"}
+	common := []string{"pfe5d6c500a087ab63e5ebb3414cdaade", "pb67ca6edf02310d29aef8f7601543340", "p6335ce1bd8e224af1dd89a5e74258d78", "pfeb774b4ba41f104395b97fc26f8748b"}
+	for _, tt := range []struct {
+		name string
+		got  []string
+		want []string
+	}{
+		{"ParseLegacyStreams", ids(ParseLegacyStreams("demo.yaml", data)), legacy},
+		{"streams: point", ids(Parse("demo.yaml", append([]byte("streams: point\n"), data...))), legacy},
+		{"Parse (streams: common)", ids(Parse("demo.yaml", data)), common},
+		{"streams: common", ids(ParseLegacyStreams("demo.yaml", append([]byte("streams: common\n"), data...))), common},
+	} {
+		if !slices.Equal(tt.got, tt.want) {
+			t.Errorf("%s: demo point IDs = %v; want %v (a config change altered existing points' identity)", tt.name, tt.got, tt.want)
+		}
 	}
 }
 

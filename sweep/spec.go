@@ -170,7 +170,16 @@ var sweepKeys = map[string]bool{"name": true, "description": true, "seeds": true
 // Parse parses a spec. file names the source in error messages. It checks
 // the structure (unknown fields, types, grid paths) and expands the points;
 // Validate checks the values.
-func Parse(file string, data []byte) (*Sweep, error) {
+func Parse(file string, data []byte) (*Sweep, error) { return parse(file, data, false) }
+
+// ParseLegacyStreams parses a spec as builds before the streams option did:
+// a point whose spec does not set streams keys its sampling and training
+// streams by the point (Config.Streams ""), so the points, their IDs and
+// their results are those of a sweep planned then. PlanSweep uses it to
+// re-plan such a stored sweep.
+func ParseLegacyStreams(file string, data []byte) (*Sweep, error) { return parse(file, data, true) }
+
+func parse(file string, data []byte, legacyStreams bool) (*Sweep, error) {
 	if err := checkSize(file, data); err != nil {
 		return nil, err
 	}
@@ -224,6 +233,9 @@ func Parse(file string, data []byte) (*Sweep, error) {
 	}
 	if err := ValidName(s.Name); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if _, set := base["streams"]; legacyStreams && !set {
+		base["streams"] = StreamsPoint
 	}
 	if len(s.Seeds) == 0 {
 		s.Seeds = []uint64{0}

@@ -162,6 +162,7 @@ func TestValidateErrors(t *testing.T) {
 		{"unknown scheme", "partition: {scheme: pathological, clients: 10}", []string{"partition.scheme", "pathological"}},
 		{"bad test", "partition: {scheme: iid, clients: 10, test: global}", []string{"partition.test", "global"}},
 		{"bad importance", "importance: loss", []string{"importance", "loss"}},
+		{"unknown streams", "streams: shared", []string{"streams", "shared", "common", "point"}},
 		{"bad eval_every", "eval_every: 0", []string{"eval_every"}},
 		{"bad concurrency", "run: {concurrency: 0}", []string{"run.concurrency"}},
 		{"unknown attack", "attack: {methods: [rlu, dlg]}", []string{"attack.methods[1]", "dlg", "llg+"}},

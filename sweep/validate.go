@@ -107,6 +107,9 @@ func (c Config) Validate(reg *methods.Registry) error {
 	if c.EvalEvery < 1 {
 		bad("eval_every = %d; evaluate at least every 1 round", c.EvalEvery)
 	}
+	if c.Streams != "" && c.Streams != StreamsCommon {
+		bad("streams = %q is unknown; use %s (sampling and minibatches shared by the points of a seed) or %s (keyed by the point, as sweeps planned before the option)", c.Streams, StreamsCommon, StreamsPoint)
+	}
 	if c.CheckpointEvery < 1 {
 		bad("checkpoint_every = %d; keep at least every 1st round's model", c.CheckpointEvery)
 	}
