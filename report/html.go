@@ -45,7 +45,26 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 		return fmt.Sprintf("%d–%d", lo, hi)
 	},
 	"setting": displaySetting,
+	"metric": func(m string) string {
+		return map[string]string{"final_acc": "final accuracy", "rounds_to_target": "rounds to target", "fairness_var_pct2": "client accuracy variance (%²)"}[m]
+	},
+	"diff": pairedValue,
+	"interval": func(metric string, lo, hi float64) string {
+		if math.IsNaN(lo) || math.IsNaN(hi) {
+			return "— (one pair)"
+		}
+		return "[" + pairedValue(metric, lo) + ", " + pairedValue(metric, hi) + "]"
+	},
 }).Parse(pageTemplate))
+
+// pairedValue formats a paired difference in its metric's unit: accuracy
+// in percentage points, rounds and %² with one decimal.
+func pairedValue(metric string, v float64) string {
+	if metric == "final_acc" {
+		return fmt.Sprintf("%+.2f pp", 100*v)
+	}
+	return fmt.Sprintf("%+.1f", v)
+}
 
 // section is a part of the page: its figures, in order.
 type section struct {

@@ -72,7 +72,27 @@ type Report struct {
 	ShareMeans  []ShareMean
 	Attacks     []AttackMean
 	Partitions  []Partition
+	// Paired are the paired differences of each method against its
+	// setting's baseline (the speed-up's), seed by seed, from the paired
+	// view (package results): final accuracy, rounds to Target and the
+	// clients' accuracy variance.
+	Paired []PairedDiff
 }
+
+// PairedDiff is one method's mean paired difference from its baseline in
+// one metric over N seeds, with its 95% Student-t interval [Lo, Hi] (NaN
+// for one pair); CoversZero says the interval holds 0: no difference
+// shown.
+type PairedDiff struct {
+	Setting, Method, Baseline string
+	Metric                    string
+	N                         int
+	Mean, Lo, Hi              float64
+	CoversZero                bool
+}
+
+// The paired metrics, in the order the page shows them.
+var pairedMetrics = []string{"final_acc", "rounds_to_target", "fairness_var_pct2"}
 
 // Metric columns of the rounds table the curves show.
 const (
@@ -211,7 +231,53 @@ func Build(ctx context.Context, blobURL, name string, o Options) (*Report, error
 	if err := r.targets(o.Target); err != nil {
 		return nil, err
 	}
+	if err := r.paired(ctx, db.DB); err != nil {
+		return nil, err
+	}
 	return r, nil
+}
+
+// paired reads each method's paired differences from its baseline. The
+// target is a session variable of the view, so one connection sets it and
+// queries.
+func (r *Report) paired(ctx context.Context, db *sql.DB) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET VARIABLE target = %.17g", r.Target)); err != nil {
+		return fmt.Errorf("paired: %w", err)
+	}
+	const q = `SELECT metric, n, mean, coalesce(lo, 'NaN'::DOUBLE), coalesce(hi, 'NaN'::DOUBLE), coalesce(covers_zero, true)
+		FROM paired WHERE method = ? AND baseline = ?`
+	for _, s := range r.Summary {
+		if s.Baseline == "" || s.Baseline == s.Method {
+			continue
+		}
+		got := map[string]PairedDiff{}
+		rows, err := conn.QueryContext(ctx, q, s.Method, s.Baseline)
+		if err != nil {
+			return fmt.Errorf("paired: %w", err)
+		}
+		for rows.Next() {
+			d := PairedDiff{Setting: s.Setting, Method: s.Short, Baseline: r.method(s.Baseline).Short}
+			if err := rows.Scan(&d.Metric, &d.N, &d.Mean, &d.Lo, &d.Hi, &d.CoversZero); err != nil {
+				rows.Close()
+				return fmt.Errorf("paired: %w", err)
+			}
+			got[d.Metric] = d
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		for _, m := range pairedMetrics {
+			if d, ok := got[m]; ok {
+				r.Paired = append(r.Paired, d)
+			}
+		}
+	}
+	return nil
 }
 
 // Unfinished are the points that have not ended (done or diverged).

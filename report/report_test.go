@@ -170,6 +170,34 @@ func TestTargets(t *testing.T) {
 	}
 }
 
+// TestPaired: at target 0.7, fedprox − fedavg per seed is −0.125 in final
+// accuracy on both seeds (0.75 − 0.875, 0.625 − 0.75): mean −0.125, sd 0,
+// so the interval is [−0.125, −0.125], which does not cover 0; both reach
+// 0.7 at round 4 on both seeds, a difference of 0 whose interval [0, 0]
+// does. Scaffold's seed 2 stopped at round 4, fedavg's at 6: only seed 1
+// pairs, one pair (0 in accuracy, 2 − 4 = −2 rounds), with no interval.
+// The fixture records no client variances, so that metric has no line.
+func TestPaired(t *testing.T) {
+	r := fixture(t, .7)
+	nan := math.NaN()
+	want := []PairedDiff{
+		{Method: fedprox, Baseline: fedavg, Metric: "final_acc", N: 2, Mean: -.125, Lo: -.125, Hi: -.125},
+		{Method: fedprox, Baseline: fedavg, Metric: "rounds_to_target", N: 2, Mean: 0, Lo: 0, Hi: 0, CoversZero: true},
+		{Method: scaffold, Baseline: fedavg, Metric: "final_acc", N: 1, Mean: 0, Lo: nan, Hi: nan, CoversZero: true},
+		{Method: scaffold, Baseline: fedavg, Metric: "rounds_to_target", N: 1, Mean: -2, Lo: nan, Hi: nan, CoversZero: true},
+	}
+	if len(r.Paired) != len(want) {
+		t.Fatalf("paired = %+v; want %+v", r.Paired, want)
+	}
+	for i, w := range want {
+		g := r.Paired[i]
+		if g.Method != w.Method || g.Baseline != w.Baseline || g.Metric != w.Metric || g.N != w.N || !near(g.Mean, w.Mean) ||
+			!near(g.Lo, w.Lo) || !near(g.Hi, w.Hi) || g.CoversZero != w.CoversZero {
+			t.Errorf("paired[%d] = %+v; want %+v", i, g, w)
+		}
+	}
+}
+
 // TestClientDist: client accuracies at each point's last evaluated round
 // (earlier rounds give every client 0.25 and must not count), pooled over
 // seeds, quartiles at p·(n−1) interpolated linearly.

@@ -1,5 +1,6 @@
 // Package results opens the Parquet tables of one, several or all sweeps of
-// a bucket as SQL views (rounds, clients, partitions, points, attacks) in an
+// a bucket as SQL views (rounds, clients, partitions, points, attacks, and
+// paired: the per-seed paired differences between methods, paired.go) in an
 // in-process DuckDB, for `starter query`, `starter sweep query` and
 // `starter report`.
 //
@@ -152,6 +153,10 @@ func Open(ctx context.Context, blobURL string, names []string, skipEmpty bool) (
 			db.Close()
 			return nil, fmt.Errorf("create view %s: %w", t, err)
 		}
+	}
+	if err := createPaired(ctx, db); err != nil {
+		db.Close()
+		return nil, err
 	}
 	ok = true
 	return d, nil

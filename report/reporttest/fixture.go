@@ -192,7 +192,7 @@ func writePoint(ctx context.Context, st *store.Store, name string, p sweep.Point
 	}
 	point := store.PointRow{Sweep: name, Point: p.ID, Index: int32(p.Index), Label: p.Label, Seed: seed, Dataset: "synthetic",
 		Partition: "hics", NumClients: 4, Rounds: 6, ClientsPerRound: 2, Algorithm: p.Config.AlgorithmName(), Status: status,
-		RoundsDone: int32(s.rounds)}
+		RoundsDone: int32(s.rounds), Config: string(p.Config.Canonical())}
 	if err := store.WriteRows(ctx, st, pk.Compacted(store.TablePartitions), parts); err != nil {
 		return err
 	}
