@@ -8,6 +8,7 @@ import (
 
 	"github.com/flsweep/flsweep/algorithm"
 	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/trainer"
 )
 
 // factories are the algorithm constructors by registry name
@@ -160,6 +161,42 @@ func TestOptionsResolved(t *testing.T) {
 		b, err := json.Marshal(got)
 		if err != nil || string(b) != tt.wantJSON {
 			t.Errorf("%s: json.Marshal = %s, %v; want %s", tt.name, b, err, tt.wantJSON)
+		}
+	}
+}
+
+// TestCheckOptimizer: the algorithms whose server reads a local update as
+// a multiple of the step sizes (SCAFFOLD's and FedDC's gradient
+// corrections, q-FFL's L = 1/η_L, FedNova's a_k) refuse Adam and AdamW,
+// naming the optimiser; SGD with momentum is accepted; SCAFFOLD's
+// after_step correction accepts Adam.
+func TestCheckOptimizer(t *testing.T) {
+	sgdMomentum := trainer.Hyper{Optimizer: trainer.OptimizerSGD, LR: 0.01, Momentum: 0.9, BatchSize: 4, LocalSteps: 5}
+	spec := trainer.Spec{Arch: trainer.ArchMLP, Hidden: []int{8}}
+	for _, tt := range []struct {
+		name     string
+		give     algorithm.Algorithm
+		wantAdam bool // accepted under Adam
+	}{
+		{"scaffold", algorithm.SCAFFOLD{Correction: algorithm.CorrectGradient}, false},
+		{"scaffold after_step", algorithm.SCAFFOLD{Correction: algorithm.CorrectAfterStep}, true},
+		{"feddc", algorithm.FedDC{Lambda: 0.01}, false},
+		{"qffl", algorithm.QFFL{Q: 0.5}, false},
+		{"fednova", algorithm.FedNova{}, false},
+		{"fedavg", algorithm.FedAvg{}, true},
+	} {
+		if err := tt.give.Check(spec, sgdMomentum); err != nil {
+			t.Errorf("%s: Check(sgd, momentum 0.9) = %v; want nil", tt.name, err)
+		}
+		for _, opt := range []string{trainer.OptimizerAdam, trainer.OptimizerAdamW} {
+			err := tt.give.Check(spec, trainer.Hyper{Optimizer: opt, LR: 0.001, BatchSize: 4, LocalSteps: 5})
+			if tt.wantAdam {
+				if err != nil {
+					t.Errorf("%s: Check(%s) = %v; want nil", tt.name, opt, err)
+				}
+				continue
+			}
+			wantInvalid(t, tt.name+" Check("+opt+")", err, opt)
 		}
 	}
 }
