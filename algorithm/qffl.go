@@ -78,9 +78,9 @@ func (QFFL) Check(_ trainer.Spec, hp trainer.Hyper) error {
 	}
 	return fmt.Errorf("algorithm.name = qffl estimates the Lipschitz constant as L = 1/η_L of local SGD, which train.optimizer = %s does not take steps of; use sgd: %w", hp.Optimizer, fl.ErrInvalid)
 }
-func (QFFL) Init(int) (fl.State, error)              { return fl.State{}, nil }
-func (QFFL) Sends() []string                         { return nil }
-func (QFFL) UsesLosses() bool                        { return true }
+func (QFFL) Init(int) (fl.State, error) { return fl.State{}, nil }
+func (QFFL) Sends() []string            { return nil }
+func (QFFL) UsesLosses() bool           { return true }
 
 // Train implements Algorithm: FedAvg's local SGD.
 func (QFFL) Train(ctx context.Context, c Client) (Upload, error) {

@@ -27,15 +27,15 @@ type pointEnv struct {
 	// shared is the Point of its sampling and training streams: "" (those
 	// of every point of its seed) with common random numbers, else streamID.
 	shared string
-	cfg      sweep.Config
-	keys     store.PointKeys
-	data     *dataset.Dataset
-	part     partition.Partition
-	noise    partition.Noise // feature noise of the clients' samples; zero: none
-	stats    []partition.ClientStats
-	pop      fl.Population
-	net      *trainer.Net
-	hyper    trainer.Hyper
+	cfg    sweep.Config
+	keys   store.PointKeys
+	data   *dataset.Dataset
+	part   partition.Partition
+	noise  partition.Noise // feature noise of the clients' samples; zero: none
+	stats  []partition.ClientStats
+	pop    fl.Population
+	net    *trainer.Net
+	hyper  trainer.Hyper
 	// aux is the attacker's auxiliary set when the point runs attacks.
 	aux trainer.Examples
 	pointMethods
