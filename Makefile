@@ -13,7 +13,7 @@ export MINIO_BIN ?= $(CURDIR)/bin/minio
 export TEMPORAL_SERVER_BIN ?= $(CURDIR)/bin/temporal-server
 export TEMPORAL_SQL_TOOL ?= $(CURDIR)/bin/temporal-sql-tool
 
-.PHONY: demo test bench bench-ab build openblas build-openblas build-purego torch chromium chromium-maybe data up down worker stop clean vet workflowcheck \
+.PHONY: demo test conformance bench bench-ab build openblas build-openblas build-purego torch chromium chromium-maybe data up down worker stop clean vet workflowcheck \
 	postgres prod-up prod-down prod-status
 
 ## demo: start a local Temporal dev server and a worker, then run examples/demo.yaml and show its progress
@@ -41,6 +41,13 @@ test: bin/temporal bin/minio bin/temporal-server postgres data vet workflowcheck
 	@if $(HAVE_OPENBLAS); then echo "OpenBLAS build:"; \
 	$(OPENBLAS_ENV) $(GO) test -count=1 -tags openblas ./trainer/ ./engine/ ./algorithm/; \
 	else echo "OpenBLAS is not installed: the trainer's OpenBLAS build is not tested ('make openblas' installs it)"; fi
+
+## conformance: the full conformance matrix (methods/conformance): every algorithm × {SGD, momentum 0.9, Adam} ×
+## {IID, Dirichlet 0.1} and every sampler, 50 rounds, 3 seeds, beside FedAvg; resumes from .data/conformance;
+## writes the table to methods/conformance/full.md (make test runs the short form)
+conformance: data
+	FLSWEEP_CONFORMANCE=full FLSWEEP_CONFORMANCE_OUT=$(CURDIR)/methods/conformance/full.md \
+	  $(GO) test -count=1 -timeout 0 -v -run '^TestConformance$$' ./methods/conformance/
 
 ## bench: benchmarks (figures only; nothing is asserted): training speed per model beside the PyTorch peer
 ## (infra/bench/peer.sh models: the paper models in PyTorch when python3-torch is installed ('make torch'), ours with
