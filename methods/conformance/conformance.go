@@ -263,7 +263,7 @@ func Run(ctx context.Context, e *engine.Engine, s Scale, rows []Row, progress fu
 		col Column
 	}
 	var jobs []job
-	for _, col := range s.columns() {
+	for _, col := range s.Columns() {
 		for _, kind := range []string{KindAlgorithm, KindSampler} {
 			if kind == KindSampler && col.Optimizer != OptSGD {
 				continue
@@ -326,8 +326,8 @@ func Run(ctx context.Context, e *engine.Engine, s Scale, rows []Row, progress fu
 	return out, nil
 }
 
-// columns lists s's columns.
-func (s Scale) columns() []Column {
+// Columns lists s's columns.
+func (s Scale) Columns() []Column {
 	var cols []Column
 	for _, o := range s.Optimizers {
 		for _, p := range s.Partitions {
@@ -339,9 +339,10 @@ func (s Scale) columns() []Column {
 
 var nameRE = regexp.MustCompile(`[^a-z0-9.]+`)
 
-// sweepName names a cell's sweep: conformance-<scale>-<row>-<column>.
-func (s Scale) sweepName(r Row, col Column) string {
-	slug := strings.Trim(nameRE.ReplaceAllString(strings.ToLower(r.Name), "-"), "-")
+// SweepName names a cell's sweep: conformance-<scale>-<row>-<column>.
+func (s Scale) SweepName(r Row, col Column) string {
+	slug := strings.ReplaceAll(strings.ToLower(r.Name), "+", "plus") // fedeba+ is not fedeba
+	slug = strings.Trim(nameRE.ReplaceAllString(slug, "-"), "-")
 	name := fmt.Sprintf("cf-%s-%s-%s-%s-%s", s.Name, r.Kind[:1], slug, col.Optimizer, col.Partition)
 	if len(name) > 63 {
 		sum := sha256.Sum256([]byte(name))
@@ -354,7 +355,7 @@ func (s Scale) sweepName(r Row, col Column) string {
 // the column's optimiser.
 func (s Scale) runCell(ctx context.Context, e *engine.Engine, r Row, col Column, progress func(engine.Progress)) (Result, error) {
 	res := Result{Row: r, Column: col}
-	name := s.sweepName(r, col)
+	name := s.SweepName(r, col)
 	spec := s.spec(name, r.Kind, col, []Row{r}, r.Public)
 	sw, err := sweep.Parse(name+".yaml", []byte(spec))
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/flsweep/flsweep/methods"
 	"github.com/flsweep/flsweep/methods/conformance"
 	"github.com/flsweep/flsweep/store"
+	"github.com/flsweep/flsweep/sweep"
 )
 
 // TestRowsCoverRegistry fails when a built-in algorithm or sampler has no
@@ -98,5 +99,25 @@ func TestConformance(t *testing.T) {
 	}
 	for _, r := range conformance.Failures(res) {
 		t.Errorf("%s %s, %s: %s: %s", r.Row.Kind, r.Row.Name, r.Column, r.Verdict, r.Why)
+	}
+}
+
+// TestSweepNamesDistinct: every cell of the full matrix has its own valid
+// sweep name (fedeba and fedeba+ once shared one).
+func TestSweepNamesDistinct(t *testing.T) {
+	seen := map[string]string{}
+	for _, s := range []conformance.Scale{conformance.Short(), conformance.Full()} {
+		for _, r := range conformance.Rows() {
+			for _, c := range s.Columns() {
+				n := s.SweepName(r, c)
+				if err := sweep.ValidName(n); err != nil {
+					t.Errorf("%s %s: %v", r.Name, c, err)
+				}
+				if other, dup := seen[n]; dup {
+					t.Errorf("%s %s and %s share the sweep name %s", r.Name, c, other, n)
+				}
+				seen[n] = r.Name + " " + c.String()
+			}
+		}
 	}
 }
