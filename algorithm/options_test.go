@@ -167,12 +167,19 @@ func TestOptionsResolved(t *testing.T) {
 
 // TestCheckOptimizer: the algorithms whose server reads a local update as
 // a multiple of the step sizes (SCAFFOLD's and FedDC's gradient
-// corrections, q-FFL's L = 1/η_L, FedNova's a_k) refuse Adam and AdamW,
+// corrections, FedNova's a_k) refuse Adam and AdamW, and q-FFL (L = 1/η_L)
+// refuses momentum too,
 // naming the optimiser; SGD with momentum is accepted; SCAFFOLD's
 // after_step correction accepts Adam.
 func TestCheckOptimizer(t *testing.T) {
 	sgdMomentum := trainer.Hyper{Optimizer: trainer.OptimizerSGD, LR: 0.01, Momentum: 0.9, BatchSize: 4, LocalSteps: 5}
 	spec := trainer.Spec{Arch: trainer.ArchMLP, Hidden: []int{8}}
+	// q-FFL's L = 1/η_L holds for plain SGD only.
+	wantInvalid(t, "qffl Check(momentum)", algorithm.QFFL{Q: 0.5}.Check(spec, sgdMomentum), "qffl", "momentum")
+	wantInvalid(t, "qffl Check(adam)", algorithm.QFFL{Q: 0.5}.Check(spec, trainer.Hyper{Optimizer: trainer.OptimizerAdam, LR: 0.001, BatchSize: 4, LocalSteps: 5}), "qffl", "adam")
+	if err := (algorithm.QFFL{Q: 0.5}).Check(spec, trainer.Hyper{Optimizer: trainer.OptimizerSGD, LR: 0.1, BatchSize: 4, LocalSteps: 5}); err != nil {
+		t.Errorf("qffl Check(plain sgd) = %v; want nil", err)
+	}
 	for _, tt := range []struct {
 		name     string
 		give     algorithm.Algorithm
@@ -181,7 +188,6 @@ func TestCheckOptimizer(t *testing.T) {
 		{"scaffold", algorithm.SCAFFOLD{Correction: algorithm.CorrectGradient}, false},
 		{"scaffold after_step", algorithm.SCAFFOLD{Correction: algorithm.CorrectAfterStep}, true},
 		{"feddc", algorithm.FedDC{Lambda: 0.01}, false},
-		{"qffl", algorithm.QFFL{Q: 0.5}, false},
 		{"fednova", algorithm.FedNova{}, false},
 		{"fedavg", algorithm.FedAvg{}, true},
 	} {

@@ -54,17 +54,25 @@ type Row struct {
 	// Public reserves the server's public set (partition.public_per_class:
 	// 50) for a method that refines on it (FNR-FL).
 	Public bool
-	// Expect lists the cells the method's paper makes fail, by optimiser
-	// ("" for every one): why, with the passage.
+	// Expect lists the cells the method as written is known to fail, with
+	// why (the passage, or the measured mechanism). Keys are a column
+	// ("momentum/dir0.1"), an optimiser ("momentum"), a partition
+	// ("/dir0.1") or "" (every column), each optionally after a scale's
+	// name and a colon ("full:/dir0.1": that scale only); the most specific
+	// wins.
 	Expect map[string]string
 }
 
-// Expected returns why the row is expected to fail under optimizer, or "".
-func (r Row) Expected(optimizer string) string {
-	if why, ok := r.Expect[optimizer]; ok {
-		return why
+// Expected returns why the row is expected to fail in col at scale, or "".
+func (r Row) Expected(scale string, col Column) string {
+	for _, k := range []string{col.String(), col.Optimizer, "/" + col.Partition, ""} {
+		for _, key := range []string{scale + ":" + k, k} {
+			if why, ok := r.Expect[key]; ok {
+				return why
+			}
+		}
 	}
-	return r.Expect[""]
+	return ""
 }
 
 // The optimisers and partitions of the columns.
@@ -218,7 +226,7 @@ func Mean(v []float64) float64 {
 
 // judge sets r's verdict from its accuracies against FedAvg's.
 func (s Scale) judge(r *Result) {
-	expect := r.Row.Expected(r.Column.Optimizer)
+	expect := r.Row.Expected(s.Name, r.Column)
 	var bad string
 	switch {
 	case r.Refusal != "":
