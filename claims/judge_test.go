@@ -12,8 +12,8 @@ func TestJudge(t *testing.T) {
 	tol := Claim{Kind: Tolerance, Paper: f(0.865), Tolerance: f(0.02)}
 	tolDir := Claim{Kind: Tolerance, Paper: f(0.865), Tolerance: f(0.02), Direction: Positive, Reference: f(0.5)}
 	tolNeg := Claim{Kind: Tolerance, Paper: f(-19), Tolerance: f(5), Direction: Negative} // reference 0
-	up := Claim{Kind: Ratio, Paper: f(2.5), Tolerance: f(0.2)}                              // reproduced in [2, 3]
-	down := Claim{Kind: Ratio, Paper: f(0.7), Tolerance: f(0.25)}                           // in [0.525, 0.875]
+	up := Claim{Kind: Ratio, Paper: f(2.5), Tolerance: f(0.2)}                            // reproduced in [2, 3]
+	down := Claim{Kind: Ratio, Paper: f(0.7), Tolerance: f(0.25)}                         // in [0.525, 0.875]
 	tests := []struct {
 		name string
 		give Claim
