@@ -62,7 +62,7 @@ func (c Claim) Criterion() string {
 	case Direction:
 		return "interval " + sign(c.Direction, 0)
 	case Tolerance:
-		s := "within ±" + Num(*c.Tolerance, c.Unit)
+		s := "|ours − paper| ≤ " + Num(*c.Tolerance, c.Unit)
 		if c.Direction != "" {
 			s += "; direction: " + sign(c.Direction, deref(c.Reference))
 		}
@@ -72,7 +72,7 @@ func (c Claim) Criterion() string {
 		if *c.Paper < 1 {
 			side = Negative
 		}
-		return fmt.Sprintf("within ±%s%%, interval %s", Num(100**c.Tolerance, ""), sign(side, 1))
+		return fmt.Sprintf("ours/paper within ±%s%%, interval %s", Num(100**c.Tolerance, ""), sign(side, 1))
 	}
 	return ""
 }

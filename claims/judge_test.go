@@ -78,9 +78,9 @@ func TestFormat(t *testing.T) {
 		{Claim{Kind: Direction, Direction: Negative}.PaperValue(), "negative"},
 		{Claim{Kind: Direction, Direction: Negative, PaperText: "Fig. 1b: below 0"}.PaperValue(), "Fig. 1b: below 0"},
 		{Claim{Kind: Direction, Direction: Negative}.Criterion(), "interval < 0"},
-		{Claim{Kind: Tolerance, Paper: f(0.5), Tolerance: f(0.01), Unit: "pp"}.Criterion(), "within ±0.01 pp"},
-		{Claim{Kind: Tolerance, Paper: f(0.9), Tolerance: f(0.02), Direction: Positive, Reference: f(0.5)}.Criterion(), "within ±0.02; direction: > 0.5"},
-		{Claim{Kind: Ratio, Paper: f(0.7), Tolerance: f(0.25)}.Criterion(), "within ±25%, interval < 1"},
+		{Claim{Kind: Tolerance, Paper: f(0.5), Tolerance: f(0.01), Unit: "pp"}.Criterion(), "|ours − paper| ≤ 0.01 pp"},
+		{Claim{Kind: Tolerance, Paper: f(0.9), Tolerance: f(0.02), Direction: Positive, Reference: f(0.5)}.Criterion(), "|ours − paper| ≤ 0.02; direction: > 0.5"},
+		{Claim{Kind: Ratio, Paper: f(0.7), Tolerance: f(0.25)}.Criterion(), "ours/paper within ±25%, interval < 1"},
 		{Result{Claim: Claim{Unit: "×"}, Ours: &Value{Value: 1.125, Lo: f(0.85), Hi: f(1.4), N: &n}}.OursText(), "1.125× [0.85, 1.4], n = 3"},
 		{Result{}.OursText(), "—"},
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // The paired view compares every two methods of a setting seed by seed
-// (docs/architecture.md, "Paired statistics"). A point's setting is its
+// (README.md, "Querying results"). A point's setting is its
 // configuration without what names its method and seed: config_json with
 // seed, algorithm, sampler, aggregator, inspect and attack removed
 // (json_merge_patch with nulls). Two points of one setting and one seed are

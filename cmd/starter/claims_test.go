@@ -79,7 +79,7 @@ func TestClaimsCommand(t *testing.T) {
 	}
 	const wantMD = "| paper | claim | source | paper's value | reproduced if | ours | verdict |\n|---|---|---|---|---|---|---|\n" +
 		"| Fixture | FedProx ends below FedAvg. (`fedprox-below`) | Table 9 | -0.1 | interval < 0 | -0.125 [-0.125, -0.125], n = 2 | reproduced |\n" +
-		"| Fixture | A \\| sweep not in the bucket. (`elsewhere`) | Fig. 1 | 2.5× | within ±20%, interval > 1 | — | not run |\n"
+		"| Fixture | A \\| sweep not in the bucket. (`elsewhere`) | Fig. 1 | 2.5× | ours/paper within ±20%, interval > 1 | — | not run |\n"
 	if md != wantMD {
 		t.Errorf("markdown:\n%s\nwant:\n%s", md, wantMD)
 	}
