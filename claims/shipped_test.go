@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parquet-go/parquet-go"
-
 	"github.com/flsweep/flsweep/results"
 	"github.com/flsweep/flsweep/store"
 	"github.com/flsweep/flsweep/sweep"
@@ -60,13 +58,17 @@ func TestShippedClaims(t *testing.T) {
 //     reports) computes, the two agree to the query's rounding.
 func TestShippedClaimsOnSyntheticRuns(t *testing.T) {
 	files := shipped(t)
-	root := t.TempDir()
+	blob := "file://" + filepath.ToSlash(t.TempDir()) + "?create_dir=1&metadata=skip"
+	st, err := store.Open(t.Context(), blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
 	for _, byName := range experimentSpecs(t) {
 		for _, s := range byName {
-			writeSynthetic(t, root, s)
+			writeSynthetic(t, st, s)
 		}
 	}
-	blob := "file://" + filepath.ToSlash(root)
 	rs, err := Evaluate(t.Context(), blob, files)
 	if err != nil {
 		t.Fatal(err)
@@ -209,9 +211,9 @@ func experimentSpecs(t *testing.T) map[string]map[string]*sweep.Sweep {
 	return specs
 }
 
-// writeSynthetic writes a made-up run of every point of s under root, in
-// the layout package results reads: one Parquet file per table.
-func writeSynthetic(t *testing.T, root string, s *sweep.Sweep) {
+// writeSynthetic writes a made-up run of every point of s into the
+// bucket: one Parquet file per table.
+func writeSynthetic(t *testing.T, st *store.Store, s *sweep.Sweep) {
 	t.Helper()
 	var points []store.PointRow
 	var rounds []store.RoundRow
@@ -262,29 +264,27 @@ func writeSynthetic(t *testing.T, root string, s *sweep.Sweep) {
 			}
 		}
 	}
-	writeRows(t, root, s.Name, store.TablePoints, points)
-	writeRows(t, root, s.Name, store.TableRounds, rounds)
-	writeRows(t, root, s.Name, store.TablePartitions, parts)
+	writeRows(t, st, s, store.TablePoints, points)
+	writeRows(t, st, s, store.TableRounds, rounds)
+	writeRows(t, st, s, store.TablePartitions, parts)
 	if len(attacks) > 0 {
-		writeRows(t, root, s.Name, store.TableAttacks, attacks)
+		writeRows(t, st, s, store.TableAttacks, attacks)
 	}
 }
 
-// writeRows writes rows as the one Parquet file of table in sweep name.
-func writeRows[T any](t *testing.T, root, name string, table store.Table, rows []T) {
+// writeRows writes rows as the compacted file of table of the sweep's
+// first point (the views read every file of the sweep, whoever's it is).
+func writeRows[T any](t *testing.T, st *store.Store, s *sweep.Sweep, table store.Table, rows []T) {
 	t.Helper()
-	dir := filepath.Join(root, "sweeps", name, "synthetic", "metrics", string(table))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(filepath.Join(dir, "rows.parquet"))
+	sk, err := store.SweepKeys(s.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := parquet.Write(f, rows); err != nil {
+	pk, err := sk.Point(s.Points[0].ID)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Close(); err != nil {
+	if err := store.WriteRows(t.Context(), st, pk.Compacted(table), rows); err != nil {
 		t.Fatal(err)
 	}
 }
