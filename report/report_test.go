@@ -395,7 +395,7 @@ func TestClaimsSection(t *testing.T) {
 	cs := []claims.Result{{
 		File: "experiments/fedeba/claims.yaml", Paper: "FedEBA+",
 		Claim: claims.Claim{ID: "var-below-fedavg", Claim: "FedEBA+ has a lower variance than FedAvg.", Source: "Table 1, FMNIST",
-			Kind: claims.Direction, Direction: claims.Negative, Paper: &paper, Unit: "%²"},
+			Kind: claims.Direction, Direction: claims.Negative, Paper: &paper, Unit: "%²", Note: "Ours averages the last five evaluations."},
 		Verdict: claims.Reproduced, Ours: &claims.Value{Value: -0.125, Lo: &lo, Hi: &hi, N: &n}, Read: []string{reporttest.Name},
 	}, {
 		File: "experiments/fedeba/claims.yaml", Paper: "FedEBA+",
@@ -411,7 +411,7 @@ func TestClaimsSection(t *testing.T) {
 		give []claims.Result
 		want []string
 	}{
-		{cs, []string{"7. The papers' claims", "FedEBA&#43; has a lower variance than FedAvg. <code>var-below-fedavg</code>", "Table 1, FMNIST", "-19.03%²",
+		{cs, []string{"7. The papers' claims", "FedEBA&#43; has a lower variance than FedAvg. <code>var-below-fedavg</code><br><small>Ours averages the last five evaluations.</small>", "Table 1, FMNIST", "-19.03%²",
 			"interval &lt; 0", "-0.125%² [-0.2, -0.05], n = 2", "<strong>reproduced</strong>",
 			"<strong>not run</strong>: its SQL found no data in fixture"}},
 		{nil, []string{"No claim of the papers reads this sweep"}},

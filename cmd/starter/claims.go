@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -129,14 +127,18 @@ func writeClaimsJSON(w io.Writer, rs []claims.Result) error {
 }
 
 // reportClaims loads the claims files under dir that read sweep name and
-// evaluates them, for `starter report`. An empty dir means none; dir is
-// the default one (explicit false) and it does not exist also means none.
+// evaluates them, for `starter report`. An empty dir means none; so does
+// the default dir (explicit false) when it does not exist or holds no
+// claims file. A claims file that does not parse, or a claim whose SQL
+// fails, is an error.
 func reportClaims(ctx context.Context, blob, dir, name string, explicit bool) ([]claims.Result, error) {
 	if dir == "" {
 		return nil, nil
 	}
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) && !explicit {
-		return nil, nil
+	if !explicit {
+		if _, err := claims.Find([]string{dir}); err != nil {
+			return nil, nil
+		}
 	}
 	files, err := claims.LoadAll([]string{dir})
 	if err != nil {

@@ -141,3 +141,21 @@ func TestClaimsCommandFails(t *testing.T) {
 		t.Errorf("report: %v; want the claim's error and the way out", err)
 	}
 }
+
+// TestReportClaimsDefault: `starter report`'s default claims directory may
+// be missing or hold no claims file (the report then has none); given
+// explicitly, it must hold one.
+func TestReportClaimsDefault(t *testing.T) {
+	empty := t.TempDir()
+	for _, dir := range []string{filepath.Join(empty, "missing"), empty} {
+		if rs, err := reportClaims(t.Context(), "file://"+empty, dir, "fixture", false); rs != nil || err != nil {
+			t.Errorf("default %s: %v, %v; want no claims and no error", dir, rs, err)
+		}
+		if _, err := reportClaims(t.Context(), "file://"+empty, dir, "fixture", true); err == nil {
+			t.Errorf("--claims %s: no error; want one saying it holds no claims file", dir)
+		}
+	}
+	if rs, err := reportClaims(t.Context(), "file://"+empty, "", "fixture", true); rs != nil || err != nil {
+		t.Errorf("--claims '': %v, %v; want no claims", rs, err)
+	}
+}
