@@ -3,8 +3,9 @@
 // summarises a sweep, finished or still running, from its Parquet tables:
 // accuracy and loss per method over rounds, rounds to a target accuracy and
 // the speed-up over FedAvg, the clients' final accuracies (fairness), the
-// sampler's group composition, the label-recovery attacks' scores, and a
-// heatmap of every distinct partition.
+// sampler's group composition, the label-recovery attacks' scores, a
+// heatmap of every distinct partition, and the papers' claims that read the
+// sweep with their verdicts (package claims; the caller evaluates them).
 //
 // Build computes the tables with SQL over package results' DuckDB views
 // (rounds, clients, partitions, points, attacks) plus the sweep's stored
@@ -26,6 +27,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/flsweep/flsweep/claims"
 	"github.com/flsweep/flsweep/results"
 	"github.com/flsweep/flsweep/store"
 )
@@ -35,6 +37,9 @@ type Options struct {
 	// Target is the test accuracy for the rounds-to-target table; 0 means
 	// DefaultTargetShare times the best final mean accuracy of the sweep.
 	Target float64
+	// Claims are the evaluated claims of the papers that read the sweep
+	// (package claims); the page lists them with their verdicts.
+	Claims []claims.Result
 }
 
 // DefaultTargetShare is the default target's share of the best final mean
@@ -77,6 +82,8 @@ type Report struct {
 	// view (package results): final accuracy, rounds to Target and the
 	// clients' accuracy variance.
 	Paired []PairedDiff
+	// Claims are Options.Claims.
+	Claims []claims.Result
 }
 
 // PairedDiff is one method's mean paired difference from its baseline in
@@ -218,7 +225,7 @@ func Build(ctx context.Context, blobURL, name string, o Options) (*Report, error
 			return nil, err
 		}
 	}
-	r := &Report{Sweep: name, Points: ps, SpecFound: found, Methods: groupMethods(ps, paths)}
+	r := &Report{Sweep: name, Points: ps, SpecFound: found, Methods: groupMethods(ps, paths), Claims: o.Claims}
 	if err := writeMeta(ctx, db.DB, r); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flsweep/flsweep/claims"
 	"github.com/flsweep/flsweep/report/reporttest"
 )
 
@@ -382,6 +383,58 @@ func TestWrite(t *testing.T) {
 	for _, want := range []string{"algorithm=scaffold seed=2", "incomplete", "4/6", "pending", "0.787", "1.50×", "mean share of the selected", "<td>rlu</td>", "2 distinct partitions"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("index.html lacks %q", want)
+		}
+	}
+}
+
+// TestClaimsSection: the claims the caller evaluated are on the page, with
+// the paper's value, ours and the verdict; without claims the page says so.
+func TestClaimsSection(t *testing.T) {
+	lo, hi, n := -0.2, -0.05, int64(2)
+	paper := -19.03
+	cs := []claims.Result{{
+		File: "experiments/fedeba/claims.yaml", Paper: "FedEBA+",
+		Claim: claims.Claim{ID: "var-below-fedavg", Claim: "FedEBA+ has a lower variance than FedAvg.", Source: "Table 1, FMNIST",
+			Kind: claims.Direction, Direction: claims.Negative, Paper: &paper, Unit: "%²", Note: "Ours averages the last five evaluations."},
+		Verdict: claims.Reproduced, Ours: &claims.Value{Value: -0.125, Lo: &lo, Hi: &hi, N: &n}, Read: []string{reporttest.Name},
+	}, {
+		File: "experiments/fedeba/claims.yaml", Paper: "FedEBA+",
+		Claim:   claims.Claim{ID: "later", Claim: "Something of another sweep.", Source: "Fig. 2", Kind: claims.Direction, Direction: claims.Positive},
+		Verdict: claims.NotRun, Reason: "its SQL found no data in fixture (no row, or a NULL value)",
+	}}
+	ctx := context.Background()
+	blob := "file://" + filepath.ToSlash(t.TempDir()) + "?create_dir=1&metadata=skip"
+	if err := reporttest.Write(ctx, blob); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		give []claims.Result
+		want []string
+	}{
+		{cs, []string{"7. The papers' claims", "FedEBA&#43; has a lower variance than FedAvg. <code>var-below-fedavg</code><br><small>Ours averages the last five evaluations.</small>", "Table 1, FMNIST", "-19.03%²",
+			"interval &lt; 0", "-0.125%² [-0.2, -0.05], n = 2", "<strong>reproduced</strong>",
+			"<strong>not run</strong>: its SQL found no data in fixture"}},
+		{nil, []string{"No claim of the papers reads this sweep"}},
+	} {
+		r, err := Build(ctx, blob, reporttest.Name, Options{Claims: tt.give})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Claims) != len(tt.give) {
+			t.Errorf("Report.Claims = %+v; want Options.Claims", r.Claims)
+		}
+		dir := t.TempDir()
+		if err := Write(r, dir); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "index.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("index.html lacks %q", w)
+			}
 		}
 	}
 }

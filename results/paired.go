@@ -4,13 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // The paired view compares every two methods of a setting seed by seed
-// (docs/architecture.md, "Paired statistics"). A point's setting is its
+// (README.md, "Querying results"). A point's setting is its
 // configuration without what names its method and seed: config_json with
 // seed, algorithm, sampler, aggregator, inspect and attack removed
 // (json_merge_patch with nulls). Two points of one setting and one seed are
@@ -26,7 +25,7 @@ import (
 //
 //	mean ± t_{0.975, n−1}·sd/√n
 //
-// (null for n = 1), and covers_zero when the interval holds 0. Metrics,
+// (null for n = 1; the macro t975, macros.go), and covers_zero when the interval holds 0. Metrics,
 // each at a point's last evaluated round:
 //
 //	final_acc          test accuracy on the test split
@@ -61,15 +60,11 @@ WITH p AS (
   FROM (UNPIVOT d ON final_acc, fairness_var_pct2, rounds_to_target INTO NAME metric VALUE diff)
   WHERE diff IS NOT NULL AND isfinite(diff)
   GROUP BY ALL
-), t(df, q) AS (VALUES %s)
-SELECT s.setting, s.method, s.baseline, s.metric, s.n, s.seeds, s.mean, s.sd,
-  s.mean - t.q * s.sd / sqrt(s.n) AS lo, s.mean + t.q * s.sd / sqrt(s.n) AS hi,
-  (s.mean - t.q * s.sd / sqrt(s.n) <= 0 AND s.mean + t.q * s.sd / sqrt(s.n) >= 0) AS covers_zero
-FROM s LEFT JOIN t ON t.df = LEAST(s.n - 1, %d)`
-
-// tMax is the largest degrees of freedom the view's t table holds; more
-// pairs use its value (1.966 at 500, within 0.3% of the normal 1.960).
-const tMax = 500
+)
+SELECT setting, method, baseline, metric, n, seeds, mean, sd,
+  mean - t975(n - 1) * sd / sqrt(n) AS lo, mean + t975(n - 1) * sd / sqrt(n) AS hi,
+  (mean - t975(n - 1) * sd / sqrt(n) <= 0 AND mean + t975(n - 1) * sd / sqrt(n) >= 0) AS covers_zero
+FROM s`
 
 // T975 returns t_{0.975, df}, the 97.5% quantile of Student's t with df
 // degrees of freedom (gonum's distuv.StudentsT).
@@ -77,13 +72,9 @@ func T975(df int) float64 {
 	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(0.975)
 }
 
-// createPaired creates the paired view on db.
+// createPaired creates the paired view on db; it needs the macros.
 func createPaired(ctx context.Context, db *sql.DB) error {
-	var vals []string
-	for df := 1; df <= tMax; df++ {
-		vals = append(vals, fmt.Sprintf("(%d, %.17g)", df, T975(df)))
-	}
-	if _, err := db.ExecContext(ctx, fmt.Sprintf(pairedView, strings.Join(vals, ", "), tMax)); err != nil {
+	if _, err := db.ExecContext(ctx, pairedView); err != nil {
 		return fmt.Errorf("create view paired: %w", err)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -149,5 +150,55 @@ func TestPairedKnownValues(t *testing.T) {
 	var mirror float64
 	if err := conn.QueryRowContext(t.Context(), `SELECT mean FROM paired WHERE method = 'algorithm=b' AND baseline = 'algorithm=a' AND metric = 'final_acc'`).Scan(&mirror); err != nil || math.Abs(mirror+0.02) > 1e-9 {
 		t.Errorf("B − A = %v, %v; want −0.02", mirror, err)
+	}
+}
+
+// TestMacros checks t975 and ci95_half against TestT975's closed forms and
+// TestPairedKnownValues' interval: 0.02, 0.03, 0.01 have sd 0.01, so the
+// half-width is t_{0.975,2}·0.01/√3 = 0.024841; one value has none.
+func TestMacros(t *testing.T) {
+	db, err := results.Schema(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var t1, t2, tBig float64
+	var t0 *float64
+	if err := db.QueryRowContext(t.Context(), `SELECT t975(1), t975(2), t975(0), t975(100000)`).Scan(&t1, &t2, &t0, &tBig); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(t1-math.Tan(math.Pi*0.475)) > 1e-9 || math.Abs(t2-0.95/math.Sqrt(2*0.975*0.025)) > 1e-9 || t0 != nil || tBig != results.T975(500) {
+		t.Errorf("t975(1, 2, 0, 1e5) = %v, %v, %v, %v; want %v, %v, NULL, t975(500) = %v",
+			t1, t2, t0, tBig, math.Tan(math.Pi*0.475), 0.95/math.Sqrt(2*0.975*0.025), results.T975(500))
+	}
+	var half float64
+	var one *float64
+	if err := db.QueryRowContext(t.Context(), `SELECT ci95_half(x), (SELECT ci95_half(y) FROM (VALUES (1.0)) v(y)) FROM (VALUES (0.02), (0.03), (0.01)) v(x)`).Scan(&half, &one); err != nil {
+		t.Fatal(err)
+	}
+	if want := 4.302652729749464 * 0.01 / math.Sqrt(3); math.Abs(half-want) > 1e-12 || one != nil {
+		t.Errorf("ci95_half = %v, of one value %v; want %v, NULL", half, one, want)
+	}
+}
+
+// TestSchema: the schema DB has every view with its columns and no rows,
+// and a query naming a column no table has fails to bind.
+func TestSchema(t *testing.T) {
+	db, err := results.Schema(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, v := range append(slices.Clone(results.Tables), "paired") {
+		var n int
+		if err := db.QueryRowContext(t.Context(), "SELECT count(*) FROM "+string(v)).Scan(&n); err != nil || n != 0 {
+			t.Errorf("%s: %d rows, %v; want an empty view", v, n, err)
+		}
+	}
+	if _, err := db.QueryContext(t.Context(), `SELECT test_acc, client_acc_var_pct2 FROM rounds`); err != nil {
+		t.Errorf("a query over real columns: %v", err)
+	}
+	if _, err := db.QueryContext(t.Context(), `SELECT no_such_column FROM rounds`); err == nil {
+		t.Error("a query over a missing column ran; want a binder error")
 	}
 }

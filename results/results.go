@@ -126,11 +126,42 @@ func Open(ctx context.Context, blobURL string, names []string, skipEmpty bool) (
 	if len(d.Sweeps) == 0 {
 		return nil, fmt.Errorf("none of the sweeps %v has tables under %s: %w", names, root, ErrNoTables)
 	}
-	db, err := sql.Open("duckdb", "")
+	if err := d.createViews(ctx, root, empty); err != nil {
+		return nil, err
+	}
+	ok = true
+	return d, nil
+}
+
+// Schema opens the views over no sweep: every view exists, with its
+// columns, and has no rows. A query that prepares and runs on it binds
+// against the tables' schemas (its tables, columns, functions and types
+// exist), which is how package claims checks a claim's SQL without the
+// sweeps it reads. Sweeps is empty.
+func Schema(ctx context.Context) (*DB, error) {
+	empty, err := os.MkdirTemp("", "flsweep-schema-")
 	if err != nil {
 		return nil, err
 	}
-	d.DB = db
+	d := &DB{tmp: []string{empty}}
+	if err := d.createViews(ctx, "", empty); err != nil {
+		os.RemoveAll(empty)
+		return nil, err
+	}
+	return d, nil
+}
+
+// createViews opens d's database with one view per table over the
+// Parquet files of d.Sweeps under root, plus the paired view and the
+// macros (macros.go). Every view also reads an empty file of its
+// table's schema, written into empty, so it exists even when no sweep
+// has written the table (attacks in a sweep that does not attack; points
+// before the first point finishes).
+func (d *DB) createViews(ctx context.Context, root, empty string) error {
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return err
+	}
 	for _, t := range Tables {
 		var globs []string
 		for _, n := range d.Sweeps {
@@ -139,27 +170,28 @@ func Open(ctx context.Context, blobURL string, names []string, skipEmpty bool) (
 				globs = append(globs, quote(glob))
 			}
 		}
-		// A table no sweep has written yet (attacks in a sweep that does
-		// not attack; points before the first point finishes) is an empty
-		// file of its schema, so the view exists.
 		e := filepath.Join(empty, string(t)+".parquet")
 		if err := writeEmpty(t, e); err != nil {
 			db.Close()
-			return nil, err
+			return err
 		}
 		globs = append(globs, quote(e))
 		view := fmt.Sprintf("CREATE VIEW %s AS SELECT * FROM read_parquet([%s], union_by_name = true)", t, strings.Join(globs, ", "))
 		if _, err := db.ExecContext(ctx, view); err != nil {
 			db.Close()
-			return nil, fmt.Errorf("create view %s: %w", t, err)
+			return fmt.Errorf("create view %s: %w", t, err)
 		}
+	}
+	if err := createMacros(ctx, db); err != nil {
+		db.Close()
+		return err
 	}
 	if err := createPaired(ctx, db); err != nil {
 		db.Close()
-		return nil, err
+		return err
 	}
-	ok = true
-	return d, nil
+	d.DB = db
+	return nil
 }
 
 func tableGlob(root, name string, t store.Table) string {

@@ -9,7 +9,8 @@
 //	starter sweep results NAME [--json]
 //	starter sweep query NAME[,NAME...] [SQL] [--format table|csv|json]
 //	starter query --sweep NAME [--sweep NAME ...]|--all [--format table|csv|json] [SQL]
-//	starter report SWEEP [-o DIR] [--target ACC]
+//	starter report SWEEP [-o DIR] [--target ACC] [--claims DIR]
+//	starter claims [FILE|DIR ...] [--format table|markdown|json] [--check]
 //	starter run -f SPEC.yaml --local
 //	starter validate -f SPEC.yaml
 //	starter data fetch fmnist|mnist [--dir D]
@@ -99,6 +100,7 @@ func root() *command {
 		samplingCommand(),
 		attackCommand(),
 		reportCommand(),
+		claimsCommand(),
 		tlsCertsCommand(),
 	}}
 }

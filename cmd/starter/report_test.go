@@ -30,7 +30,8 @@ const chromium = "/usr/bin/chromium"
 // full-page screenshot is not blank, every image loaded, and there was no
 // console error, exception or failed request. The screenshot goes to
 // FLSWEEP_REPORT_SCREENSHOT, or to the test's temporary directory; its
-// path is logged. Without Chromium (`make chromium` installs it) the test
+// path is logged. The page's claims section shows the fixture claim that
+// reads the sweep. Without Chromium (`make chromium` installs it) the test
 // skips, unless FLSWEEP_INTEGRATION=1 asks for every test to run.
 func TestReportBrowser(t *testing.T) {
 	if _, err := os.Stat(chromium); err != nil {
@@ -46,8 +47,9 @@ func TestReportBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "report")
+	claimsDir := writeClaimsFile(t, "fix", fixtureClaims)
 	var stdout, stderr bytes.Buffer
-	if err := execute(ctx, root(), []string{"report", reporttest.Name, "-o", out, "--blob", blob}, &stdout, &stderr); err != nil {
+	if err := execute(ctx, root(), []string{"report", reporttest.Name, "-o", out, "--blob", blob, "--claims", claimsDir}, &stdout, &stderr); err != nil {
 		t.Fatalf("starter report: %v\n%s", err, stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "8 points (3 unfinished), 4 methods") {
@@ -112,6 +114,20 @@ func TestReportBrowser(t *testing.T) {
 	imgs, err := chromedp.Run(tctx, chromedp.Evaluate[loaded](`({N: document.images.length, Loaded: Array.from(document.images).filter(i => i.complete && i.naturalWidth > 0).length})`))
 	if err != nil {
 		t.Fatalf("count the images: %v", err)
+	}
+	text, err := chromedp.Run(tctx, chromedp.Evaluate[string](`document.body.innerText`))
+	if err != nil {
+		t.Fatalf("read the page's text: %v", err)
+	}
+	// The claims section: the fixture's claim that reads this sweep, not
+	// the one that reads another.
+	for _, want := range []string{"7. The papers' claims", "FedProx ends below FedAvg. fedprox-below", "-0.125 [-0.125, -0.125], n = 2", "reproduced"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the page's text lacks %q", want)
+		}
+	}
+	if strings.Contains(text, "elsewhere") {
+		t.Error("the page lists claim elsewhere, which reads another sweep")
 	}
 	shot, err := chromedp.Run(tctx, chromedp.FullScreenshot(100))
 	if err != nil {
