@@ -36,6 +36,7 @@ import (
 	"github.com/flsweep/flsweep/engine"
 	"github.com/flsweep/flsweep/methods"
 	"github.com/flsweep/flsweep/steps"
+	"github.com/flsweep/flsweep/store"
 	"github.com/flsweep/flsweep/sweep"
 )
 
@@ -51,6 +52,11 @@ type Row struct {
 	Kind   string // KindAlgorithm or KindSampler
 	Method string // its registry name
 	Block  string // its spec block in YAML flow style, e.g. "{name: feddc, drift_mean: all}"
+	// Fair marks a method whose server weighs the clients by their losses
+	// or conflicts to serve the worst-off (the fairness methods): it trades
+	// mean accuracy for the worst clients' by design, so it passes with
+	// either within the margin of FedAvg's.
+	Fair bool
 	// Public reserves the server's public set (partition.public_per_class:
 	// 50) for a method that refines on it (FNR-FL).
 	Public bool
@@ -210,9 +216,13 @@ type Result struct {
 	// Base is the baseline's in the same column: FedAvg's for an algorithm,
 	// the uniform sampler's (with FedAvg) for a sampler.
 	Acc, Base []float64
-	Status    []string
-	Verdict   string
-	Why       string // what failed, or the expected failure's reason
+	// Worst and BaseWorst are the mean local test accuracy of the worst 10%
+	// of clients at the last round (rounds.client_acc_worst10), per seed:
+	// what a fairness row may trade mean accuracy for.
+	Worst, BaseWorst []float64
+	Status           []string
+	Verdict          string
+	Why              string // what failed, or the expected failure's reason
 }
 
 // Mean returns the mean of v (NaN if any is NaN).
@@ -234,12 +244,15 @@ func (s Scale) judge(r *Result) {
 		return
 	case slices.ContainsFunc(r.Acc, math.IsNaN):
 		bad = fmt.Sprintf("diverged (seeds: %v)", r.Status)
-	case Mean(r.Acc) < Mean(r.Base)-s.Margin:
+	case Mean(r.Acc) < Mean(r.Base)-s.Margin && (!r.Row.Fair || !(Mean(r.Worst) >= Mean(r.BaseWorst)-s.Margin)):
 		base := "FedAvg's"
 		if r.Row.Kind == KindSampler {
 			base = "the uniform sampler's"
 		}
 		bad = fmt.Sprintf("mean accuracy %.3f < %s %.3f − %.2f", Mean(r.Acc), base, Mean(r.Base), s.Margin)
+		if r.Row.Fair {
+			bad += fmt.Sprintf(", and the worst 10%% of clients' %.3f < %s %.3f − %.2f", Mean(r.Worst), base, Mean(r.BaseWorst), s.Margin)
+		}
 	}
 	switch {
 	case bad != "" && expect != "":
@@ -308,10 +321,11 @@ func Run(ctx context.Context, e *engine.Engine, s Scale, rows []Row, progress fu
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	base := map[string][]float64{}
+	base, baseWorst := map[string][]float64{}, map[string][]float64{}
 	for _, r := range res {
 		if b := bases[r.Row.Kind]; r.Row.Name == b.Name {
 			base[r.Row.Kind+"\x00"+r.Column.String()] = r.Acc
+			baseWorst[r.Row.Kind+"\x00"+r.Column.String()] = r.Worst
 		}
 	}
 	var out []Result
@@ -321,6 +335,7 @@ func Run(ctx context.Context, e *engine.Engine, s Scale, rows []Row, progress fu
 		}
 		r := res[i]
 		r.Base = base[r.Row.Kind+"\x00"+r.Column.String()]
+		r.BaseWorst = baseWorst[r.Row.Kind+"\x00"+r.Column.String()]
 		s.judge(&r)
 		out = append(out, r)
 	}
@@ -393,10 +408,40 @@ func (s Scale) runCell(ctx context.Context, e *engine.Engine, r Row, col Column,
 		if d.Status != steps.StatusDone {
 			acc = math.NaN()
 		}
+		worst, err := lastWorst(ctx, e, name, p.ID)
+		if err != nil {
+			return res, fmt.Errorf("conformance: %s: point %s: %w", name, p.Label, err)
+		}
 		res.Acc = append(res.Acc, acc)
+		res.Worst = append(res.Worst, worst)
 		res.Status = append(res.Status, d.Status)
 	}
 	return res, nil
+}
+
+// lastWorst returns a point's client_acc_worst10 at its last evaluated
+// round (NaN when it has none).
+func lastWorst(ctx context.Context, e *engine.Engine, sweepName, point string) (float64, error) {
+	sk, err := store.SweepKeys(sweepName)
+	if err != nil {
+		return 0, err
+	}
+	pk, err := sk.Point(point)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := store.ReadTable(ctx, e.Store, pk, store.TableRounds,
+		func(r store.RoundRow) int32 { return r.Round }, func(a, b store.RoundRow) int { return int(a.Round - b.Round) })
+	if err != nil {
+		return 0, err
+	}
+	worst := math.NaN()
+	for _, r := range rows {
+		if r.Evaluated && r.ClientAccWorst10 != nil {
+			worst = *r.ClientAccWorst10
+		}
+	}
+	return worst, nil
 }
 
 // Markdown renders results as a table: one line per row, one column per
