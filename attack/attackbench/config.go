@@ -37,7 +37,7 @@ var DefaultMethods = []string{"rlu", "llg+", "zlg+", "ilrg"}
 
 // Datasets lists the values Config.Dataset accepts: the image datasets of
 // package dataset, and its synthetic one (1×8×8, for tests).
-var Datasets = []string{"fmnist", "mnist", "cifar10", "synthetic"}
+var Datasets = []string{"fmnist", "mnist", "mnist-subset", "cifar10", "synthetic"}
 
 // Config is one benchmark setting. The zero values of the optional fields
 // are the paper's settings (Chen & Vikalo, ICML 2024, §4.1 and App. B;

@@ -12,7 +12,7 @@
 //	starter report SWEEP [-o DIR] [--target ACC]
 //	starter run -f SPEC.yaml --local
 //	starter validate -f SPEC.yaml
-//	starter data fetch fmnist|mnist [--dir D]
+//	starter data fetch fmnist|mnist|mnist-subset [--dir D] [--from DIR]
 //	starter sampling stats --scheme S --n N --m M --p equal|ratio|FILE [--json]
 //	starter tls-certs --dir DIR [--hosts localhost,127.0.0.1]
 //	starter attack bench --dataset D --model M --steps m --optimizer O ... [--json]
