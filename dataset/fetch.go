@@ -131,10 +131,11 @@ type pin struct {
 	files                   map[string]string
 }
 
-// fetchNames lists the names Fetch accepts, for messages; fetchedNames are the same names.
-const fetchNames = "fmnist, mnist, mnist-subset"
+// Fetchable are the datasets Fetch creates (and whose directories Load checks against their source).
+var Fetchable = []string{"fmnist", "mnist", "mnist-subset"}
 
-var fetchedNames = []string{"fmnist", "mnist", "mnist-subset"}
+// fetchNames lists Fetchable for messages.
+func fetchNames() string { return strings.Join(Fetchable, ", ") }
 
 // pinOf returns the pin of dataset name's fetched directory.
 func pinOf(name string) (pin, bool) {
@@ -194,7 +195,7 @@ func Fetch(ctx context.Context, name, dir string, opts *FetchOptions) (*Manifest
 	if s, ok := moduleSource(name); ok {
 		return fetchModule(ctx, s, dir, opts)
 	}
-	return nil, fmt.Errorf("fetch: unknown dataset %q; known names are %s: %w", name, fetchNames, ErrInvalid)
+	return nil, fmt.Errorf("fetch: unknown dataset %q; known names are %s: %w", name, fetchNames(), ErrInvalid)
 }
 
 // options returns opts with its defaults filled in.

@@ -111,7 +111,7 @@ func loadSpec(ctx context.Context, s Spec) (*Dataset, error) {
 func LoadBucket(ctx context.Context, name string, b *blob.Bucket, where string) (*Dataset, error) {
 	spec, ok := lookupIDX(name)
 	if !ok {
-		return nil, fmt.Errorf("dataset: unknown name %q for a bucket; known names are %s: %w", name, fetchNames, ErrInvalid)
+		return nil, fmt.Errorf("dataset: unknown name %q for a bucket; known names are %s: %w", name, fetchNames(), ErrInvalid)
 	}
 	return loadIDX(ctx, spec, bucketSource{b: b, url: where})
 }
@@ -218,7 +218,7 @@ func loadIDX(ctx context.Context, spec idxDataset, src source) (*Dataset, error)
 
 // alsoKnownAs says which dataset Fetch writes from source, if any: " (dataset mnist-subset)".
 func alsoKnownAs(source string) string {
-	for _, name := range fetchedNames {
+	for _, name := range Fetchable {
 		if pn, _ := pinOf(name); pn.source == source {
 			return fmt.Sprintf(" (dataset %s)", name)
 		}
@@ -228,7 +228,7 @@ func alsoKnownAs(source string) string {
 
 // digestOwner returns the dataset whose pinned files have the given digest, or "".
 func digestOwner(digest string) string {
-	for _, name := range fetchedNames {
+	for _, name := range Fetchable {
 		if pn, _ := pinOf(name); pn.files != nil && digestOf(pn.files) == digest {
 			return name
 		}

@@ -29,8 +29,8 @@ func dataCommand() *command {
 				return err
 			}
 			name := args[0]
-			if !slices.Contains(fetchable, name) {
-				return fmt.Errorf("unknown dataset %q; fetch knows %s: %w", name, strings.Join(fetchable, ", "), errUsage)
+			if !slices.Contains(dataset.Fetchable, name) {
+				return fmt.Errorf("unknown dataset %q; fetch knows %s: %w", name, strings.Join(dataset.Fetchable, ", "), errUsage)
 			}
 			if dir == "" {
 				dir = filepath.Join(g.dataDir, name)
@@ -49,9 +49,6 @@ func dataCommand() *command {
 		},
 	}}}
 }
-
-// fetchable are the datasets `starter data fetch` creates.
-var fetchable = []string{"fmnist", "mnist", "mnist-subset"}
 
 // draw2 shows one line of progress.
 func (r *renderer) draw2(line string, final bool) {
