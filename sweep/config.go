@@ -79,7 +79,7 @@ func (m MetricsConfig) WantClientLosses() bool { return m.ClientLosses == nil ||
 
 // DatasetConfig names the data.
 type DatasetConfig struct {
-	Name string `json:"name" yaml:"name"` // fmnist | mnist | cifar10 | synthetic | fedprox-synthetic
+	Name string `json:"name" yaml:"name"` // fmnist | mnist | mnist-subset | cifar10 | synthetic | fedprox-synthetic
 	// Root is a directory or blob URL holding the data files (IDX, CIFAR-10
 	// batches). Empty means the worker's data directory (flag --data-dir)
 	// joined with Name. Root is where the data is, not what it is, so it is
@@ -93,7 +93,7 @@ type DatasetConfig struct {
 	Users    int     `json:"users,omitempty" yaml:"users"`         // clients generated (default 30)
 	IID      bool    `json:"iid,omitempty" yaml:"iid"`             // FedProx's synthetic_iid
 	DataSeed uint64  `json:"data_seed,omitempty" yaml:"data_seed"` // selects the generated data
-	// Input normalisation of an image dataset (fmnist, mnist, cifar10):
+	// Input normalisation of an image dataset (fmnist, mnist, mnist-subset, cifar10):
 	// unit (also "": pixels in [0, 1]), half ((x − 0.5)/0.5) or meanstd
 	// ((x − mean_c)/std_c), with the per-channel numbers used. A spec may
 	// give mean and std with meanstd; the point's config holds them resolved

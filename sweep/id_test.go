@@ -60,3 +60,20 @@ func TestIDCollision(t *testing.T) {
 		t.Fatalf("Parse at full ID length: %v", err)
 	}
 }
+
+// TestStreamIDOfTheSubset: a point on mnist-subset draws the streams of the
+// same point on mnist (the subset's name when its results were computed), so
+// those results re-run exactly; its ID is its own.
+func TestStreamIDOfTheSubset(t *testing.T) {
+	full, subset := Defaults(), Defaults()
+	full.Dataset.Name, subset.Dataset.Name = "mnist", "mnist-subset"
+	if StreamID(subset) != StreamID(full) {
+		t.Errorf("StreamID(mnist-subset) = %s; want StreamID(mnist) = %s", StreamID(subset), StreamID(full))
+	}
+	if PointID(subset) == PointID(full) {
+		t.Errorf("PointID(mnist-subset) = PointID(mnist) = %s; want different IDs", PointID(full))
+	}
+	if fm := Defaults(); StreamID(fm) != PointID(fm) {
+		t.Errorf("StreamID(fmnist) = %s; want its PointID %s", StreamID(fm), PointID(fm))
+	}
+}

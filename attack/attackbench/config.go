@@ -37,7 +37,7 @@ var DefaultMethods = []string{"rlu", "llg+", "zlg+", "ilrg"}
 
 // Datasets lists the values Config.Dataset accepts: the image datasets of
 // package dataset, and its synthetic one (1×8×8, for tests).
-var Datasets = []string{"fmnist", "mnist", "cifar10", "synthetic"}
+var Datasets = []string{"fmnist", "mnist", "mnist-subset", "cifar10", "synthetic"}
 
 // Config is one benchmark setting. The zero values of the optional fields
 // are the paper's settings (Chen & Vikalo, ICML 2024, §4.1 and App. B;
@@ -235,8 +235,9 @@ func (c Config) norm() dataset.Norm {
 // every field that changes what is trained or drawn, and nothing else
 // (not the methods, not the seeds). The partition and the initial model
 // are keyed without it, as the engine keys them, so that all settings of
-// a seed start from the same split and model.
+// a seed start from the same split and model. The dataset is named by
+// dataset.StreamName, so mnist-subset draws what it drew as mnist.
 func (c Config) point() string {
 	return fmt.Sprintf("attackbench/%s/%s%v/%s/b%d/m%d/%s/lr%g/g%g/mu%g/a%g/k%d/aux%d/r%d",
-		c.Dataset, c.Model, c.Hidden, c.Activation, c.Batch, c.Steps, c.Optimizer, c.LR, c.Gamma, c.Mu, c.Alpha, c.Clients, c.AuxPerClass, c.TrainRounds)
+		dataset.StreamName(c.Dataset), c.Model, c.Hidden, c.Activation, c.Batch, c.Steps, c.Optimizer, c.LR, c.Gamma, c.Mu, c.Alpha, c.Clients, c.AuxPerClass, c.TrainRounds)
 }

@@ -37,7 +37,7 @@ func attackBenchCommand() *command {
 			"K clients with a Dirichlet label skew train R rounds with a scheme, then the server attacks every client's " +
 			"update with an auxiliary set from the test split; prints mean and std of cAcc and iAcc per method over seeds × clients",
 		flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&c.Dataset, "dataset", "fmnist", "dataset: fmnist, mnist or cifar10 (under --data-dir)")
+			fs.StringVar(&c.Dataset, "dataset", "fmnist", "dataset: fmnist, mnist, mnist-subset or cifar10 (under --data-dir)")
 			fs.StringVar(&c.Model, "model", trainer.ArchMLP, "model: mlp, lenet, cnn-hics, ... (trainer's zoo)")
 			fs.StringVar(&hidden, "hidden", "", "mlp hidden widths, comma-separated (default 300,300, the official code's MNIST DNN)")
 			fs.StringVar(&c.Activation, "activation", trainer.ActReLU, "activation of mlp and lenet: relu, tanh or sigmoid")

@@ -108,7 +108,7 @@ func TestAttackBenchFlags(t *testing.T) {
 	// The datasets a user can fetch are on the help line.
 	var out, errOut bytes.Buffer
 	_ = execute(context.Background(), root(), []string{"attack", "bench", "--help"}, &out, &errOut)
-	if help := errOut.String(); !strings.Contains(help, "fmnist, mnist or cifar10") {
+	if help := errOut.String(); !strings.Contains(help, "fmnist, mnist, mnist-subset or cifar10") {
 		t.Errorf("help:\n%s\nwant the datasets listed", help)
 	}
 }

@@ -13,7 +13,7 @@
 //	starter claims [FILE|DIR ...] [--format table|markdown|json] [--check]
 //	starter run -f SPEC.yaml --local
 //	starter validate -f SPEC.yaml
-//	starter data fetch fmnist|mnist [--dir D]
+//	starter data fetch fmnist|mnist|mnist-subset [--dir D] [--from DIR]
 //	starter sampling stats --scheme S --n N --m M --p equal|ratio|FILE [--json]
 //	starter tls-certs --dir DIR [--hosts localhost,127.0.0.1]
 //	starter attack bench --dataset D --model M --steps m --optimizer O ... [--json]
