@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -466,7 +467,7 @@ func killedWorker(t *testing.T, want results, name, run string) {
 			t.Fatal("never saw a round in progress")
 		}
 		if run != "" {
-			if at := roundActivity(c, e.blob, name, 2); at != "" {
+			if at := roundActivity(c, name, 2); at != "" {
 				stop(true)
 				killedAt = at
 				break
@@ -578,7 +579,9 @@ func checkQuery(e *env, sweep string) error {
 //	FLSWEEP_RECORD_HISTORIES=$PWD/workflows/testdata/histories make test
 //
 // prefix starts every file's name (TestPauseStopResume records its sweep's
-// signalled histories as "control-...").
+// signalled histories as "control-..."). The workflow ID of each file goes
+// to history-ids.json beside dir: a point replays under its own ID, which
+// its rounds' IDs derive from.
 func recordHistories(dir, sweep, prefix string) error {
 	c, err := client.Dial(client.Options{HostPort: server.FrontendHostPort(), Logger: quiet{}})
 	if err != nil {
@@ -597,11 +600,18 @@ func recordHistories(dir, sweep, prefix string) error {
 	point := status.Points[0].WorkflowID
 	ids := []struct{ file, id, query string }{
 		{"sweep.json", workflows.SweepID(sweep), ""},
-		{"round-eval.json", workflows.RoundID(sweep, status.Points[0].ID, 2), ""},
+		{"round-eval.json", workflows.RoundID(point, 2), ""},
 		{"point-run%d.json", point, fmt.Sprintf("WorkflowId = '%s'", point)},
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
+	}
+	idsFile := filepath.Join(filepath.Dir(dir), "history-ids.json")
+	recorded := map[string]string{}
+	if b, err := os.ReadFile(idsFile); err == nil {
+		if err := json.Unmarshal(b, &recorded); err != nil {
+			return fmt.Errorf("%s: %w", idsFile, err)
+		}
 	}
 	for _, h := range ids {
 		runs := []string{""}
@@ -629,9 +639,14 @@ func recordHistories(dir, sweep, prefix string) error {
 			if err := os.WriteFile(filepath.Join(dir, name), out, 0o644); err != nil {
 				return err
 			}
+			recorded[name] = h.id
 		}
 	}
-	return nil
+	b, err := json.MarshalIndent(recorded, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(idsFile, append(b, '\n'), 0o644)
 }
 
 type quiet struct{}
@@ -694,7 +709,13 @@ func TestCancelAndResume(t *testing.T) {
 		t.Fatalf("sweep resume: %v\n%s", err, out)
 	}
 	sameResults(t, "cancelled and resumed vs straight", e.results("cancelled"), want)
-	// Each round committed before the cancellation ran in exactly one round workflow.
+	// Each round committed before the cancellation ran in exactly one round
+	// workflow (the resumed sweep names its points' workflows as the
+	// cancelled one did: the same spec gives the same IDs).
+	points, err := pointWorkflows(c, "cancelled")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, m := range before {
 		rel, _ := filepath.Rel(filepath.Join(e.blob, "sweeps", "cancelled"), m)
 		parts := strings.Split(rel, string(filepath.Separator)) // <point>/rounds/<round>/COMMITTED.json
@@ -703,7 +724,7 @@ func TestCancelAndResume(t *testing.T) {
 		if r == 0 {
 			continue // round 0 is committed by PreparePoint, not a round workflow
 		}
-		id := workflows.RoundID("cancelled", parts[0], r)
+		id := workflows.RoundID(points[parts[0]], r)
 		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: fmt.Sprintf("WorkflowId = '%s'", id)})
 		if err != nil {
 			t.Fatal(err)
