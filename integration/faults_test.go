@@ -25,7 +25,6 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/flsweep/flsweep/conf"
@@ -367,24 +366,16 @@ func TestWorkersWallTime(t *testing.T) {
 }
 
 // devServer starts a dev server of its own on hostPort with its database in
-// db (the same arguments as the shared one's).
-func devServer(t *testing.T, hostPort, db string) *testsuite.DevServer {
+// db (the same arguments as the shared one's), with the Temporal UI on
+// uiPort (none when uiPort is "").
+func devServer(t *testing.T, hostPort, db, uiPort string) *testsuite.DevServer {
 	t.Helper()
-	var attrs []temporal.SearchAttributeUpdate
-	for name, typ := range workflows.SearchAttributes {
-		switch typ {
-		case "Int":
-			attrs = append(attrs, temporal.NewSearchAttributeKeyInt64(name).ValueSet(0))
-		case "Double":
-			attrs = append(attrs, temporal.NewSearchAttributeKeyFloat64(name).ValueSet(0))
-		default:
-			attrs = append(attrs, temporal.NewSearchAttributeKeyKeyword(name).ValueSet(""))
-		}
-	}
 	s, err := testsuite.StartDevServer(context.Background(), testsuite.DevServerOptions{
 		ExistingPath:     os.Getenv("TEMPORAL_CLI"),
 		DBFilename:       db,
-		SearchAttributes: temporal.NewSearchAttributes(attrs...),
+		EnableUI:         uiPort != "",
+		UIPort:           uiPort,
+		SearchAttributes: searchAttributes(),
 		ExtraArgs:        []string{"--dynamic-config-value", "system.enableActivityEagerExecution=true"},
 		ClientOptions:    &client.Options{HostPort: hostPort, Logger: quiet{}},
 	})
@@ -403,7 +394,7 @@ func TestServerRestart(t *testing.T) {
 	want := straightRun(t)
 	hostPort := "127.0.0.1:" + miniotest.FreePort(t)
 	db := filepath.Join(t.TempDir(), "temporal.db")
-	srv := devServer(t, hostPort, db)
+	srv := devServer(t, hostPort, db, "")
 	stopped := false
 	t.Cleanup(func() {
 		if !stopped {
@@ -425,7 +416,7 @@ func TestServerRestart(t *testing.T) {
 	t.Logf("server stopped during %s (%d rounds committed)", strings.TrimPrefix(round, e.blob), n)
 	time.Sleep(5 * time.Second)
 	restarted := time.Now()
-	srv = devServer(t, hostPort, db)
+	srv = devServer(t, hostPort, db, "")
 	stopped = false
 	up := time.Since(restarted)
 	if m := commits(e.blob, "restart"); m < 20 {

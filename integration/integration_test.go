@@ -69,6 +69,24 @@ func run(m *testing.M) int {
 			return 1
 		}
 	}
+	server, err = testsuite.StartDevServer(context.Background(), testsuite.DevServerOptions{
+		ExistingPath:     cli,
+		DBFilename:       filepath.Join(tmp, "temporal.db"),
+		SearchAttributes: searchAttributes(),
+		ExtraArgs:        []string{"--dynamic-config-value", "system.enableActivityEagerExecution=true"},
+		ClientOptions:    &client.Options{Logger: quiet{}},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration: start dev server:", err)
+		return 1
+	}
+	defer server.Stop()
+	return m.Run()
+}
+
+// searchAttributes returns the project's search attributes, for a dev
+// server to register.
+func searchAttributes() temporal.SearchAttributes {
 	var attrs []temporal.SearchAttributeUpdate
 	for name, typ := range workflows.SearchAttributes {
 		switch typ {
@@ -80,19 +98,7 @@ func run(m *testing.M) int {
 			attrs = append(attrs, temporal.NewSearchAttributeKeyKeyword(name).ValueSet(""))
 		}
 	}
-	server, err = testsuite.StartDevServer(context.Background(), testsuite.DevServerOptions{
-		ExistingPath:     cli,
-		DBFilename:       filepath.Join(tmp, "temporal.db"),
-		SearchAttributes: temporal.NewSearchAttributes(attrs...),
-		ExtraArgs:        []string{"--dynamic-config-value", "system.enableActivityEagerExecution=true"},
-		ClientOptions:    &client.Options{Logger: quiet{}},
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "integration: start dev server:", err)
-		return 1
-	}
-	defer server.Stop()
-	return m.Run()
+	return temporal.NewSearchAttributes(attrs...)
 }
 
 // env is one test's worker configuration: its own task queue and blob bucket.
@@ -285,7 +291,7 @@ func straightRun(t *testing.T) results {
 			return
 		}
 		if dir := os.Getenv("FLSWEEP_RECORD_HISTORIES"); dir != "" {
-			if err := recordHistories(dir, "straight", ""); err != nil {
+			if err := recordHistories(server.FrontendHostPort(), dir, "straight", ""); err != nil {
 				straightErr = err.Error()
 			}
 		}
@@ -573,8 +579,8 @@ func checkQuery(e *env, sweep string) error {
 }
 
 // recordHistories exports the histories of a finished sweep's workflows
-// (the sweep, every run of its first point, and an evaluated round) as JSON
-// for the replay tests in package workflows:
+// (the sweep, every run of its first point, and an evaluated round) from
+// the server at address as JSON for the replay tests in package workflows:
 //
 //	FLSWEEP_RECORD_HISTORIES=$PWD/workflows/testdata/histories make test
 //
@@ -582,8 +588,8 @@ func checkQuery(e *env, sweep string) error {
 // signalled histories as "control-..."). The workflow ID of each file goes
 // to history-ids.json beside dir: a point replays under its own ID, which
 // its rounds' IDs derive from.
-func recordHistories(dir, sweep, prefix string) error {
-	c, err := client.Dial(client.Options{HostPort: server.FrontendHostPort(), Logger: quiet{}})
+func recordHistories(address, dir, sweep, prefix string) error {
+	c, err := client.Dial(client.Options{HostPort: address, Logger: quiet{}})
 	if err != nil {
 		return err
 	}
@@ -627,7 +633,7 @@ func recordHistories(dir, sweep, prefix string) error {
 			slices.Reverse(runs) // oldest first
 		}
 		for i, run := range runs {
-			out, err := exec.Command(os.Getenv("TEMPORAL_CLI"), "workflow", "show", "--address", server.FrontendHostPort(),
+			out, err := exec.Command(os.Getenv("TEMPORAL_CLI"), "workflow", "show", "--address", address,
 				"-w", h.id, "-r", run, "--output", "json").Output()
 			if err != nil {
 				return fmt.Errorf("export history of %s: %w", h.id, err)

@@ -301,10 +301,10 @@ func TestKeyword(t *testing.T) {
 // TestWorkflowIDs: the workflow IDs of a sweep, its points and rounds, by
 // hand from the scheme in types.go.
 func TestWorkflowIDs(t *testing.T) {
-	p := steps.PointInfo{ID: "pfe5d6c500a087ab63e5ebb3414cdaade", Label: "partition.alpha=0.5 seed=2"}
+	p := steps.PointInfo{ID: "pfe5d6c500a087ab63e5ebb3414cdaade", Label: "partition.alpha=0.1 seed=1"}
 	point := workflows.PointWorkflowID("demo", p)
-	require.Equal(t, "sweep/demo/partition.alpha=0.5 seed=2/pfe5d6c500a087ab63e5ebb3414cdaade", point)
-	require.Equal(t, "sweep/demo/partition.alpha=0.5 seed=2/pfe5d6c500a087ab63e5ebb3414cdaade/r000042", workflows.RoundID(point, 42))
+	require.Equal(t, "sweep/demo/partition.alpha=0.1 seed=1/pfe5d6c500a087ab63e5ebb3414cdaade", point)
+	require.Equal(t, "sweep/demo/partition.alpha=0.1 seed=1/pfe5d6c500a087ab63e5ebb3414cdaade/r000042", workflows.RoundID(point, 42))
 	require.Equal(t, "sweep/demo/pfe5d6c500a087ab63e5ebb3414cdaade", workflows.UnlabelledPointWorkflowID("demo", p.ID))
 	require.Equal(t, "sweep/demo/pfe5d6c500a087ab63e5ebb3414cdaade/r000042", workflows.RoundID(workflows.UnlabelledPointWorkflowID("demo", p.ID), 42))
 

@@ -124,7 +124,7 @@ func cut(s string, n int) string {
 //	sweep/<sweep>/<label>/<point>             PointWorkflow (PointWorkflowID)
 //	sweep/<sweep>/<label>/<point>/r000042     RoundWorkflow (RoundID)
 //
-// e.g. sweep/demo/partition.alpha=0.5 seed=2/pfe5d6c500a087ab63e5ebb3414cdaade.
+// e.g. sweep/demo/partition.alpha=0.1 seed=1/pfe5d6c500a087ab63e5ebb3414cdaade.
 // The point ID is always the last component of a point's workflow ID (the
 // label holds no '/', see IDLabel) and keeps IDs unique: the same spec gives
 // the same IDs. Sweeps started before labelled IDs keep theirs,
