@@ -199,7 +199,7 @@ func signalSweep(ctx context.Context, g *globals, name, point, signal string) er
 			// The sweep names the workflow of each point it runs (its ID
 			// scheme is the sweep's: workflows.PointWorkflowID).
 			if len(st.Points) != 1 || st.Points[0].ID != p.ID || st.Points[0].WorkflowID == "" {
-				return fmt.Errorf("sweep %s did not name the workflow of running point %s; signal the whole sweep, or send the signal with the point (README, \"Pausing and stopping\")", name, p.ID)
+				return fmt.Errorf("sweep %s did not name the workflow of running point %s; signal the whole sweep instead", name, p.ID)
 			}
 			target = st.Points[0].WorkflowID
 		default:
