@@ -24,7 +24,7 @@ demo: build bin/temporal data up
 
 ## test: every test, including integration tests against a real dev server
 test: bin/temporal bin/minio bin/temporal-server postgres data vet workflowcheck chromium-maybe
-	@# Without Chromium (chromium-maybe could not install it) the browser test skips instead of failing.
+	@# Without Chromium (chromium-maybe could not install it) the browser tests skip instead of failing.
 	env $$([ -x /usr/bin/chromium ] || echo FLSWEEP_NO_BROWSER=1) FLSWEEP_INTEGRATION=1 FLSWEEP_PROD=1 $(GO) test -count=1 -timeout 75m ./...
 	@if command -v $(PYTHON) >/dev/null; then echo "The peer benchmark's table (infra/bench/peer/join.py):"; \
 	$(PYTHON) -m unittest infra/bench/peer/join_test.py; else echo "no python3: join.py's tests skipped"; fi
@@ -102,15 +102,15 @@ openblas:
 	@if ! $(HAVE_OPENBLAS); then $(SUDO) apt-get update && $(SUDO) apt-get install -y libopenblas-dev; fi
 	$(MAKE) --no-print-directory build-openblas
 
-## chromium: install Debian's chromium (needs root or sudo) for the report's browser test
-## (cmd/starter TestReportBrowser); a no-op when /usr/bin/chromium exists
+## chromium: install Debian's chromium (needs root or sudo) for the browser tests (the report's,
+## cmd/starter TestReportBrowser; the Temporal UI's, integration TestUIListShowsPoints); a no-op when /usr/bin/chromium exists
 chromium:
 	@if [ ! -x /usr/bin/chromium ]; then $(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; fi
 
 # chromium-maybe: `make chromium` for `make test`, which goes on without it
 # when the browser cannot be installed (no root, no sudo, no network).
 chromium-maybe:
-	@$(MAKE) --no-print-directory chromium || echo "chromium could not be installed: the report's browser test (TestReportBrowser) will skip"
+	@$(MAKE) --no-print-directory chromium || echo "chromium could not be installed: the browser tests (TestReportBrowser, TestUIListShowsPoints) will skip"
 
 ## torch: install Debian's python3-torch and python3-torchvision (needs root or sudo) for the PyTorch peer
 ## of make bench; a no-op when $(PYTHON) imports torch

@@ -183,7 +183,7 @@ func TestPauseStopResume(t *testing.T) {
 		t.Errorf("the README's filter found nothing:\n%s", out)
 	}
 	if dir := os.Getenv("FLSWEEP_RECORD_HISTORIES"); dir != "" {
-		if err := recordHistories(dir, name, "control-"); err != nil {
+		if err := recordHistories(server.FrontendHostPort(), dir, name, "control-"); err != nil {
 			t.Fatal(err)
 		}
 	}

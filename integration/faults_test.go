@@ -25,7 +25,6 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/flsweep/flsweep/conf"
@@ -147,19 +146,39 @@ func idle(t *testing.T, c client.Client, id string) bool {
 		len(d.GetPendingChildren()) == 0 && len(d.GetPendingActivities()) == 0
 }
 
+// pointWorkflows returns the workflow IDs of sweep's points by point ID,
+// as the sweep's status query names them: every point's for a sweep of at
+// most steps.MaxListed points (the starter reads them so too).
+func pointWorkflows(c client.Client, sweep string) (map[string]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	v, err := c.QueryWorkflow(ctx, workflows.SweepID(sweep), "", workflows.StatusQuery, workflows.StatusRequest{Limit: workflows.MaxStatusLimit})
+	if err != nil {
+		return nil, err
+	}
+	var st workflows.SweepStatus
+	if err := v.Get(&st); err != nil {
+		return nil, err
+	}
+	ids := map[string]string{}
+	for _, p := range st.Points {
+		if p.WorkflowID != "" {
+			ids[p.ID] = p.WorkflowID
+		}
+	}
+	return ids, nil
+}
+
 // roundActivity returns which point of sweep runs a RunRound activity
 // whose heartbeat names round from or later ("" if none): a round in
 // progress where no update reaches the blob store (a round run whole in one
 // activity keeps its updates in memory, engine/transient.go).
-func roundActivity(c client.Client, root, sweep string, from int) string {
-	points, _ := os.ReadDir(filepath.Join(root, "sweeps", sweep))
-	for _, p := range points {
-		if !p.IsDir() {
-			continue
-		}
-		d, err := c.DescribeWorkflowExecution(context.Background(), workflows.PointID(sweep, p.Name()), "")
+func roundActivity(c client.Client, sweep string, from int) string {
+	points, _ := pointWorkflows(c, sweep)
+	for point, id := range points {
+		d, err := c.DescribeWorkflowExecution(context.Background(), id, "")
 		if err != nil {
-			continue // not a point, or not started yet
+			continue // not started yet
 		}
 		for _, a := range d.GetPendingActivities() {
 			if a.GetActivityType().GetName() != steps.RunRound.Name || a.GetState() != enumspb.PENDING_ACTIVITY_STATE_STARTED || a.GetHeartbeatDetails() == nil {
@@ -167,7 +186,7 @@ func roundActivity(c client.Client, root, sweep string, from int) string {
 			}
 			var rp steps.RoundPhase
 			if err := converter.GetDefaultDataConverter().FromPayloads(a.GetHeartbeatDetails(), &rp); err == nil && rp.Round >= from {
-				return fmt.Sprintf("%s round %d (%s)", p.Name(), rp.Round, rp.Phase)
+				return fmt.Sprintf("%s round %d (%s)", point, rp.Round, rp.Phase)
 			}
 		}
 	}
@@ -254,7 +273,7 @@ func TestWorkersOfOtherBuildAndBucket(t *testing.T) {
 	tasks := 0
 	for _, p := range status.Points {
 		for r := 1; r <= p.Rounds; r++ {
-			it := c.GetWorkflowHistory(ctx, workflows.RoundID("identity", p.ID, r), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+			it := c.GetWorkflowHistory(ctx, workflows.RoundID(p.WorkflowID, r), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 			for it.HasNext() {
 				ev, err := it.Next()
 				if err != nil {
@@ -347,24 +366,16 @@ func TestWorkersWallTime(t *testing.T) {
 }
 
 // devServer starts a dev server of its own on hostPort with its database in
-// db (the same arguments as the shared one's).
-func devServer(t *testing.T, hostPort, db string) *testsuite.DevServer {
+// db (the same arguments as the shared one's), with the Temporal UI on
+// uiPort (none when uiPort is "").
+func devServer(t *testing.T, hostPort, db, uiPort string) *testsuite.DevServer {
 	t.Helper()
-	var attrs []temporal.SearchAttributeUpdate
-	for name, typ := range workflows.SearchAttributes {
-		switch typ {
-		case "Int":
-			attrs = append(attrs, temporal.NewSearchAttributeKeyInt64(name).ValueSet(0))
-		case "Double":
-			attrs = append(attrs, temporal.NewSearchAttributeKeyFloat64(name).ValueSet(0))
-		default:
-			attrs = append(attrs, temporal.NewSearchAttributeKeyKeyword(name).ValueSet(""))
-		}
-	}
 	s, err := testsuite.StartDevServer(context.Background(), testsuite.DevServerOptions{
 		ExistingPath:     os.Getenv("TEMPORAL_CLI"),
 		DBFilename:       db,
-		SearchAttributes: temporal.NewSearchAttributes(attrs...),
+		EnableUI:         uiPort != "",
+		UIPort:           uiPort,
+		SearchAttributes: searchAttributes(),
 		ExtraArgs:        []string{"--dynamic-config-value", "system.enableActivityEagerExecution=true"},
 		ClientOptions:    &client.Options{HostPort: hostPort, Logger: quiet{}},
 	})
@@ -383,7 +394,7 @@ func TestServerRestart(t *testing.T) {
 	want := straightRun(t)
 	hostPort := "127.0.0.1:" + miniotest.FreePort(t)
 	db := filepath.Join(t.TempDir(), "temporal.db")
-	srv := devServer(t, hostPort, db)
+	srv := devServer(t, hostPort, db, "")
 	stopped := false
 	t.Cleanup(func() {
 		if !stopped {
@@ -405,7 +416,7 @@ func TestServerRestart(t *testing.T) {
 	t.Logf("server stopped during %s (%d rounds committed)", strings.TrimPrefix(round, e.blob), n)
 	time.Sleep(5 * time.Second)
 	restarted := time.Now()
-	srv = devServer(t, hostPort, db)
+	srv = devServer(t, hostPort, db, "")
 	stopped = false
 	up := time.Since(restarted)
 	if m := commits(e.blob, "restart"); m < 20 {
@@ -473,6 +484,10 @@ func TestDamagedCheckpoint(t *testing.T) {
 	// that had read the checkpoint before it was damaged committed after,
 	// and nothing read the damaged file again.)
 	c := e.dial()
+	ids, err := pointWorkflows(c, name)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var damagedKey string
 	deadline := time.Now().Add(3 * time.Minute)
 	for damagedKey == "" {
@@ -486,7 +501,7 @@ func TestDamagedCheckpoint(t *testing.T) {
 				continue
 			}
 			cs, _ := filepath.Glob(filepath.Join(p, "rounds", "*", "COMMITTED.json"))
-			if len(cs) < 2 || !idle(t, c, workflows.PointID(name, filepath.Base(p))) {
+			if len(cs) < 2 || !idle(t, c, ids[filepath.Base(p)]) {
 				continue
 			}
 			// Committed rounds only change while a round is in flight.
@@ -516,7 +531,7 @@ func TestDamagedCheckpoint(t *testing.T) {
 	// The recovery is in the point's history: a step failed with the
 	// damage (type Corrupt) and a later PreparePoint withdrew rounds.
 	point := strings.Split(damagedKey, "/")[2]
-	id := workflows.PointID(name, point)
+	id := ids[point]
 	resp, err := c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Query: fmt.Sprintf("WorkflowId = '%s'", id)})
 	if err != nil {
 		t.Fatal(err)

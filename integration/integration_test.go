@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -68,6 +69,24 @@ func run(m *testing.M) int {
 			return 1
 		}
 	}
+	server, err = testsuite.StartDevServer(context.Background(), testsuite.DevServerOptions{
+		ExistingPath:     cli,
+		DBFilename:       filepath.Join(tmp, "temporal.db"),
+		SearchAttributes: searchAttributes(),
+		ExtraArgs:        []string{"--dynamic-config-value", "system.enableActivityEagerExecution=true"},
+		ClientOptions:    &client.Options{Logger: quiet{}},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration: start dev server:", err)
+		return 1
+	}
+	defer server.Stop()
+	return m.Run()
+}
+
+// searchAttributes returns the project's search attributes, for a dev
+// server to register.
+func searchAttributes() temporal.SearchAttributes {
 	var attrs []temporal.SearchAttributeUpdate
 	for name, typ := range workflows.SearchAttributes {
 		switch typ {
@@ -79,19 +98,7 @@ func run(m *testing.M) int {
 			attrs = append(attrs, temporal.NewSearchAttributeKeyKeyword(name).ValueSet(""))
 		}
 	}
-	server, err = testsuite.StartDevServer(context.Background(), testsuite.DevServerOptions{
-		ExistingPath:     cli,
-		DBFilename:       filepath.Join(tmp, "temporal.db"),
-		SearchAttributes: temporal.NewSearchAttributes(attrs...),
-		ExtraArgs:        []string{"--dynamic-config-value", "system.enableActivityEagerExecution=true"},
-		ClientOptions:    &client.Options{Logger: quiet{}},
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "integration: start dev server:", err)
-		return 1
-	}
-	defer server.Stop()
-	return m.Run()
+	return temporal.NewSearchAttributes(attrs...)
 }
 
 // env is one test's worker configuration: its own task queue and blob bucket.
@@ -284,7 +291,7 @@ func straightRun(t *testing.T) results {
 			return
 		}
 		if dir := os.Getenv("FLSWEEP_RECORD_HISTORIES"); dir != "" {
-			if err := recordHistories(dir, "straight", ""); err != nil {
+			if err := recordHistories(server.FrontendHostPort(), dir, "straight", ""); err != nil {
 				straightErr = err.Error()
 			}
 		}
@@ -466,7 +473,7 @@ func killedWorker(t *testing.T, want results, name, run string) {
 			t.Fatal("never saw a round in progress")
 		}
 		if run != "" {
-			if at := roundActivity(c, e.blob, name, 2); at != "" {
+			if at := roundActivity(c, name, 2); at != "" {
 				stop(true)
 				killedAt = at
 				break
@@ -619,15 +626,17 @@ func checkQuery(e *env, sweep string) error {
 }
 
 // recordHistories exports the histories of a finished sweep's workflows
-// (the sweep, every run of its first point, and an evaluated round) as JSON
-// for the replay tests in package workflows:
+// (the sweep, every run of its first point, and an evaluated round) from
+// the server at address as JSON for the replay tests in package workflows:
 //
 //	FLSWEEP_RECORD_HISTORIES=$PWD/workflows/testdata/histories make test
 //
 // prefix starts every file's name (TestPauseStopResume records its sweep's
-// signalled histories as "control-...").
-func recordHistories(dir, sweep, prefix string) error {
-	c, err := client.Dial(client.Options{HostPort: server.FrontendHostPort(), Logger: quiet{}})
+// signalled histories as "control-..."). The workflow ID of each file goes
+// to history-ids.json beside dir: a point replays under its own ID, which
+// its rounds' IDs derive from.
+func recordHistories(address, dir, sweep, prefix string) error {
+	c, err := client.Dial(client.Options{HostPort: address, Logger: quiet{}})
 	if err != nil {
 		return err
 	}
@@ -644,11 +653,18 @@ func recordHistories(dir, sweep, prefix string) error {
 	point := status.Points[0].WorkflowID
 	ids := []struct{ file, id, query string }{
 		{"sweep.json", workflows.SweepID(sweep), ""},
-		{"round-eval.json", workflows.RoundID(sweep, status.Points[0].ID, 2), ""},
+		{"round-eval.json", workflows.RoundID(point, 2), ""},
 		{"point-run%d.json", point, fmt.Sprintf("WorkflowId = '%s'", point)},
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
+	}
+	idsFile := filepath.Join(filepath.Dir(dir), "history-ids.json")
+	recorded := map[string]string{}
+	if b, err := os.ReadFile(idsFile); err == nil {
+		if err := json.Unmarshal(b, &recorded); err != nil {
+			return fmt.Errorf("%s: %w", idsFile, err)
+		}
 	}
 	for _, h := range ids {
 		runs := []string{""}
@@ -664,7 +680,7 @@ func recordHistories(dir, sweep, prefix string) error {
 			slices.Reverse(runs) // oldest first
 		}
 		for i, run := range runs {
-			out, err := exec.Command(os.Getenv("TEMPORAL_CLI"), "workflow", "show", "--address", server.FrontendHostPort(),
+			out, err := exec.Command(os.Getenv("TEMPORAL_CLI"), "workflow", "show", "--address", address,
 				"-w", h.id, "-r", run, "--output", "json").Output()
 			if err != nil {
 				return fmt.Errorf("export history of %s: %w", h.id, err)
@@ -676,9 +692,14 @@ func recordHistories(dir, sweep, prefix string) error {
 			if err := os.WriteFile(filepath.Join(dir, name), out, 0o644); err != nil {
 				return err
 			}
+			recorded[name] = h.id
 		}
 	}
-	return nil
+	b, err := json.MarshalIndent(recorded, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(idsFile, append(b, '\n'), 0o644)
 }
 
 type quiet struct{}
@@ -741,7 +762,13 @@ func TestCancelAndResume(t *testing.T) {
 		t.Fatalf("sweep resume: %v\n%s", err, out)
 	}
 	sameResults(t, "cancelled and resumed vs straight", e.results("cancelled"), want)
-	// Each round committed before the cancellation ran in exactly one round workflow.
+	// Each round committed before the cancellation ran in exactly one round
+	// workflow (the resumed sweep names its points' workflows as the
+	// cancelled one did: the same spec gives the same IDs).
+	points, err := pointWorkflows(c, "cancelled")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, m := range before {
 		rel, _ := filepath.Rel(filepath.Join(e.blob, "sweeps", "cancelled"), m)
 		parts := strings.Split(rel, string(filepath.Separator)) // <point>/rounds/<round>/COMMITTED.json
@@ -750,7 +777,7 @@ func TestCancelAndResume(t *testing.T) {
 		if r == 0 {
 			continue // round 0 is committed by PreparePoint, not a round workflow
 		}
-		id := workflows.RoundID("cancelled", parts[0], r)
+		id := workflows.RoundID(points[parts[0]], r)
 		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: fmt.Sprintf("WorkflowId = '%s'", id)})
 		if err != nil {
 			t.Fatal(err)

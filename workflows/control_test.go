@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -70,8 +71,15 @@ func pointEnv(t *testing.T, eng *engine.Engine, canEvery int) (*testsuite.TestWo
 	env := s.NewTestWorkflowEnvironment()
 	workflows.Register(env)
 	(&activities.Activities{Engine: eng}).Register(env)
-	return env, workflows.PointInput{PointRef: steps.PointRef{Sweep: plan.Name, Point: p.ID}, Info: p, ContinueAsNewEvery: canEvery}
+	in := workflows.PointInput{PointRef: steps.PointRef{Sweep: plan.Name, Point: p.ID}, Info: p, ContinueAsNewEvery: canEvery}
+	// The point's rounds take their IDs from the point workflow's own, as
+	// the sweep starts it.
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: pointID(in)})
+	return env, in
 }
+
+// pointID returns the workflow ID the sweep gives point in.
+func pointID(in workflows.PointInput) string { return workflows.PointWorkflowID(in.Sweep, in.Info) }
 
 // requirePointResult asserts that env's point workflow completed without
 // error and returned want.
@@ -100,7 +108,7 @@ func TestPausePoint(t *testing.T) {
 	env, in := pointEnv(t, eng, 100)
 	rs := watchRounds(env)
 	var pausedAt, unpausedAt time.Time
-	rs.on[workflows.RoundID(in.Sweep, in.Point, 2)] = func() {
+	rs.on[workflows.RoundID(pointID(in), 2)] = func() {
 		pausedAt = env.Now()
 		env.SignalWorkflow(workflows.PauseSignal, nil)
 		env.RegisterDelayedCallback(func() {
@@ -129,7 +137,7 @@ func TestStopPoint(t *testing.T) {
 	_, eng := setup(t)
 	env, in := pointEnv(t, eng, 100)
 	rs := watchRounds(env)
-	rs.on[workflows.RoundID(in.Sweep, in.Point, 2)] = func() { env.SignalWorkflow(workflows.StopSignal, nil) }
+	rs.on[workflows.RoundID(pointID(in), 2)] = func() { env.SignalWorkflow(workflows.StopSignal, nil) }
 	env.ExecuteWorkflow(workflows.PointWorkflowName, in)
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
@@ -158,7 +166,7 @@ func TestPauseSurvivesContinueAsNew(t *testing.T) {
 	_, eng := setup(t)
 	env, in := pointEnv(t, eng, 2)
 	rs := watchRounds(env)
-	rs.on[workflows.RoundID(in.Sweep, in.Point, 2)] = func() { env.SignalWorkflow(workflows.PauseSignal, nil) }
+	rs.on[workflows.RoundID(pointID(in), 2)] = func() { env.SignalWorkflow(workflows.PauseSignal, nil) }
 	env.ExecuteWorkflow(workflows.PointWorkflowName, in)
 	require.True(t, env.IsWorkflowCompleted())
 	var can *workflow.ContinueAsNewError
@@ -194,10 +202,10 @@ func TestPauseSweep(t *testing.T) {
 	env, eng := setup(t)
 	plan, err := eng.PlanSweep(context.Background(), steps.PlanSweepInput{File: "wf.yaml", Spec: []byte(sweepOne)})
 	require.NoError(t, err)
-	first, second := plan.Points[0].ID, plan.Points[1].ID
+	first, second := workflows.PointWorkflowID("wf", plan.Points[0]), workflows.PointWorkflowID("wf", plan.Points[1])
 	rs := watchRounds(env)
 	var unpausedAt time.Time
-	rs.on[workflows.RoundID("wf", first, 2)] = func() {
+	rs.on[workflows.RoundID(first, 2)] = func() {
 		env.SignalWorkflow(workflows.PauseSignal, nil)
 		env.RegisterDelayedCallback(func() {
 			v, err := env.QueryWorkflow(workflows.StatusQuery)
@@ -223,7 +231,7 @@ func TestPauseSweep(t *testing.T) {
 	late := rs.after(unpausedAt)
 	require.Len(t, rs.starts, 10)
 	require.Len(t, late, 8, "round starts after unpause: the first point's 3-5 and all of the second's; got %v", late)
-	require.Equal(t, workflows.RoundID("wf", second, 1), late[3])
+	require.Equal(t, workflows.RoundID(second, 1), late[3])
 }
 
 // TestStopSweep: a sweep stopped during its first point's round 2 stops
@@ -233,7 +241,7 @@ func TestStopSweep(t *testing.T) {
 	plan, err := eng.PlanSweep(context.Background(), steps.PlanSweepInput{File: "wf.yaml", Spec: []byte(sweepOne)})
 	require.NoError(t, err)
 	rs := watchRounds(env)
-	rs.on[workflows.RoundID("wf", plan.Points[0].ID, 2)] = func() { env.SignalWorkflow(workflows.StopSignal, nil) }
+	rs.on[workflows.RoundID(workflows.PointWorkflowID("wf", plan.Points[0]), 2)] = func() { env.SignalWorkflow(workflows.StopSignal, nil) }
 	env.ExecuteWorkflow(workflows.SweepWorkflowName, workflows.SweepInput{File: "wf.yaml", Spec: []byte(sweepOne)})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
@@ -252,10 +260,10 @@ func TestSignalPendingPoint(t *testing.T) {
 	env, eng := setup(t)
 	plan, err := eng.PlanSweep(context.Background(), steps.PlanSweepInput{File: "wf.yaml", Spec: []byte(sweepOne)})
 	require.NoError(t, err)
-	first, second := plan.Points[0].ID, plan.Points[1].ID
+	second := plan.Points[1].ID
 	rs := watchRounds(env)
 	var unpausedAt time.Time
-	rs.on[workflows.RoundID("wf", first, 1)] = func() {
+	rs.on[workflows.RoundID(workflows.PointWorkflowID("wf", plan.Points[0]), 1)] = func() {
 		env.SignalWorkflow(workflows.PauseSignal, workflows.Control{Point: second})
 		env.RegisterDelayedCallback(func() {
 			unpausedAt = env.Now()
@@ -269,7 +277,7 @@ func TestSignalPendingPoint(t *testing.T) {
 	late := rs.after(unpausedAt)
 	require.Len(t, rs.starts, 10)
 	require.Len(t, late, 5, "the second point started paused and ran its rounds only after unpause; got %v", rs.starts)
-	require.Equal(t, workflows.RoundID("wf", second, 1), late[0])
+	require.Equal(t, workflows.RoundID(workflows.PointWorkflowID("wf", plan.Points[1]), 1), late[0])
 }
 
 func TestKeyword(t *testing.T) {
@@ -290,6 +298,47 @@ func TestKeyword(t *testing.T) {
 	}
 }
 
+// TestWorkflowIDs: the workflow IDs of a sweep, its points and rounds, by
+// hand from the scheme in types.go.
+func TestWorkflowIDs(t *testing.T) {
+	p := steps.PointInfo{ID: "pfe5d6c500a087ab63e5ebb3414cdaade", Label: "partition.alpha=0.1 seed=1"}
+	point := workflows.PointWorkflowID("demo", p)
+	require.Equal(t, "sweep/demo/partition.alpha=0.1 seed=1/pfe5d6c500a087ab63e5ebb3414cdaade", point)
+	require.Equal(t, "sweep/demo/partition.alpha=0.1 seed=1/pfe5d6c500a087ab63e5ebb3414cdaade/r000042", workflows.RoundID(point, 42))
+	require.Equal(t, "sweep/demo/pfe5d6c500a087ab63e5ebb3414cdaade", workflows.UnlabelledPointWorkflowID("demo", p.ID))
+	require.Equal(t, "sweep/demo/pfe5d6c500a087ab63e5ebb3414cdaade/r000042", workflows.RoundID(workflows.UnlabelledPointWorkflowID("demo", p.ID), 42))
+
+	// The longest IDs: a 63-byte sweep name, a label cut to MaxIDLabel
+	// bytes, round 999999: 6 + 63 + 1 + 100 + 1 + 33 + 8 = 212 bytes, within
+	// the SQL stores' VARCHAR(255).
+	long := steps.PointInfo{ID: p.ID, Label: strings.Repeat("é", 300)}
+	id := workflows.RoundID(workflows.PointWorkflowID(strings.Repeat("s", 63), long), 999_999)
+	require.LessOrEqual(t, len(id), 212, id)
+	require.True(t, strings.HasSuffix(id, "/"+p.ID+"/r999999"), id)
+}
+
+// TestIDLabel: a label as a workflow ID shows it; known values by hand.
+func TestIDLabel(t *testing.T) {
+	tests := []struct{ give, want string }{
+		{"partition.alpha=0.5 seed=2", "partition.alpha=0.5 seed=2"},
+		{`sampler={"d":10,"name":"pow-d"} seed=1`, `sampler={"d":10,"name":"pow-d"} seed=1`},
+		{"dataset.dir=a/b/c seed=1", "dataset.dir=a_b_c seed=1"}, // '/' separates the ID's components
+		{"x=a\tb\nc\x00 seed=1", "x=a_b_c_ seed=1"},              // control characters
+		{"x=\xff seed=1", "x=_ seed=1"},                          // not UTF-8
+		{"model.arch=Ünïcödé seed=3", "model.arch=Ünïcödé seed=3"},
+		{"", "_"},
+		{strings.Repeat("a", 100), strings.Repeat("a", 100)},
+		{strings.Repeat("a", 101), strings.Repeat("a", 97) + "…"},            // 97 + 3 bytes of "…"
+		{"a" + strings.Repeat("é", 60), "a" + strings.Repeat("é", 48) + "…"}, // 1 + 96 + 3 = 100 bytes: never half a rune
+	}
+	for _, tt := range tests {
+		got := workflows.IDLabel(tt.give)
+		require.Equal(t, tt.want, got, "IDLabel(%q)", tt.give)
+		require.LessOrEqual(t, len(got), workflows.MaxIDLabel)
+		require.NotContains(t, got, "/")
+	}
+}
+
 // TestUnpauseWithDamage: an unpause that arrives together with a round's
 // damage error is not lost. The round in flight when the pause came fails
 // on a damaged checkpoint and the point continues as new to recover; the
@@ -302,7 +351,7 @@ func TestKeyword(t *testing.T) {
 func TestUnpauseWithDamage(t *testing.T) {
 	_, eng := setup(t)
 	env, in := pointEnv(t, eng, 100)
-	damaged := workflows.RoundID(in.Sweep, in.Point, 3)
+	damaged := workflows.RoundID(pointID(in), 3)
 	env.OnWorkflow(workflows.RoundWorkflowName, mock.Anything, mock.Anything).Return(
 		func(ctx workflow.Context, rin workflows.RoundInput) (steps.RoundSummary, error) {
 			if workflow.GetInfo(ctx).WorkflowExecution.ID != damaged {
@@ -334,7 +383,7 @@ func TestUnpauseWithDamage(t *testing.T) {
 func TestStopWithDamage(t *testing.T) {
 	_, eng := setup(t)
 	env, in := pointEnv(t, eng, 100)
-	damaged := workflows.RoundID(in.Sweep, in.Point, 3)
+	damaged := workflows.RoundID(pointID(in), 3)
 	env.OnWorkflow(workflows.RoundWorkflowName, mock.Anything, mock.Anything).Return(
 		func(ctx workflow.Context, rin workflows.RoundInput) (steps.RoundSummary, error) {
 			if workflow.GetInfo(ctx).WorkflowExecution.ID != damaged {

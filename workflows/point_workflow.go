@@ -205,7 +205,7 @@ func runRounds(ctx workflow.Context, in PointInput, prep steps.PrepareOutput, r,
 		workflow.GetLogger(ctx).Info("round fans out", "round", r, "activities", out.FanOut)
 	}
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:    RoundID(in.Sweep, in.Point, r),
+		WorkflowID:    RoundID(workflow.GetInfo(ctx).WorkflowExecution.ID, r),
 		StaticSummary: fmt.Sprintf("%s round %d/%d", in.Info.Label, r, prep.Rounds),
 	})
 	var sum steps.RoundSummary

@@ -68,35 +68,37 @@ func TestSweepContinuesAsNew(t *testing.T) {
 		env.SignalWorkflow(workflows.StopSignal, workflows.Control{Point: held.ID})
 	}, 0)
 	in := workflows.SweepInput{File: "many.yaml", Spec: manySpec(n), PageSize: page}
-	res, runs, children := runChain(t, env, eng, in, func(next workflows.SweepInput, run int) {
+	res, runs, children := runChain(t, env, eng, in, func(next *workflows.SweepInput, run int) {
 		require.Equal(t, min(n, run*page), next.State.Next, "run %d ends after its page", run)
 		require.Equal(t, strings.Repeat("d", next.State.Next), strings.ReplaceAll(next.State.Codes[:next.State.Next], "s", "d"), "every point before the cursor has ended")
 		require.Len(t, next.State.Codes, n)
 	})
 	require.Equal(t, 5, runs, "110 points in pages of 25")
-	require.Equal(t, n-1, children, "every point but the stopped one ran once")
+	require.Len(t, children, n-1, "every point but the stopped one ran once")
 	require.Equal(t, n, res.Total)
 	require.Equal(t, n-1, res.Counts[steps.StatusDone], "counts %v", res.Counts)
 	require.Equal(t, 1, res.Counts[steps.StatusStopped], "the held stop survived 3 boundaries")
 	require.Empty(t, res.Points, "a sweep of more than steps.MaxListed points lists none")
 
 	// Resumed: only the stopped point runs.
-	res, runs, children = runChain(t, envFor(eng), eng, workflows.SweepInput{File: "many.yaml", Spec: manySpec(n), PageSize: page}, func(workflows.SweepInput, int) {})
-	require.Equal(t, 1, children, "the resumed sweep started a workflow for a point with DONE.json")
+	res, runs, children = runChain(t, envFor(eng), eng, workflows.SweepInput{File: "many.yaml", Spec: manySpec(n), PageSize: page}, func(*workflows.SweepInput, int) {})
+	require.Len(t, children, 1, "the resumed sweep started a workflow for a point with DONE.json")
 	require.Equal(t, n, res.Counts[steps.StatusDone], "counts %v after %d runs", res.Counts, runs)
 }
 
 // runChain runs a SweepWorkflow and each run it continues as new with, in
-// a fresh environment over eng, checking each run's state with check, and
-// returns the result, the number of runs and of child workflows started.
-func runChain(t *testing.T, env *testsuite.TestWorkflowEnvironment, eng *engine.Engine, in workflows.SweepInput, check func(workflows.SweepInput, int)) (workflows.SweepResult, int, int) {
+// a fresh environment over eng, checking (or changing) each run's state
+// with check, and returns the result, the number of runs and the IDs of
+// the point workflows started, in start order.
+func runChain(t *testing.T, env *testsuite.TestWorkflowEnvironment, eng *engine.Engine, in workflows.SweepInput, check func(*workflows.SweepInput, int)) (workflows.SweepResult, int, []string) {
 	t.Helper()
-	runs, children := 0, 0
+	runs := 0
+	var children []string
 	for {
 		runs++
 		env.SetOnChildWorkflowStartedListener(func(info *workflow.Info, _ workflow.Context, _ converter.EncodedValues) {
 			if info.WorkflowType.Name == workflows.PointWorkflowName {
-				children++
+				children = append(children, info.WorkflowExecution.ID)
 			}
 		})
 		env.ExecuteWorkflow(workflows.SweepWorkflowName, in)
@@ -112,8 +114,47 @@ func runChain(t *testing.T, env *testsuite.TestWorkflowEnvironment, eng *engine.
 		var next workflows.SweepInput
 		require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
 		require.NotNil(t, next.State)
-		check(next, runs)
+		check(&next, runs)
 		in = next
 		env = envFor(eng) // the next run: a fresh environment, the same bucket
+	}
+}
+
+// TestSweepKeepsItsIDScheme: a sweep keeps the point workflow IDs of its
+// first run across Continue-As-New. A new sweep's are labelled
+// (PointWorkflowID) and its state says so in every run; a sweep whose state
+// comes from a build before labelled IDs (no label_ids: the first run's
+// state is rewritten so here) starts its later points with unlabelled IDs,
+// though this build would label a new sweep's.
+func TestSweepKeepsItsIDScheme(t *testing.T) {
+	const n, page = 6, 2 // three runs of two points
+	for _, older := range []bool{false, true} {
+		_, eng := setup(t)
+		in := workflows.SweepInput{File: "many.yaml", Spec: manySpec(n), PageSize: page}
+		plan, err := eng.PlanSweep(t.Context(), steps.PlanSweepInput{File: in.File, Spec: in.Spec, PageSize: page})
+		require.NoError(t, err)
+		res, runs, children := runChain(t, envFor(eng), eng, in, func(next *workflows.SweepInput, run int) {
+			require.Equal(t, !older || run == 1, next.State.LabelIDs, "older %v, run %d", older, run)
+			if older && run == 1 {
+				next.State.LabelIDs = false
+				for i := range next.State.Listed {
+					next.State.Listed[i].WorkflowID = workflows.UnlabelledPointWorkflowID(plan.Name, plan.Points[i].ID)
+				}
+			}
+		})
+		require.Equal(t, 3, runs)
+		require.Len(t, children, n)
+		require.Len(t, res.Points, n)
+		for i, p := range plan.Points {
+			want := workflows.PointWorkflowID(plan.Name, p)
+			require.Equal(t, "sweep/many/seed="+strconv.Itoa(i)+"/"+p.ID, want)
+			if older && i >= page {
+				want = workflows.UnlabelledPointWorkflowID(plan.Name, p.ID)
+			}
+			require.Equal(t, want, children[i], "older %v, point %d", older, i)
+			if !older || i >= page {
+				require.Equal(t, want, res.Points[i].WorkflowID, "the status names point %d's workflow", i)
+			}
+		}
 	}
 }

@@ -62,7 +62,7 @@ func sweepUnpaged(ctx workflow.Context, in SweepInput) (SweepResult, error) {
 	queue = steps.Routed(queue, plan.Identity)
 	status := SweepStatus{Name: plan.Name, Hash: plan.Hash}
 	for _, p := range plan.Points {
-		status.Points = append(status.Points, PointStatus{PointInfo: p, WorkflowID: PointID(plan.Name, p.ID), Status: steps.StatusPending})
+		status.Points = append(status.Points, PointStatus{PointInfo: p, WorkflowID: UnlabelledPointWorkflowID(plan.Name, p.ID), Status: steps.StatusPending})
 	}
 	if err := workflow.SetQueryHandler(ctx, StatusQuery, func(req StatusRequest) (SweepStatus, error) {
 		codes := make([]byte, len(status.Points))
@@ -236,8 +236,13 @@ func sweepPaged(ctx workflow.Context, in SweepInput) (SweepResult, error) {
 			return SweepResult{}, err
 		}
 		st = &SweepState{Plan: plan, Codes: strings.Repeat(string(StatusCode(steps.StatusPending)), plan.Count), Run: 1}
+		// A sweep keeps the ID scheme of its first run for life (its
+		// later runs read it from the state): histories recorded before
+		// labelled IDs, and sweeps that planned before them, replay
+		// without the marker and keep unlabelled IDs.
+		st.LabelIDs = workflow.GetVersion(ctx, "labelled-ids", workflow.DefaultVersion, 1) == 1
 		for _, p := range plan.Points {
-			st.Listed = append(st.Listed, PointStatus{PointInfo: p, WorkflowID: PointID(plan.Name, p.ID), Status: steps.StatusPending})
+			st.Listed = append(st.Listed, PointStatus{PointInfo: p, WorkflowID: st.pointWorkflowID(p), Status: steps.StatusPending})
 		}
 		st.Plan.Points = nil
 	} else {
@@ -363,7 +368,7 @@ func sweepPaged(ctx workflow.Context, in SweepInput) (SweepResult, error) {
 			set(i, PointStatus{PointInfo: p, Status: steps.StatusStopped})
 			continue
 		}
-		r := &running{PointStatus: PointStatus{PointInfo: p, WorkflowID: PointID(plan.Name, p.ID), Status: steps.StatusRunning}}
+		r := &running{PointStatus: PointStatus{PointInfo: p, WorkflowID: st.pointWorkflowID(p), Status: steps.StatusRunning}}
 		r.f = startPoint(ctx, plan, pointQueue, queue, r.PointStatus, held == PauseSignal)
 		window = append(window, r)
 		set(i, r.PointStatus)
@@ -402,6 +407,15 @@ func sweepPaged(ctx workflow.Context, in SweepInput) (SweepResult, error) {
 			n, plan.Count, plan.Name, failed), "PointsFailed")
 	}
 	return res, nil
+}
+
+// pointWorkflowID returns the workflow ID of point p in the sweep's ID
+// scheme (LabelIDs).
+func (st *SweepState) pointWorkflowID(p steps.PointInfo) string {
+	if st.LabelIDs {
+		return PointWorkflowID(st.Plan.Name, p)
+	}
+	return UnlabelledPointWorkflowID(st.Plan.Name, p.ID)
 }
 
 // startPoint starts point p's PointWorkflow (paused if asked) on pointQueue;

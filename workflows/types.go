@@ -11,6 +11,8 @@ package workflows
 
 import (
 	"fmt"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"go.temporal.io/sdk/temporal"
@@ -61,9 +63,11 @@ type Control struct {
 // Search attributes set on point workflows, so that a user can filter them
 // in the Temporal UI (e.g. FLSweep="demo" AND FLAccuracy > 0.8). They must be
 // registered on the server first (the starter and infra/dev do it). FLLabel
-// is the point's label (e.g. "partition.alpha=0.5 seed=2"; add it as a
-// column of the UI's workflow list) and FLStatus its state: running, paused,
-// stopping, then stopped, done or diverged.
+// is the point's label (e.g. "partition.alpha=0.5 seed=2", which the
+// point's workflow ID shows too: PointWorkflowID) and FLStatus its state:
+// running, paused, stopping, then stopped, done or diverged (add it as a
+// column of the UI's workflow list, whose own Status column says Running
+// for the first three and Completed for the last three).
 var (
 	SASweep     = temporal.NewSearchAttributeKeyKeyword("FLSweep")
 	SAPoint     = temporal.NewSearchAttributeKeyKeyword("FLPoint")
@@ -95,24 +99,78 @@ const MaxKeyword = 255
 
 // Keyword returns s cut to at most MaxKeyword bytes at a rune boundary,
 // ending in "…" when cut, so that a long label never makes a start fail.
-func Keyword(s string) string {
-	if len(s) <= MaxKeyword {
+func Keyword(s string) string { return cut(s, MaxKeyword) }
+
+// cut returns s cut to at most n bytes at a rune boundary, ending in "…"
+// when cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
 	const ellipsis = "…"
-	n := MaxKeyword - len(ellipsis)
+	n -= len(ellipsis)
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
 	return s[:n] + ellipsis
 }
 
-// SweepID, PointID and RoundID derive workflow IDs from the sweep's names,
-// so that starting the same sweep twice finds the first one.
-func SweepID(sweep string) string        { return "sweep/" + sweep }
-func PointID(sweep, point string) string { return SweepID(sweep) + "/" + point }
-func RoundID(sweep, point string, r int) string {
-	return fmt.Sprintf("%s/r%06d", PointID(sweep, point), r)
+// Workflow IDs derive from the sweep's names, so that starting the same
+// sweep twice finds the first one, and a point's from its label too, so
+// that the Temporal UI's workflow list says what each point is without
+// configuring its columns:
+//
+//	sweep/<sweep>                             SweepWorkflow (SweepID)
+//	sweep/<sweep>/<label>/<point>             PointWorkflow (PointWorkflowID)
+//	sweep/<sweep>/<label>/<point>/r000042     RoundWorkflow (RoundID)
+//
+// e.g. sweep/demo/partition.alpha=0.1 seed=1/pfe5d6c500a087ab63e5ebb3414cdaade.
+// The point ID is always the last component of a point's workflow ID (the
+// label holds no '/', see IDLabel) and keeps IDs unique: the same spec gives
+// the same IDs. Sweeps started before labelled IDs keep theirs,
+// sweep/<sweep>/<point> (UnlabelledPointWorkflowID), for life: the choice
+// is made once per sweep workflow and carried across Continue-As-New
+// (SweepState.LabelIDs).
+func SweepID(sweep string) string { return "sweep/" + sweep }
+
+// PointWorkflowID returns the workflow ID of point p of sweep:
+// sweep/<sweep>/<IDLabel(p.Label)>/<p.ID>.
+func PointWorkflowID(sweep string, p steps.PointInfo) string {
+	return SweepID(sweep) + "/" + IDLabel(p.Label) + "/" + p.ID
+}
+
+// UnlabelledPointWorkflowID returns the workflow ID of point point of
+// sweep in sweeps started before labelled IDs: sweep/<sweep>/<point>.
+func UnlabelledPointWorkflowID(sweep, point string) string { return SweepID(sweep) + "/" + point }
+
+// RoundID returns the workflow ID of round r of the point whose workflow
+// ID is point: point + "/r" + the round in 6 digits (sweep.MaxRounds), so
+// that rounds follow their point's ID scheme.
+func RoundID(point string, r int) string { return fmt.Sprintf("%s/r%06d", point, r) }
+
+// MaxIDLabel is the longest label part of a workflow ID, in bytes. With a
+// sweep name of at most 63 bytes and a point ID of 33, a round's workflow
+// ID stays within 212 bytes: the SQL persistence and visibility stores
+// (PostgreSQL, MySQL) keep workflow IDs as VARCHAR(255).
+const MaxIDLabel = 100
+
+// IDLabel returns label as a point's workflow ID shows it: every '/' (the
+// separator of the ID's components) and every character that does not
+// print (control characters, line breaks, tabs; spaces stay) becomes '_',
+// and the result is cut to at most MaxIDLabel bytes at a rune boundary,
+// ending in "…" when cut. An empty label becomes "_", so that the point
+// ID stays the ID's fourth component.
+func IDLabel(label string) string {
+	s := strings.Map(func(r rune) rune {
+		if r == '/' || r == utf8.RuneError || !unicode.IsPrint(r) {
+			return '_'
+		}
+		return r
+	}, label)
+	if s == "" {
+		return "_"
+	}
+	return cut(s, MaxIDLabel)
 }
 
 // SweepInput starts a sweep. Spec is the YAML as the user wrote it.
@@ -150,6 +208,10 @@ type SweepState struct {
 	Stopping bool              `json:"stopping,omitempty"`
 	Held     map[string]string `json:"held,omitempty"` // point ID → the last signal sent for it alone before it started
 	Run      int               `json:"run"`            // 1 for the first run, +1 at each Continue-As-New
+	// LabelIDs: the sweep's point workflows have labelled IDs
+	// (PointWorkflowID); false for a sweep started before them
+	// (UnlabelledPointWorkflowID), which keeps that scheme for life.
+	LabelIDs bool `json:"label_ids,omitempty"`
 }
 
 // MaxFailedKept bounds the failed points (with errors) a sweep keeps.

@@ -93,7 +93,7 @@ func TestSweepWorkflowMatchesLocal(t *testing.T) {
 		require.Equal(t, steps.StatusDone, p.Status, p.Error)
 		require.NotNil(t, p.Result)
 		require.Equal(t, want[p.ID], *p.Result, "point %s through the workflows vs in-process", p.Label)
-		require.Equal(t, workflows.PointID("wf", p.ID), p.WorkflowID)
+		require.Equal(t, workflows.PointWorkflowID("wf", p.PointInfo), p.WorkflowID)
 	}
 	v, err := env.QueryWorkflow(workflows.StatusQuery)
 	require.NoError(t, err)

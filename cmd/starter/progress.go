@@ -302,14 +302,11 @@ func sweepLines(ctx context.Context, c client.Client, id string, view statusView
 		switch {
 		case p.Result != nil:
 			l.Round, l.TestAcc, l.HasAcc = p.Result.RoundsDone, p.Result.TestAcc, true
-		case p.Status == steps.StatusRunning:
+		case p.Status == steps.StatusRunning && p.WorkflowID != "":
 			// The point knows whether it is paused or stopping (a signal
-			// may have gone to it directly).
-			wid := p.WorkflowID
-			if wid == "" && p.ID != "" {
-				wid = workflows.PointID(st.Name, p.ID)
-			}
-			if pr, err := queryPoint(ctx, c, wid); err == nil {
+			// may have gone to it directly). The sweep names the workflow
+			// of every point it runs.
+			if pr, err := queryPoint(ctx, c, p.WorkflowID); err == nil {
 				l.Round, l.Rounds, l.TestAcc, l.HasAcc = pr.Round, pr.Rounds, pr.TestAcc, true
 				if !ends(pr.Status) {
 					l.Status = pr.Status

@@ -8,7 +8,6 @@ import (
 	"image/png"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,10 +19,9 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/flsweep/flsweep/internal/browsertest"
 	"github.com/flsweep/flsweep/report/reporttest"
 )
-
-const chromium = "/usr/bin/chromium"
 
 // TestReportBrowser renders `starter report` of reporttest's fixture
 // sweep, serves it on loopback and opens it in headless Chromium: the
@@ -34,12 +32,7 @@ const chromium = "/usr/bin/chromium"
 // reads the sweep. Without Chromium (`make chromium` installs it) the test
 // skips, unless FLSWEEP_INTEGRATION=1 asks for every test to run.
 func TestReportBrowser(t *testing.T) {
-	if _, err := os.Stat(chromium); err != nil {
-		if os.Getenv("FLSWEEP_INTEGRATION") == "1" && os.Getenv("FLSWEEP_NO_BROWSER") == "" {
-			t.Fatalf("%s: %v; `make chromium` installs it (FLSWEEP_INTEGRATION=1 runs every test)", chromium, err)
-		}
-		t.Skipf("%s is not installed (`make chromium` installs it): the report is not opened in a browser", chromium)
-	}
+	browsertest.Require(t, "the report is not opened in a browser")
 	ctx := context.Background()
 	dir := t.TempDir()
 	blob := "file://" + filepath.ToSlash(filepath.Join(dir, "blob")) + "?create_dir=1&metadata=skip"
@@ -58,13 +51,6 @@ func TestReportBrowser(t *testing.T) {
 	srv := httptest.NewServer(http.FileServer(http.Dir(out)))
 	defer srv.Close()
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:0:0],
-		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(filepath.Join(dir, "chromium-profile")), chromedp.WindowSize(1280, 900))
-	actx, cancel := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancel()
 	var mu sync.Mutex
 	var problems []string
 	listen := func(ev any) {
@@ -97,11 +83,7 @@ func TestReportBrowser(t *testing.T) {
 			}
 		}
 	}
-	bctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(listen))
-	defer cancel()
-	if err := chromedp.Do(bctx); err != nil { // starts the browser; no timeout on this first call
-		t.Fatalf("start %s: %v", chromium, err)
-	}
+	bctx := browsertest.Start(t, dir, 1280, 900, listen)
 	tctx, cancel := context.WithTimeout(bctx, 90*time.Second)
 	defer cancel()
 	if err := chromedp.Do(tctx, chromedp.Navigate(srv.URL+"/index.html"), chromedp.WaitReady("body")); err != nil {
@@ -129,18 +111,7 @@ func TestReportBrowser(t *testing.T) {
 	if strings.Contains(text, "elsewhere") {
 		t.Error("the page lists claim elsewhere, which reads another sweep")
 	}
-	shot, err := chromedp.Run(tctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatalf("screenshot: %v", err)
-	}
-	path := filepath.Join(dir, "report.png")
-	if p := os.Getenv("FLSWEEP_REPORT_SCREENSHOT"); p != "" {
-		path = p
-	}
-	if err := os.WriteFile(path, shot, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot: %s", path)
+	shot := browsertest.Screenshot(t, tctx, "FLSWEEP_REPORT_SCREENSHOT", filepath.Join(dir, "report.png"))
 	if imgs.N != 10 || imgs.Loaded != imgs.N {
 		t.Errorf("%d of %d images loaded; want all 10 figures", imgs.Loaded, imgs.N)
 	}

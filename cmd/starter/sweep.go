@@ -196,7 +196,12 @@ func signalSweep(ctx context.Context, g *globals, name, point, signal string) er
 		case steps.StatusPending:
 			payload = workflows.Control{Point: p.ID}
 		case steps.StatusRunning:
-			target = workflows.PointID(name, p.ID)
+			// The sweep names the workflow of each point it runs (its ID
+			// scheme is the sweep's: workflows.PointWorkflowID).
+			if len(st.Points) != 1 || st.Points[0].ID != p.ID || st.Points[0].WorkflowID == "" {
+				return fmt.Errorf("sweep %s did not name the workflow of running point %s; signal the whole sweep instead", name, p.ID)
+			}
+			target = st.Points[0].WorkflowID
 		default:
 			return fmt.Errorf("%s is %s already; nothing to %s", what, status, signal)
 		}
