@@ -9,6 +9,7 @@ import (
 	"github.com/flsweep/flsweep/aggregate"
 	"github.com/flsweep/flsweep/algorithm"
 	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/trainer"
 )
 
 // The acceptance checks of FedEBA+ (Wang et al., arXiv:2301.12407) that do
@@ -444,8 +445,8 @@ func TestFedEBAOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := a.(algorithm.FedEBAPlus); p.Alpha != 0.9 || p.Tau != 0.1 || p.Theta != 0 || p.ModelAlignScale != "paper" {
-		t.Errorf("FedEBA+ defaults %+v; want α 0.9, τ 0.1, θ 0, paper", p)
+	if p := a.(algorithm.FedEBAPlus); p.Alpha != 0.9 || p.Tau != 0.1 || p.Theta != 0 || p.ModelAlignScale != "paper" || p.AlignUnits != "gradient" {
+		t.Errorf("FedEBA+ defaults %+v; want α 0.9, τ 0.1, θ 0, paper, gradient", p)
 	}
 	pr, err := algorithm.NewPracFedEBAPlus(nil)
 	if err != nil {
@@ -463,9 +464,50 @@ func TestFedEBAOptions(t *testing.T) {
 		{fl.Options{"theta": -1.0}, "algorithm.theta"},
 		{fl.Options{"anneal": "cubic"}, "algorithm.anneal"},
 		{fl.Options{"model_align_scale": "x"}, "algorithm.model_align_scale"},
+		{fl.Options{"align_units": "updates"}, "algorithm.align_units"},
 	} {
 		if _, err := algorithm.NewFedEBAPlus(tt.opts); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: error %v; want one naming %s", tt.opts, err, tt.want)
 		}
+	}
+}
+
+// TestAlignUnitsTrain: the client half of a gradient-aligned round on the
+// real trainer. The default (align_units unset, as the constructor leaves
+// it: gradient) trains with trainer.Aligned(α, g̃) itself, bit for bit, as
+// FedEBA+ did before the option existed; update trains with
+// Aligned(α, float32(η_L·g̃)), bit for bit, and the two differ.
+func TestAlignUnitsTrain(t *testing.T) {
+	f := newFixture(t, sgd())
+	g := vec(11, len(f.global), 0.5)
+	def, err := algorithm.NewFedEBAPlus(fl.Options{"alpha": 0.6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := def.(algorithm.FedEBAPlus).AlignUnits; u != algorithm.AlignUnitsGradient {
+		t.Fatalf("default align_units = %q; want gradient", u)
+	}
+	upd, err := algorithm.NewFedEBAPlus(fl.Options{"alpha": 0.6, "align_units": "update"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := state(algorithm.BroadcastVector, g)
+
+	got := f.train(def, server, fl.State{})
+	want, _ := f.reference(trainer.Aligned(0.6, g))
+	sameBits(t, "gradient: θ_K", got.Weights, want)
+
+	gu := make([]float32, len(g))
+	for j, v := range g {
+		gu[j] = float32(f.hp.LR * float64(v))
+	}
+	got = f.train(upd, server, fl.State{})
+	want, _ = f.reference(trainer.Aligned(0.6, gu))
+	sameBits(t, "update: θ_K", got.Weights, want)
+	if lit, _ := f.reference(trainer.Aligned(0.6, g)); equalBits(lit, got.Weights) {
+		t.Error("update trained like gradient; the test is vacuous")
+	}
+	if !got.Vectors.Empty() {
+		t.Errorf("an aligned client uploaded %v; want nothing besides Δ", got.Vectors.Names())
 	}
 }
