@@ -1,6 +1,7 @@
 package algorithm_test
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -509,5 +510,49 @@ func TestAlignUnitsTrain(t *testing.T) {
 	}
 	if !got.Vectors.Empty() {
 		t.Errorf("an aligned client uploaded %v; want nothing besides Δ", got.Vectors.Names())
+	}
+}
+
+// TestAlignUnitsKnownValues: with α = 1 the cross-entropy's weight 1 − α
+// is 0, so every local step descends α·g̃ alone and the update is
+// data-independent (specs/fedeba.md §6 check 9): Δ = −K·η_L·g̃ under
+// gradient units and Δ = −K·η_L·(η_L·g̃) = −K·η_L²·g̃ under update units.
+// With g̃_j = 0.8 (j even) and −0.4 (j odd), K = 5:
+//
+//	η_L = 0.1:  gradient Δ_j = −5·0.1·0.8 = −0.4 (+0.2);  update −5·0.01·0.8 = −0.04 (+0.02)
+//	η_L = 0.05: gradient Δ_j = −5·0.05·0.8 = −0.2 (+0.1); update −5·0.0025·0.8 = −0.01 (+0.005)
+//
+// (η_L is the round's rate the Local reports, here hp.LR).
+func TestAlignUnitsKnownValues(t *testing.T) {
+	for _, tt := range []struct {
+		units     string
+		eta       float64
+		even, odd float64
+	}{
+		{algorithm.AlignUnitsGradient, 0.1, -0.4, 0.2},
+		{algorithm.AlignUnitsUpdate, 0.1, -0.04, 0.02},
+		{algorithm.AlignUnitsGradient, 0.05, -0.2, 0.1},
+		{algorithm.AlignUnitsUpdate, 0.05, -0.01, 0.005},
+	} {
+		hp := sgd()
+		hp.LR = tt.eta
+		f := newFixture(t, hp)
+		g := make([]float32, len(f.global))
+		for j := range g {
+			g[j] = 0.8
+			if j%2 == 1 {
+				g[j] = -0.4
+			}
+		}
+		a := algorithm.FedEBAPlus{EBA: algorithm.EBA{Tau: 0.1}, Alpha: 1, ModelAlignScale: algorithm.AlignScalePaper, AlignUnits: tt.units}
+		up := f.train(a, state(algorithm.BroadcastVector, g), fl.State{})
+		want := make([]float64, len(g))
+		for j := range want {
+			want[j] = tt.even
+			if j%2 == 1 {
+				want[j] = tt.odd
+			}
+		}
+		closeTo(t, fmt.Sprintf("η_L = %v, %s: Δ", tt.eta, tt.units), up.Delta, want, 1e-6)
 	}
 }
