@@ -4,8 +4,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"gocloud.dev/blob/memblob"
@@ -33,13 +31,7 @@ import (
 // ($FLSWEEP_DATA_DIR/fmnist, or the main checkout's .data/datasets), skips
 // without it and in -short; about a minute per seed.
 func TestFedEBACollapseStep(t *testing.T) {
-	dir := os.Getenv("FLSWEEP_DATA_DIR")
-	if dir == "" {
-		dir = "/work/main/.data/datasets"
-	}
-	if _, err := os.Stat(filepath.Join(dir, "fmnist", "MANIFEST.json")); err != nil {
-		t.Skipf("no Fashion-MNIST under %s (set FLSWEEP_DATA_DIR to a directory holding fmnist/MANIFEST.json)", dir)
-	}
+	dir := fmnistDir(t)
 	if testing.Short() {
 		t.Skip("trains 50 rounds of FedAvg on Fashion-MNIST; not in -short")
 	}
@@ -59,15 +51,7 @@ seeds: [1, 2, 3]
 `
 	ctx := context.Background()
 	e := New(store.New(memblob.OpenBucket(nil)), &Options{Workers: 2, DataDir: dir})
-	in := steps.PlanSweepInput{File: "collapse.yaml", Spec: []byte(spec)}
-	if _, err := e.RunSweep(ctx, in, nil); err != nil {
-		t.Fatal(err)
-	}
-	plan, err := e.PlanSweep(ctx, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap := take(t, e, plan)
+	plan, snap := runOn(t, e, spec)
 	const alpha, eta, k = 0.9, 0.1, 10
 	for _, p := range plan.Points {
 		env, err := e.env(ctx, steps.PointRef{Sweep: plan.Name, Point: p.ID})

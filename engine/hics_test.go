@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -137,13 +135,7 @@ func hasOption(b []byte, fragment string) bool {
 // T = 0.005 would give gap 1.61, AUC 0.965. Also check A6. It needs the fetched data ($FLSWEEP_DATA_DIR/fmnist, or the main
 // checkout's .data/datasets) and skips without it.
 func TestHiCSSeparatesRealPartition(t *testing.T) {
-	dir := os.Getenv("FLSWEEP_DATA_DIR")
-	if dir == "" {
-		dir = "/work/main/.data/datasets"
-	}
-	if _, err := os.Stat(filepath.Join(dir, "fmnist", "MANIFEST.json")); err != nil {
-		t.Skipf("no Fashion-MNIST under %s (set FLSWEEP_DATA_DIR to a directory holding fmnist/MANIFEST.json; `make test` fetches it)", dir)
-	}
+	dir := fmnistDir(t)
 	if testing.Short() {
 		t.Skip("trains 50 clients on Fashion-MNIST; not in -short")
 	}
