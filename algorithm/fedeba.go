@@ -56,6 +56,40 @@ import (
 // With α = 0 nothing is asked or uploaded beyond FedEBA's, and the model is
 // FedEBA's bit for bit.
 //
+// # The units of g̃ (align_units)
+//
+// Eq. (10)–(11) and Algorithm 1 line 8 write g̃ as a gradient, and the
+// default, align_units: gradient, implements them so (the literal
+// reading). Each aligned step of client i is then, for k = 0, …, K−1,
+//
+//	h_{t,k}^i   = (1 − α)·∇F_i(x_{t,k}^i; ξ) + α·g̃,   g̃ = Σ_j p̃_j ∇F_j(x_t)
+//	x_{t,k+1}^i = x_{t,k}^i − η_L·h_{t,k}^i
+//
+// so a round moves α·η_L·K along the one fixed g̃ (0.9 at Table 1's
+// α = 0.9, η_L = 0.1, K = 10). §4.3 says g̃ is "obtained using the global
+// model's performance on these clients without local shift (i.e., one
+// local update)" and §4.4 that "the server needs to obtain the one local
+// update to calculate the aligned gradient"; align_units: update (OURS, a
+// reading, not the paper's equation) takes g̃ in those units, the update
+// of one full-batch plain-SGD step from x_t at the round's first local
+// learning rate η_L (trainer.Hyper.LR after lr_decay; every within-round
+// schedule starts there):
+//
+//	g̃_u         = η_L·Σ_j p̃_j ∇F_j(x_t) = Σ_j p̃_j (x_t − x_{t,1}^j)
+//	h_{t,k}^i   = (1 − α)·∇F_i(x_{t,k}^i; ξ) + α·g̃_u
+//	x_{t,k+1}^i = x_{t,k}^i − η_L·h_{t,k}^i
+//
+// (x_{t,1}^j being that full-batch step), and Eq. (11)'s h mixes a
+// gradient with an update as written: a round moves α·η_L²·K along
+// Σ p̃_j ∇F_j(x_t) (0.09 at Table 1's values). With momentum, weight decay
+// or Adam, h is what the optimiser is given as the gradient, under both
+// readings. The server broadcasts the same g̃ under both; each client
+// scales it by its η_L (float32(η_L·g̃_j)). The one-step update on a
+// minibatch ξ (Σ p̃_j (x_t − x_{t,1}^j) with a stochastic first step) is
+// not implemented: Algorithm 1 line 8 receives the full gradient ∇F_i(x_t).
+// align_units concerns the gradient branch only; the model branch's Δ̃^{a,i}
+// is an update in Eq. (8)–(9) already, and its scale is model_align_scale.
+//
 // # Prac-FedEBA+ (Prop. 4.3, Eq. (12), Algorithm 3)
 //
 // FedAvg's communication: clients run plain SGD and upload Δ_t^i with their
@@ -68,7 +102,10 @@ import (
 // which is (1 − α)Σ p_i Δ^i + α Σ p̃_i Δ^i when every K_i is equal. The
 // model branch (lines 18–19) uses Δ̃_t^i = Δ_t^i/K: line 18's
 // (x_{t,K−1} − x_{t,0})/K is read as a typo for x_{t,K} (our reading;
-// model_align_scale: steps uses Δ_t^i itself).
+// model_align_scale: steps uses Δ_t^i itself). Prac-FedEBA+ has no
+// align_units: Eq. (12) writes its g̃ as a mean gradient,
+// (1/K)Σ_k ∇F_i(x_{t,k}^i; ξ), and line 15 turns it into an update
+// explicitly, −α·η_L·K·g̃, so the units are stated there.
 //
 // The server step is x_{t+1} = x_t + η·Δ_t with η the aggregator's
 // server_lr (1 in the paper); the sampler's weights ω_k are replaced by p.
@@ -94,6 +131,7 @@ type FedEBAPlus struct {
 	Alpha           float64 `json:"alpha"`             // α in [0, 1]
 	Theta           float64 `json:"theta"`             // the fair angle θ in degrees
 	ModelAlignScale string  `json:"model_align_scale"` // paper (one step, unscaled) or steps (×K, ours)
+	AlignUnits      string  `json:"align_units"`       // gradient (Eq. (10)–(11), the paper's) or update (η_L·g̃, ours)
 }
 
 // PracFedEBAPlus is Prac-FedEBA+ (Algorithm 3); its defaults are α = 0.9,
@@ -126,6 +164,12 @@ const (
 	AlignScaleSteps = "steps"
 )
 
+// Units of FedEBA+'s fair gradient g̃ in the aligned local step.
+const (
+	AlignUnitsGradient = "gradient" // Eq. (10)–(11) as written: g̃ = Σ p̃_j ∇F_j(x_t)
+	AlignUnitsUpdate   = "update"   // ours: g̃ = η_L·Σ p̃_j ∇F_j(x_t), one local update
+)
+
 // NewFedEBA builds FedEBA from {tau, prior, anneal, kappa}.
 func NewFedEBA(opts fl.Options) (Algorithm, error) {
 	a := FedEBA{EBA{Tau: 0.1}}
@@ -136,11 +180,14 @@ func NewFedEBA(opts fl.Options) (Algorithm, error) {
 }
 
 // NewFedEBAPlus builds FedEBA+ from {tau, prior, anneal, kappa, alpha,
-// theta, model_align_scale}.
+// theta, model_align_scale, align_units}.
 func NewFedEBAPlus(opts fl.Options) (Algorithm, error) {
-	a := FedEBAPlus{EBA: EBA{Tau: 0.1}, Alpha: 0.9, Theta: 0, ModelAlignScale: AlignScalePaper}
+	a := FedEBAPlus{EBA: EBA{Tau: 0.1}, Alpha: 0.9, Theta: 0, ModelAlignScale: AlignScalePaper, AlignUnits: AlignUnitsGradient}
 	if err := opts.Decode("algorithm (fedeba+)", &a); err != nil {
 		return nil, err
+	}
+	if a.AlignUnits != AlignUnitsGradient && a.AlignUnits != AlignUnitsUpdate {
+		return nil, fmt.Errorf("algorithm.align_units = %q is unknown; use gradient (Eq. (10)–(11), the paper's) or update (g̃ scaled by η_L, ours): %w", a.AlignUnits, fl.ErrInvalid)
 	}
 	return a, checkAlign(a.EBA, a.Alpha, a.Theta, a.ModelAlignScale)
 }
@@ -359,6 +406,9 @@ func (a FedEBAPlus) Train(_ context.Context, c Client) (Upload, error) {
 		if len(g) != len(w) {
 			return Upload{}, fmt.Errorf("fedeba+: the broadcast g̃ has %d values; the model has %d: %w", len(g), len(w), fl.ErrInvalid)
 		}
+		if a.AlignUnits == AlignUnitsUpdate {
+			g = scaled(g, c.Local.Hyper().LR)
+		}
 		obj = trainer.Aligned(a.Alpha, g)
 	case a.Alpha > 0:
 		obj.FirstStep = make([]float32, len(w))
@@ -372,6 +422,15 @@ func (a FedEBAPlus) Train(_ context.Context, c Client) (Upload, error) {
 		up.Vectors.Set(firstStep, Delta(obj.FirstStep, c.Global))
 	}
 	return up, nil
+}
+
+// scaled returns float32(s·v_j) for every j: g̃ in update units.
+func scaled(v []float32, s float64) []float32 {
+	out := make([]float32, len(v))
+	for j, x := range v {
+		out[j] = float32(s * float64(x))
+	}
+	return out
 }
 
 // Begin implements Algorithm.

@@ -1,6 +1,7 @@
 package algorithm_test
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/flsweep/flsweep/aggregate"
 	"github.com/flsweep/flsweep/algorithm"
 	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/trainer"
 )
 
 // The acceptance checks of FedEBA+ (Wang et al., arXiv:2301.12407) that do
@@ -444,8 +446,8 @@ func TestFedEBAOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := a.(algorithm.FedEBAPlus); p.Alpha != 0.9 || p.Tau != 0.1 || p.Theta != 0 || p.ModelAlignScale != "paper" {
-		t.Errorf("FedEBA+ defaults %+v; want α 0.9, τ 0.1, θ 0, paper", p)
+	if p := a.(algorithm.FedEBAPlus); p.Alpha != 0.9 || p.Tau != 0.1 || p.Theta != 0 || p.ModelAlignScale != "paper" || p.AlignUnits != "gradient" {
+		t.Errorf("FedEBA+ defaults %+v; want α 0.9, τ 0.1, θ 0, paper, gradient", p)
 	}
 	pr, err := algorithm.NewPracFedEBAPlus(nil)
 	if err != nil {
@@ -463,9 +465,94 @@ func TestFedEBAOptions(t *testing.T) {
 		{fl.Options{"theta": -1.0}, "algorithm.theta"},
 		{fl.Options{"anneal": "cubic"}, "algorithm.anneal"},
 		{fl.Options{"model_align_scale": "x"}, "algorithm.model_align_scale"},
+		{fl.Options{"align_units": "updates"}, "algorithm.align_units"},
 	} {
 		if _, err := algorithm.NewFedEBAPlus(tt.opts); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: error %v; want one naming %s", tt.opts, err, tt.want)
 		}
+	}
+}
+
+// TestAlignUnitsTrain: the client half of a gradient-aligned round on the
+// real trainer. The default (align_units unset, as the constructor leaves
+// it: gradient) trains with trainer.Aligned(α, g̃) itself, bit for bit, as
+// FedEBA+ did before the option existed; update trains with
+// Aligned(α, float32(η_L·g̃)), bit for bit, and the two differ.
+func TestAlignUnitsTrain(t *testing.T) {
+	f := newFixture(t, sgd())
+	g := vec(11, len(f.global), 0.5)
+	def, err := algorithm.NewFedEBAPlus(fl.Options{"alpha": 0.6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := def.(algorithm.FedEBAPlus).AlignUnits; u != algorithm.AlignUnitsGradient {
+		t.Fatalf("default align_units = %q; want gradient", u)
+	}
+	upd, err := algorithm.NewFedEBAPlus(fl.Options{"alpha": 0.6, "align_units": "update"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := state(algorithm.BroadcastVector, g)
+
+	got := f.train(def, server, fl.State{})
+	want, _ := f.reference(trainer.Aligned(0.6, g))
+	sameBits(t, "gradient: θ_K", got.Weights, want)
+
+	gu := make([]float32, len(g))
+	for j, v := range g {
+		gu[j] = float32(f.hp.LR * float64(v))
+	}
+	got = f.train(upd, server, fl.State{})
+	want, _ = f.reference(trainer.Aligned(0.6, gu))
+	sameBits(t, "update: θ_K", got.Weights, want)
+	if lit, _ := f.reference(trainer.Aligned(0.6, g)); equalBits(lit, got.Weights) {
+		t.Error("update trained like gradient; the test is vacuous")
+	}
+	if !got.Vectors.Empty() {
+		t.Errorf("an aligned client uploaded %v; want nothing besides Δ", got.Vectors.Names())
+	}
+}
+
+// TestAlignUnitsKnownValues: with α = 1 the cross-entropy's weight 1 − α
+// is 0, so every local step descends α·g̃ alone and the update is
+// data-independent (specs/fedeba.md §6 check 9): Δ = −K·η_L·g̃ under
+// gradient units and Δ = −K·η_L·(η_L·g̃) = −K·η_L²·g̃ under update units.
+// With g̃_j = 0.8 (j even) and −0.4 (j odd), K = 5:
+//
+//	η_L = 0.1:  gradient Δ_j = −5·0.1·0.8 = −0.4 (+0.2);  update −5·0.01·0.8 = −0.04 (+0.02)
+//	η_L = 0.05: gradient Δ_j = −5·0.05·0.8 = −0.2 (+0.1); update −5·0.0025·0.8 = −0.01 (+0.005)
+//
+// (η_L is the round's rate the Local reports, here hp.LR).
+func TestAlignUnitsKnownValues(t *testing.T) {
+	for _, tt := range []struct {
+		units     string
+		eta       float64
+		even, odd float64
+	}{
+		{algorithm.AlignUnitsGradient, 0.1, -0.4, 0.2},
+		{algorithm.AlignUnitsUpdate, 0.1, -0.04, 0.02},
+		{algorithm.AlignUnitsGradient, 0.05, -0.2, 0.1},
+		{algorithm.AlignUnitsUpdate, 0.05, -0.01, 0.005},
+	} {
+		hp := sgd()
+		hp.LR = tt.eta
+		f := newFixture(t, hp)
+		g := make([]float32, len(f.global))
+		for j := range g {
+			g[j] = 0.8
+			if j%2 == 1 {
+				g[j] = -0.4
+			}
+		}
+		a := algorithm.FedEBAPlus{EBA: algorithm.EBA{Tau: 0.1}, Alpha: 1, ModelAlignScale: algorithm.AlignScalePaper, AlignUnits: tt.units}
+		up := f.train(a, state(algorithm.BroadcastVector, g), fl.State{})
+		want := make([]float64, len(g))
+		for j := range want {
+			want[j] = tt.even
+			if j%2 == 1 {
+				want[j] = tt.odd
+			}
+		}
+		closeTo(t, fmt.Sprintf("η_L = %v, %s: Δ", tt.eta, tt.units), up.Delta, want, 1e-6)
 	}
 }

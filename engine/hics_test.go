@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -258,13 +256,7 @@ seeds: [42]
 // and in -short.
 func hicsWarmup(t *testing.T, name, model string) ([][]float64, []float64) {
 	t.Helper()
-	dir := os.Getenv("FLSWEEP_DATA_DIR")
-	if dir == "" {
-		dir = "/work/main/.data/datasets"
-	}
-	if _, err := os.Stat(filepath.Join(dir, "fmnist", "MANIFEST.json")); err != nil {
-		t.Skipf("no Fashion-MNIST under %s (set FLSWEEP_DATA_DIR to a directory holding fmnist/MANIFEST.json; `make test` fetches it)", dir)
-	}
+	dir := fmnistDir(t)
 	if testing.Short() {
 		t.Skip("trains 50 clients on Fashion-MNIST; not in -short")
 	}

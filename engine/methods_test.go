@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -52,6 +54,28 @@ grid:
 func runSpec(t *testing.T, specText string, reg *methods.Registry) (*Engine, steps.PlanSweepOutput, snapshot) {
 	t.Helper()
 	e := New(store.New(memblob.OpenBucket(nil)), &Options{Workers: 3, Registry: reg})
+	plan, snap := runOn(t, e, specText)
+	return e, plan, snap
+}
+
+// fmnistDir returns the directory holding the fetched Fashion-MNIST
+// ($FLSWEEP_DATA_DIR/fmnist, or the main checkout's .data/datasets); tb
+// skips without it.
+func fmnistDir(tb testing.TB) string {
+	tb.Helper()
+	dir := os.Getenv("FLSWEEP_DATA_DIR")
+	if dir == "" {
+		dir = filepath.Join("..", ".data", "datasets") // the checkout's, as make data fetches it
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fmnist", "MANIFEST.json")); err != nil {
+		tb.Skipf("no Fashion-MNIST under %s (set FLSWEEP_DATA_DIR to a directory holding fmnist/MANIFEST.json; `make test` fetches it)", dir)
+	}
+	return dir
+}
+
+// runOn runs spec in-process on e, every point to the end.
+func runOn(t *testing.T, e *Engine, specText string) (steps.PlanSweepOutput, snapshot) {
+	t.Helper()
 	in := steps.PlanSweepInput{File: "t.yaml", Spec: []byte(specText)}
 	res, err := e.RunSweep(context.Background(), in, nil)
 	if err != nil {
@@ -66,7 +90,7 @@ func runSpec(t *testing.T, specText string, reg *methods.Registry) (*Engine, ste
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e, plan, take(t, e, plan)
+	return plan, take(t, e, plan)
 }
 
 var (

@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"gocloud.dev/blob/fileblob"
@@ -20,13 +18,7 @@ import (
 // population. It needs the fetched data ($FLSWEEP_DATA_DIR/fmnist, or the
 // main checkout's .data/datasets) and skips without it.
 func BenchmarkRoundClients(b *testing.B) {
-	dir := os.Getenv("FLSWEEP_DATA_DIR")
-	if dir == "" {
-		dir = "/work/main/.data/datasets"
-	}
-	if _, err := os.Stat(filepath.Join(dir, "fmnist", "MANIFEST.json")); err != nil {
-		b.Skipf("no Fashion-MNIST under %s", dir)
-	}
+	dir := fmnistDir(b)
 	for _, n := range []int{100, 1000, 10000} {
 		for _, sampler := range []string{"uniform", "md"} {
 			b.Run(fmt.Sprintf("clients=%d/sampler=%s", n, sampler), func(b *testing.B) { benchmarkRound(b, dir, n, sampler) })
