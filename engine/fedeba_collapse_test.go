@@ -29,7 +29,9 @@ import (
 // dominant eigenvalue is negative), the curvature along g̃,
 // and F̃(x_t − s·g̃) at s = 0.09 and 0.9. It needs the fetched data
 // ($FLSWEEP_DATA_DIR/fmnist, or the main checkout's .data/datasets), skips
-// without it and in -short; about a minute per seed.
+// without it and in -short; about a minute per seed. Its FedAvg runs key
+// their streams by the point (streams: point), as the sweeps of
+// experiments/fedeba/README.md's table did.
 func TestFedEBACollapseStep(t *testing.T) {
 	dir := fmnistDir(t)
 	if testing.Short() {
@@ -47,6 +49,7 @@ importance: uniform
 eval_every: 50
 checkpoint_every: 50
 metrics: {global_train_loss: false}
+streams: point
 seeds: [1, 2, 3]
 `
 	ctx := context.Background()
