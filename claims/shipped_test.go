@@ -101,10 +101,10 @@ func TestShippedClaimsOnSyntheticRuns(t *testing.T) {
 	}{
 		{"fedeba", "paired", []string{"fedeba-eba", "fedeba-tau", "fedeba-baselines"},
 			`SELECT CAST(d_acc AS DOUBLE) FROM q WHERE method = 'algorithm=fedeba+(alpha=0.9,tau=0.1,theta=0)'`, "acc-above-fedavg", 0.005},
-		{"fnrfl", "table2", []string{"fnrfl-central", "fnrfl-fmnist", "fnrfl-mnist"},
+		{"fnrfl", "table2", []string{"fnrfl-central", "fnrfl-fmnist", "fnrfl-mnist-full"},
 			`SELECT vs_fedavg FROM q WHERE dataset = 'fmnist' AND method = 'fnrfl' AND scenario = '{"alpha":0.5,"clients":10,"public_per_class":100,"scheme":"noniid-labeldir"}'`,
 			"label-skew-gain", 5e-5},
-		{"fnrfl", "table2", []string{"fnrfl-central", "fnrfl-fmnist", "fnrfl-mnist"},
+		{"fnrfl", "table2", []string{"fnrfl-central", "fnrfl-fmnist", "fnrfl-mnist-full"},
 			`SELECT acc FROM q WHERE dataset = 'fmnist' AND method = 'fnrfl' AND scenario = '{"alpha":0.5,"clients":10,"public_per_class":100,"scheme":"noniid-labeldir"}'`,
 			"label-skew-accuracy", 5e-5},
 		{"hicsfl", "smooth", []string{"hicsfl-baselines", "hicsfl-clustering", "hicsfl-variants"},

@@ -5,10 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/memblob"
 
@@ -43,22 +43,26 @@ func dataDir(t *testing.T) string {
 // TestConformance runs the matrix: Short in `make test`; Full with
 // FLSWEEP_CONFORMANCE=full (`make conformance`), in a file bucket under
 // FLSWEEP_CONFORMANCE_BLOB (default .data/conformance) so that an
-// interrupted run resumes, and the table written to
+// interrupted run resumes (the short form keeps its runs there too when the
+// variable is set, to query them), and the table written to
 // FLSWEEP_CONFORMANCE_OUT when set. FLSWEEP_CONFORMANCE_ROWS=feddc,scaffold
 // runs only those rows (method or row names) beside FedAvg.
 func TestConformance(t *testing.T) {
 	dir := dataDir(t)
 	s := conformance.Short()
-	var bkt *blob.Bucket = memblob.OpenBucket(nil)
-	if os.Getenv("FLSWEEP_CONFORMANCE") == "full" {
+	bkt := memblob.OpenBucket(nil)
+	full := os.Getenv("FLSWEEP_CONFORMANCE") == "full"
+	if full {
 		s = conformance.Full()
-		path := os.Getenv("FLSWEEP_CONFORMANCE_BLOB")
+	}
+	if path := os.Getenv("FLSWEEP_CONFORMANCE_BLOB"); full || path != "" {
 		if path == "" {
 			path = filepath.Join("..", "..", ".data", "conformance")
 		}
 		if err := os.MkdirAll(path, 0o755); err != nil {
 			t.Fatal(err)
 		}
+		bkt.Close()
 		var err error
 		if bkt, err = fileblob.OpenBucket(path, &fileblob.Options{Metadata: fileblob.MetadataDontWrite}); err != nil {
 			t.Fatal(err)
@@ -67,6 +71,7 @@ func TestConformance(t *testing.T) {
 	defer bkt.Close()
 	e := engine.New(store.New(bkt), &engine.Options{DataDir: dir, Workers: 2})
 	start := time.Now()
+	var mu sync.Mutex // progress is called from the points' goroutines
 	last := map[string]int{}
 	rows := conformance.Rows()
 	if only := os.Getenv("FLSWEEP_CONFORMANCE_ROWS"); only != "" {
@@ -76,6 +81,8 @@ func TestConformance(t *testing.T) {
 		}
 	}
 	res, err := conformance.Run(t.Context(), e, s, rows, func(p engine.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
 		if testing.Verbose() && (p.Done || p.Round-last[p.Point.ID] >= 10) {
 			last[p.Point.ID] = p.Round
 			t.Logf("%s %s: round %d/%d %s", time.Since(start).Round(time.Second), p.Point.Label, p.Round, p.Rounds, p.Status)
