@@ -17,6 +17,8 @@ import (
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/flsweep/flsweep/engine"
 	"github.com/flsweep/flsweep/methods"
@@ -183,7 +185,17 @@ func signalSweep(ctx context.Context, g *globals, name, point, signal string) er
 		if i < 0 {
 			return fmt.Errorf("sweep %s has no point %q (`starter sweep status %s --all` lists them): %w", name, point, name, errUsage)
 		}
-		st, err := querySweep(ctx, c, id, workflows.StatusRequest{Offset: i, Limit: 1})
+		// A query waits for a worker to run the sweep's workflow task; on
+		// workers whose cores are busy training that can take longer than
+		// the query's 10 s, so a query that timed out is asked again.
+		var st workflows.SweepStatus
+		var err error
+		for attempt := 1; ; attempt++ {
+			st, err = querySweep(ctx, c, id, workflows.StatusRequest{Offset: i, Limit: 1})
+			if err == nil || attempt == 3 || ctx.Err() != nil || !timedOut(err) {
+				break
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("sweep %s: status: %w", name, err)
 		}
@@ -477,6 +489,12 @@ func querySweep(ctx context.Context, c client.Client, id string, req workflows.S
 
 func queryPoint(ctx context.Context, c client.Client, id string) (workflows.PointProgress, error) {
 	return query[workflows.PointProgress](ctx, c, id, workflows.ProgressQuery, 5*time.Second)
+}
+
+// timedOut reports whether err is a deadline that passed, the context's or
+// the frontend's.
+func timedOut(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded
 }
 
 // query asks a workflow's latest run a query, within timeout.
