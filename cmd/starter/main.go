@@ -158,12 +158,15 @@ func interleave(fs *flag.FlagSet, args []string) []string {
 			pos = append(pos, args[i+1:]...)
 			break
 		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
+		// A word with blanks in its name is no flag: SQL that opens with a
+		// "--" comment, say.
+		name, _, _ := strings.Cut(a, "=")
+		if !strings.HasPrefix(a, "-") || a == "-" || strings.ContainsAny(name, " \t\n") {
 			pos = append(pos, a)
 			continue
 		}
 		flags = append(flags, a)
-		name := strings.TrimLeft(a, "-")
+		name = strings.TrimLeft(a, "-")
 		if strings.Contains(name, "=") {
 			continue
 		}
@@ -177,7 +180,8 @@ func interleave(fs *flag.FlagSet, args []string) []string {
 			}
 		}
 	}
-	return append(flags, pos...)
+	// "--" ends the flags, so that fs.Parse takes what follows as it is.
+	return append(append(flags, "--"), pos...)
 }
 
 func groupUsage(w io.Writer, path string, c *command) {
