@@ -37,10 +37,10 @@ import (
 	"strings"
 
 	"golang.org/x/sync/errgroup"
-	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/flsweep/flsweep/engine"
 	"github.com/flsweep/flsweep/methods"
+	"github.com/flsweep/flsweep/results"
 	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store"
 	"github.com/flsweep/flsweep/sweep"
@@ -299,7 +299,7 @@ func pairedInterval(acc, base []float64) (lo, hi float64, ok bool) {
 	for _, x := range d {
 		ss += (x - m) * (x - m)
 	}
-	h := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(0.975) * math.Sqrt(ss/float64(n-1)/float64(n))
+	h := results.T975(n-1) * math.Sqrt(ss/float64(n-1)/float64(n))
 	return m - h, m + h, true
 }
 
