@@ -107,6 +107,12 @@ func (e *Engine) Aggregate(ctx context.Context, in steps.AggregateInput) (steps.
 	if next.Algorithm, err = agg.Finish(w); err != nil {
 		return steps.AggregateOutput{}, fmt.Errorf("round %d: %s: %w", in.Round, env.cfg.AlgorithmName(), err)
 	}
+	if env.opt != nil {
+		step := fl.OptimizerStep{Global: global, Proposed: w, State: st.Optimizer, Trainable: env.trainable, Dst: w}
+		if next.Optimizer, err = env.opt.Step(step); err != nil {
+			return steps.AggregateOutput{}, fmt.Errorf("round %d: server_optimizer %s: %w", in.Round, env.cfg.ServerOptimizer.Name, err)
+		}
+	}
 	var forgotten map[int]int
 	if learner != nil {
 		if next.Sampler, forgotten, err = e.observe(ctx, env, learner, in, st, next.Memory, deltas); err != nil {

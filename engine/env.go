@@ -35,7 +35,10 @@ type pointEnv struct {
 	stats  []partition.ClientStats
 	pop    fl.Population
 	net    *trainer.Net
-	hyper  trainer.Hyper
+	// trainable marks the model's trainable entries (not BatchNorm
+	// running statistics): what a server optimiser steps.
+	trainable []bool
+	hyper     trainer.Hyper
 	// aux is the attacker's auxiliary set when the point runs attacks.
 	aux trainer.Examples
 	pointMethods
@@ -46,6 +49,7 @@ type pointMethods struct {
 	sampler    fl.Planner
 	rule       fl.Rule
 	alg        algorithm.Algorithm
+	opt        fl.ServerOptimizer // nil: the algorithm's step as it is
 	inspectors []inspector
 	attacks    bool  // the point's attack block is active
 	probe      []int // rounds whose unselected clients train probe updates
@@ -87,6 +91,9 @@ func buildMethods(reg *methods.Registry, c sweep.Config) (pointMethods, error) {
 	if err := m.alg.Check(c.TrainerSpec(), c.Hyper()); err != nil {
 		return m, err
 	}
+	if m.opt, err = reg.ServerOptimizer(c.ServerOptimizer.Name, c.ServerOptimizer.Options); err != nil {
+		return m, err
+	}
 	type named struct {
 		Name    string `json:"name"`
 		Options any    `json:"options"`
@@ -95,11 +102,15 @@ func buildMethods(reg *methods.Registry, c sweep.Config) (pointMethods, error) {
 		Sampler    named   `json:"sampler"`
 		Aggregator named   `json:"aggregator"`
 		Algorithm  named   `json:"algorithm"`
+		Optimizer  *named  `json:"server_optimizer,omitempty"`
 		Inspect    []named `json:"inspect,omitempty"`
 	}{
 		Sampler:    named{c.Sampler.Name, m.sampler},
 		Aggregator: named{c.Aggregator.Name, m.rule},
 		Algorithm:  named{c.AlgorithmName(), m.alg},
+	}
+	if m.opt != nil {
+		rec.Optimizer = &named{c.ServerOptimizer.Name, m.opt}
 	}
 	for i, in := range c.Inspect {
 		ins, err := reg.Inspector(in.Name, in.Options)
@@ -176,6 +187,12 @@ func (e *Engine) buildEnv(ctx context.Context, sweepName string, p sweep.Point) 
 	}
 	if env.net, err = trainer.NewNet(c.TrainerSpec(), sp.Data.Shape, sp.Data.Classes); err != nil {
 		return nil, err
+	}
+	env.trainable = make([]bool, env.net.NumParams())
+	for _, p := range env.net.Params() {
+		for j := p.Offset; j < p.Offset+p.Len; j++ {
+			env.trainable[j] = p.Trainable
+		}
 	}
 	if env.pointMethods, err = buildMethods(e.Reg, c); err != nil {
 		return nil, err

@@ -19,6 +19,9 @@ import (
 type serverState struct {
 	Sampler   fl.State
 	Algorithm fl.State
+	// Optimizer is the server optimiser's memory (its moments); empty
+	// without one.
+	Optimizer fl.State
 	// Versions maps a client to the round whose training wrote its current
 	// state; clients without state are absent.
 	Versions map[int]int
@@ -35,14 +38,18 @@ type stateMeta struct {
 	Algorithm     string          `json:"algorithm,omitempty"`
 	SamplerMeta   json.RawMessage `json:"sampler_meta,omitempty"`
 	AlgorithmMeta json.RawMessage `json:"algorithm_meta,omitempty"`
-	Versions      map[int]int     `json:"versions,omitempty"`
-	Memory        map[int]int     `json:"memory,omitempty"`
+	// ServerOptimizer names the server optimiser whose memory the file
+	// holds; empty for points without one (every file written before them).
+	ServerOptimizer string      `json:"server_optimizer,omitempty"`
+	Versions        map[int]int `json:"versions,omitempty"`
+	Memory          map[int]int `json:"memory,omitempty"`
 }
 
 // Vector sections of state.bin are named "<owner>/<name>".
 const (
 	ownSampler   = "sampler/"
 	ownAlgorithm = "algorithm/"
+	ownOptimizer = "server_optimizer/"
 )
 
 // initState returns the server state before round 1.
@@ -54,19 +61,25 @@ func (env *pointEnv) initState() (serverState, error) {
 			return st, err
 		}
 	}
-	st.Algorithm, err = env.alg.Init(env.net.NumParams())
+	if st.Algorithm, err = env.alg.Init(env.net.NumParams()); err != nil {
+		return st, err
+	}
+	if env.opt != nil {
+		st.Optimizer, err = env.opt.Init(env.net.NumParams())
+	}
 	return st, err
 }
 
 // saveState writes the server state after round r.
 func (e *Engine) saveState(ctx context.Context, env *pointEnv, r int, st serverState) error {
 	meta := stateMeta{Round: r, Sampler: env.cfg.Sampler.Name, Algorithm: env.cfg.AlgorithmName(),
-		SamplerMeta: st.Sampler.Meta, AlgorithmMeta: st.Algorithm.Meta, Versions: st.Versions, Memory: st.Memory}
+		SamplerMeta: st.Sampler.Meta, AlgorithmMeta: st.Algorithm.Meta, ServerOptimizer: env.cfg.ServerOptimizer.Name,
+		Versions: st.Versions, Memory: st.Memory}
 	f, err := store.NewFile("state", env.net.Key(), r, fl.Server).AddJSON("meta", meta)
 	if err != nil {
 		return err
 	}
-	f.AddVectors(ownSampler, st.Sampler.Vectors).AddVectors(ownAlgorithm, st.Algorithm.Vectors)
+	f.AddVectors(ownSampler, st.Sampler.Vectors).AddVectors(ownAlgorithm, st.Algorithm.Vectors).AddVectors(ownOptimizer, st.Optimizer.Vectors)
 	_, err = e.Store.PutFile(ctx, env.keys.State(r), f)
 	return err
 }
@@ -92,8 +105,13 @@ func (e *Engine) loadState(ctx context.Context, env *pointEnv, r int) (serverSta
 		return serverState{}, fmt.Errorf("%s was written by algorithm %q with sampler %q, but this point runs %q with %q; the file belongs to another point or was damaged: %w",
 			key, m.Algorithm, m.Sampler, alg, sampler, store.ErrCorrupt)
 	}
+	if opt := env.cfg.ServerOptimizer.Name; m.ServerOptimizer != opt {
+		return serverState{}, fmt.Errorf("%s was written with server optimizer %q, but this point runs %q; the file belongs to another point or was damaged: %w",
+			key, m.ServerOptimizer, opt, store.ErrCorrupt)
+	}
 	st := serverState{Sampler: fl.State{Meta: m.SamplerMeta, Vectors: f.VectorsWith(ownSampler)},
-		Algorithm: fl.State{Meta: m.AlgorithmMeta, Vectors: f.VectorsWith(ownAlgorithm)}, Versions: m.Versions, Memory: m.Memory}
+		Algorithm: fl.State{Meta: m.AlgorithmMeta, Vectors: f.VectorsWith(ownAlgorithm)},
+		Optimizer: fl.State{Vectors: f.VectorsWith(ownOptimizer)}, Versions: m.Versions, Memory: m.Memory}
 	return st, nil
 }
 

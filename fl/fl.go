@@ -127,6 +127,31 @@ type Aggregation interface {
 	Finish(dst []float32) error
 }
 
+// ServerOptimizer is the server's optimiser across rounds (Reddi et al.,
+// "Adaptive Federated Optimization", ICLR 2021, Algorithm 2): it treats the
+// round's proposed step, the algorithm's new model minus θ^t, as the
+// pseudo-gradient Δ_t and turns it into the step actually taken, keeping
+// its moments in State between rounds (state.bin beside the algorithm's).
+// Like a Sampler it is pure: equal arguments give equal results.
+type ServerOptimizer interface {
+	// Init returns the optimiser's memory before round 1 for a model of
+	// numParams values.
+	Init(numParams int) (State, error)
+	// Step writes θ^{t+1} into s.Dst and returns the memory after the round.
+	Step(s OptimizerStep) (State, error)
+}
+
+// OptimizerStep is one round of a ServerOptimizer.
+type OptimizerStep struct {
+	Global   []float32 // θ^t, read only
+	Proposed []float32 // the algorithm's θ^{t+1}: Δ_t = Proposed − Global; read only unless it is Dst
+	State    State     // the optimiser's memory after round t−1
+	// Trainable marks the entries the optimiser steps; the others (BatchNorm
+	// running statistics) take the proposed value. nil: every entry.
+	Trainable []bool
+	Dst       []float32 // θ^{t+1}; may be Proposed itself
+}
+
 // Importance names how client importances p_k are set.
 const (
 	ImportanceSize    = "size"    // p_k = n_k / M, M = Σ n_k (Fraboni et al. 2022, case (b))

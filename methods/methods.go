@@ -1,6 +1,7 @@
 // Package methods maps the method names of a sweep spec to constructors:
 // samplers (sampler:), aggregation rules (aggregator:), FL algorithms
-// (algorithm:) and inspectors (inspect:). Build a Registry in main or a test
+// (algorithm:), server optimisers (server_optimizer:) and inspectors
+// (inspect:). Build a Registry in main or a test
 // (Builtin has every built-in method) and inject it; there is no global
 // registry and no init() registration.
 //
@@ -29,6 +30,7 @@ type (
 	RuleFactory      func(opts fl.Options) (fl.Rule, error)
 	AlgorithmFactory func(opts fl.Options) (algorithm.Algorithm, error)
 	InspectorFactory func(opts fl.Options) (fl.Inspector, error)
+	OptimizerFactory func(opts fl.Options) (fl.ServerOptimizer, error)
 )
 
 // Registry maps names to factories, one namespace per kind of method.
@@ -37,6 +39,7 @@ type Registry struct {
 	rules      kind[RuleFactory]
 	algorithms kind[AlgorithmFactory]
 	inspectors kind[InspectorFactory]
+	optimizers kind[OptimizerFactory]
 }
 
 // New returns an empty registry.
@@ -46,6 +49,7 @@ func New() *Registry {
 		rules:      kind[RuleFactory]{block: "aggregator", m: map[string]RuleFactory{}},
 		algorithms: kind[AlgorithmFactory]{block: "algorithm", m: map[string]AlgorithmFactory{}},
 		inspectors: kind[InspectorFactory]{block: "inspect", m: map[string]InspectorFactory{}},
+		optimizers: kind[OptimizerFactory]{block: "server_optimizer", m: map[string]OptimizerFactory{}},
 	}
 }
 
@@ -85,6 +89,11 @@ func Builtin() *Registry {
 	r.AddAlgorithm("fedmgda+", algorithm.NewFedMGDAPlus)
 	r.AddAlgorithm("fnrfl", algorithm.NewFNRFL)
 	r.AddInspector("noop", newNoop)
+	r.AddServerOptimizer("sgd", aggregate.NewSGD)
+	r.AddServerOptimizer("fedavgm", aggregate.NewFedAvgM)
+	r.AddServerOptimizer("fedadagrad", aggregate.NewFedAdagrad)
+	r.AddServerOptimizer("fedyogi", aggregate.NewFedYogi)
+	r.AddServerOptimizer("fedadam", aggregate.NewFedAdam)
 	return r
 }
 
@@ -106,6 +115,22 @@ func (r *Registry) AddSampler(name string, f SamplerFactory)     { r.samplers.ad
 func (r *Registry) AddRule(name string, f RuleFactory)           { r.rules.add(name, f) }
 func (r *Registry) AddAlgorithm(name string, f AlgorithmFactory) { r.algorithms.add(name, f) }
 func (r *Registry) AddInspector(name string, f InspectorFactory) { r.inspectors.add(name, f) }
+
+// AddServerOptimizer registers a server optimiser's factory.
+func (r *Registry) AddServerOptimizer(name string, f OptimizerFactory) { r.optimizers.add(name, f) }
+
+// ServerOptimizer builds the named server optimiser; "" is none (nil): the
+// algorithm's own step.
+func (r *Registry) ServerOptimizer(name string, opts fl.Options) (fl.ServerOptimizer, error) {
+	if name == "" {
+		return nil, nil
+	}
+	f, err := r.optimizers.get(name)
+	if err != nil {
+		return nil, err
+	}
+	return f(opts)
+}
 
 // Sampler builds the named sampler for m clients per round.
 func (r *Registry) Sampler(name string, m int, opts fl.Options) (fl.Planner, error) {
@@ -151,6 +176,9 @@ func (r *Registry) Samplers() []string   { return r.samplers.names() }
 func (r *Registry) Rules() []string      { return r.rules.names() }
 func (r *Registry) Algorithms() []string { return r.algorithms.names() }
 func (r *Registry) Inspectors() []string { return r.inspectors.names() }
+
+// ServerOptimizers lists the registered server optimisers, sorted.
+func (r *Registry) ServerOptimizers() []string { return r.optimizers.names() }
 
 // Resolved returns a method's resolved options as JSON: its exported fields.
 func Resolved(method any) (json.RawMessage, error) {

@@ -63,7 +63,7 @@ func StripSeed(label string) string {
 
 // methodAxes are the grid paths that name methods: the first grid axis
 // with one of these paths (or a path under one) is the method axis.
-var methodAxes = []string{"algorithm", "sampler", "aggregator"}
+var methodAxes = []string{"algorithm", "sampler", "aggregator", "server_optimizer"}
 
 // splitLabel splits a label without its seed into its axes' "path=value"
 // tokens, given the grid's paths in order (the label is their values

@@ -11,7 +11,7 @@ import (
 // The paired view compares every two methods of a setting seed by seed
 // (README.md, "Querying results"). A point's setting is its
 // configuration without what names its method and seed: config_json with
-// seed, algorithm, sampler, aggregator, inspect and attack removed
+// seed, algorithm, sampler, aggregator, server_optimizer, inspect and attack removed
 // (json_merge_patch with nulls). Two points of one setting and one seed are
 // a pair; with common random numbers (streams: common, the default) they
 // drew the same clients and minibatches, so their difference carries only
@@ -39,7 +39,7 @@ const pairedView = `CREATE VIEW paired AS
 WITH p AS (
   SELECT DISTINCT ON (point) point, seed, label,
     trim(regexp_replace(label, '(^|\s)seed=\S+', '', 'g')) AS method,
-    CASE WHEN json_valid(config_json) THEN CAST(json_merge_patch(config_json, '{"seed":null,"algorithm":null,"sampler":null,"aggregator":null,"inspect":null,"attack":null}') AS VARCHAR) END AS setting
+    CASE WHEN json_valid(config_json) THEN CAST(json_merge_patch(config_json, '{"seed":null,"algorithm":null,"sampler":null,"aggregator":null,"server_optimizer":null,"inspect":null,"attack":null}') AS VARCHAR) END AS setting
   FROM points
 ), last AS (
   SELECT point, max(round) AS round FROM rounds WHERE evaluated GROUP BY point

@@ -33,6 +33,11 @@ type Config struct {
 	// fedavg; finish turns an explicit plain fedavg into zero, so both
 	// spellings are one point.
 	Algorithm Method `json:"algorithm,omitzero" yaml:"algorithm"`
+	// ServerOptimizer is the server's optimiser across rounds (FedAvgM,
+	// FedAdam, FedYogi, FedAdagrad: package aggregate), which takes the
+	// algorithm's step as its pseudo-gradient. Zero: none, the algorithm's
+	// step as it is.
+	ServerOptimizer Method `json:"server_optimizer,omitzero" yaml:"server_optimizer"`
 	// Inspect lists the inspectors that look at every update before
 	// aggregation (the inspect phase; label-recovery attacks).
 	Inspect []Method      `json:"inspect,omitempty" yaml:"inspect"`

@@ -172,6 +172,9 @@ func TestValidateErrors(t *testing.T) {
 		{"attack aux", "attack: {methods: [rlu], aux_per_class: -1}", []string{"attack.aux_per_class = -1"}},
 		{"attack without methods", "attack: {rounds: [1]}", []string{"attack has no methods"}},
 		{"attack unknown field", "attack: {method: [rlu]}", []string{"method"}},
+		{"unknown server optimizer", "server_optimizer: adam", []string{"server_optimizer.name", "adam", "fedadam, fedavgm"}},
+		{"server optimizer without lr", "server_optimizer: fedyogi", []string{"server_optimizer.lr is required"}},
+		{"server optimizer and server_lr", "server_optimizer: {name: fedadam, lr: 0.01}\naggregator: {name: fedavg, server_lr: 0.5}", []string{"aggregator.server_lr = 0.5", "server_optimizer fedadam"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -127,6 +127,13 @@ func (c Config) Validate(reg *methods.Registry) error {
 		} else if r, ok := alg.(algorithm.Refiner); ok && r.PublicFrom() == algorithm.PublicTrain && c.Partition.PublicPerClass == 0 {
 			bad("algorithm %s refines on the server's public set, but partition.public_per_class = 0; reserve one, e.g. partition.public_per_class: 100", c.AlgorithmName())
 		}
+		if _, err := reg.ServerOptimizer(c.ServerOptimizer.Name, c.ServerOptimizer.Options); err != nil {
+			errs = append(errs, err)
+		} else if c.ServerOptimizer.Name != "" {
+			if lr, ok := c.Aggregator.Options["server_lr"]; ok && lr != 1.0 && lr != int64(1) {
+				bad("aggregator.server_lr = %v with server_optimizer %s: the optimiser's lr is the server's step size; remove aggregator.server_lr (or set it to 1)", lr, c.ServerOptimizer.Name)
+			}
+		}
 		for i, m := range c.Inspect {
 			if _, err := reg.Inspector(m.Name, m.Options); err != nil {
 				errs = append(errs, fmt.Errorf("inspect[%d]: %w", i, err))

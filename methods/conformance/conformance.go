@@ -58,6 +58,9 @@ type Row struct {
 	Kind   string // KindAlgorithm or KindSampler
 	Method string // its registry name
 	Block  string // its spec block in YAML flow style, e.g. "{name: feddc, drift_mean: all}"
+	// Optimizer and OptimizerBlock are the server optimiser the row runs
+	// its algorithm with (its registry name and spec block), "" for none.
+	Optimizer, OptimizerBlock string
 	// Fair marks a method whose server weighs the clients by their losses
 	// or conflicts to serve the worst-off (the fairness methods): it trades
 	// mean accuracy for the worst clients' by design, so it passes with
@@ -196,6 +199,11 @@ func (s Scale) spec(name, kind string, col Column, rows []Row, public bool) stri
 	fmt.Fprintf(&b, "eval_every: %d\ncheckpoint_every: %d\n", s.Rounds, s.Rounds)
 	fmt.Fprintf(&b, "metrics: {global_train_loss: false, client_losses: false}\n")
 	fmt.Fprintf(&b, "seeds: [%s]\n", strings.Join(seeds, ", "))
+	for _, r := range rows[:1] {
+		if r.OptimizerBlock != "" {
+			fmt.Fprintf(&b, "server_optimizer: %s\n", r.OptimizerBlock)
+		}
+	}
 	fmt.Fprintf(&b, "run: {concurrency: %d}\ngrid:\n  %s:\n", len(s.Seeds), kind)
 	for _, r := range rows {
 		fmt.Fprintf(&b, "    - %s\n", r.Block)
@@ -554,7 +562,7 @@ func acc(v float64) string {
 func Select(rows []Row, names []string) []Row {
 	var out []Row
 	for _, r := range rows {
-		if slices.Contains(names, r.Method) || slices.Contains(names, r.Name) {
+		if slices.Contains(names, r.Method) || slices.Contains(names, r.Name) || (r.Optimizer != "" && slices.Contains(names, r.Optimizer)) {
 			out = append(out, r)
 		}
 	}
@@ -572,11 +580,13 @@ func Failures(results []Result) []Result {
 	return out
 }
 
-// Missing returns the algorithms and samplers of reg that no row covers.
+// Missing returns the algorithms, samplers and server optimisers of reg
+// that no row covers.
 func Missing(reg *methods.Registry, rows []Row) []string {
 	have := map[string]bool{}
 	for _, r := range rows {
 		have[r.Kind+"\x00"+r.Method] = true
+		have["optimizer\x00"+r.Optimizer] = true
 	}
 	var out []string
 	for _, n := range reg.Algorithms() {
@@ -587,6 +597,11 @@ func Missing(reg *methods.Registry, rows []Row) []string {
 	for _, n := range reg.Samplers() {
 		if !have[KindSampler+"\x00"+n] {
 			out = append(out, "sampler "+n)
+		}
+	}
+	for _, n := range reg.ServerOptimizers() {
+		if !have["optimizer\x00"+n] {
+			out = append(out, "server_optimizer "+n)
 		}
 	}
 	return out

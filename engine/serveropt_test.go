@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/flsweep/flsweep/methods"
+	"github.com/flsweep/flsweep/steps"
+	"github.com/flsweep/flsweep/store"
+)
+
+// everyOptimizer runs every built-in server optimiser (and none) on one
+// tiny federation, with FedAvg and with SCAFFOLD, whose server state sits
+// beside the optimiser's in state.bin.
+const everyOptimizer = `
+name: every-opt
+dataset: {name: synthetic}
+partition: {scheme: dirichlet, clients: 10, alpha: 0.5}
+model: {arch: mlp, hidden: [16]}
+train: {lr: 0.1, batch_size: 16, local_steps: 3}
+rounds: 7
+clients_per_round: 3
+eval_every: 7
+checkpoint_every: 2
+seeds: [1]
+grid:
+  algorithm: [fedavg, scaffold]
+  server_optimizer:
+    - {name: sgd, lr: 0.7}
+    - {name: fedavgm, lr: 1}
+    - {name: fedadagrad, lr: 0.1}
+    - {name: fedyogi, lr: 0.03}
+    - {name: fedadam, lr: 0.03}
+`
+
+// optimizerOf returns the server optimiser named in a points row's config.
+func optimizerOf(t *testing.T, row store.PointRow) string {
+	t.Helper()
+	var c struct {
+		Opt struct {
+			Name string `json:"name"`
+		} `json:"server_optimizer"`
+	}
+	if err := json.Unmarshal([]byte(row.Config), &c); err != nil {
+		t.Fatal(err)
+	}
+	return c.Opt.Name
+}
+
+// TestEveryServerOptimizerResumes: for every built-in server optimiser
+// (the spec must name them all), a point crashed in round 5, in one of its
+// phases, and resumed ends with the same models and rows as an
+// uninterrupted run: the optimiser's moments come back from state.bin.
+func TestEveryServerOptimizerResumes(t *testing.T) {
+	_, plan, want := runSpec(t, everyOptimizer, nil)
+	var ran []string
+	for _, p := range want.Points {
+		if name := optimizerOf(t, p); !slices.Contains(ran, name) {
+			ran = append(ran, name)
+		}
+	}
+	slices.Sort(ran)
+	if all := methods.Builtin().ServerOptimizers(); !slices.Equal(ran, all) {
+		t.Fatalf("the spec runs server optimizers %v; add the missing ones of %v", ran, all)
+	}
+	seen := map[string]bool{}
+	for _, r := range want.Results {
+		if seen[r.ModelSHA256] {
+			t.Errorf("two points ended with model %s: an optimiser had no effect", r.ModelSHA256)
+		}
+		seen[r.ModelSHA256] = true
+	}
+	e := newEngine(t)
+	ctx := context.Background()
+	if _, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(everyOptimizer)}); err != nil {
+		t.Fatal(err)
+	}
+	crashes := []string{steps.Aggregate.Name, steps.CommitRound.Name, steps.TrainClients.Name, steps.SelectClients.Name}
+	sk, _ := store.SweepKeys(plan.Name)
+	for i, p := range want.Points {
+		runSteps(t, e, steps.PointRef{Sweep: plan.Name, Point: p.Point}, 5, crashes[i%len(crashes)])
+		pk, _ := sk.Point(p.Point)
+		if ok, err := e.Store.Exists(ctx, pk.Committed(7)); err != nil || ok {
+			t.Fatalf("%s: did not crash in round 5 (round 7 committed: %v, %v)", p.Label, ok, err)
+		}
+	}
+	restarted := New(e.Store, &Options{Workers: 2, Registry: e.Reg})
+	restarted.Data = e.Data
+	if _, err := restarted.RunSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(everyOptimizer)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	compare(t, "crashed in round 5 and resumed", take(t, restarted, plan), want)
+}
+
+// TestServerSGDIsTheAlgorithmsStep: server_optimizer sgd at lr 1 (its
+// defaults) leaves every round's model of FedAvg and of SCAFFOLD bit for
+// bit as without a server optimiser; the two points share their draws
+// (common random numbers).
+func TestServerSGDIsTheAlgorithmsStep(t *testing.T) {
+	const spec = `
+name: sgd-one
+dataset: {name: synthetic}
+partition: {scheme: dirichlet, clients: 10, alpha: 0.5}
+model: {arch: mlp, hidden: [16]}
+train: {lr: 0.1, momentum: 0.9, batch_size: 16, local_steps: 3}
+rounds: 6
+clients_per_round: 3
+eval_every: 3
+seeds: [1, 2]
+grid:
+  algorithm: [fedavg, scaffold]
+  server_optimizer: [sgd, {name: fedadam, lr: 0.01}]
+`
+	plain := strings.Replace(spec, "  server_optimizer: [sgd, {name: fedadam, lr: 0.01}]\n", "", 1)
+	_, _, with := runSpec(t, spec, nil)
+	_, _, without := runSpec(t, plain, nil)
+	models := func(s snapshot, opt string) map[string][]string { // label without the optimiser → round checksums
+		labels := map[string]string{}
+		for _, p := range s.Points {
+			labels[p.Point] = p.Label
+		}
+		out := map[string][]string{}
+		for _, r := range s.Rounds {
+			label := strings.Replace(labels[r.Point], " server_optimizer="+opt, "", 1)
+			if opt != "" && label == labels[r.Point] {
+				continue
+			}
+			out[label] = append(out[label], r.ModelSHA256)
+		}
+		return out
+	}
+	got, want, adam := models(with, "sgd"), models(without, ""), models(with, "fedadam(lr=0.01)")
+	if len(got) != 4 || len(want) != 4 || len(adam) != 4 {
+		t.Fatalf("%d, %d and %d points; want 4 of each (labels %v)", len(got), len(want), len(adam), keys(got))
+	}
+	for label, sums := range want {
+		if !slices.Equal(got[label], sums) {
+			t.Errorf("%s: server sgd at lr 1 gave models %v; without it %v", label, got[label], sums)
+		}
+		if slices.Equal(adam[label], sums) {
+			t.Errorf("%s: fedadam's models equal the algorithm's", label)
+		}
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
