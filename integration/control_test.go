@@ -29,6 +29,7 @@ func (e *env) committed(sweep string) int {
 // and accuracy; and `sweep resume` continues the stopped point to the models
 // and rows of the undisturbed run.
 func TestPauseStopResume(t *testing.T) {
+	requireEnv(t)
 	want := straightRun(t)
 	e := newEnv(t)
 	e.worker()

@@ -220,6 +220,7 @@ func midRound(t *testing.T, root, sweep, from string) string {
 // started by it, the other bucket holds nothing but its marker, and the
 // results equal the single-worker run.
 func TestWorkersOfOtherBuildAndBucket(t *testing.T) {
+	requireEnv(t)
 	want := straightRun(t)
 	other := otherBuild(t)
 	e := newEnv(t)
@@ -307,6 +308,7 @@ func TestWorkersOfOtherBuildAndBucket(t *testing.T) {
 // from the kill of every worker to the next committed round (the time to
 // recover: the killed workers' activities time out on their heartbeats).
 func TestTwoWorkersOneKilled(t *testing.T) {
+	requireEnv(t)
 	want := straightRun(t)
 	e := newEnv(t)
 	start := time.Now()
@@ -346,6 +348,7 @@ func TestTwoWorkersOneKilled(t *testing.T) {
 // and with two on this machine and logs both wall times (a figure, not an
 // assertion).
 func TestWorkersWallTime(t *testing.T) {
+	requireEnv(t)
 	if os.Getenv("FLSWEEP_FAULT_FIGURES") == "" {
 		t.Skip("a figure: set FLSWEEP_FAULT_FIGURES=1")
 	}
@@ -391,6 +394,7 @@ func devServer(t *testing.T, hostPort, db, uiPort string) *testsuite.DevServer {
 // reconnects, and the sweep completes, identical to the undisturbed run.
 // Logged: the time from the restart to the next committed round.
 func TestServerRestart(t *testing.T) {
+	requireEnv(t)
 	want := straightRun(t)
 	hostPort := "127.0.0.1:" + miniotest.FreePort(t)
 	db := filepath.Join(t.TempDir(), "temporal.db")
@@ -433,6 +437,7 @@ func TestServerRestart(t *testing.T) {
 // the steps that failed meanwhile retry, and the sweep completes, identical
 // to the undisturbed run (on a local directory).
 func TestBlobStoreOutage(t *testing.T) {
+	requireEnv(t)
 	srv := miniotest.Start(t)
 	want := straightRun(t)
 	e := newEnv(t)
@@ -466,6 +471,7 @@ func TestBlobStoreOutage(t *testing.T) {
 // verifies (withdrawing the later rounds), recomputes, and the sweep ends
 // identical to the undisturbed run.
 func TestDamagedCheckpoint(t *testing.T) {
+	requireEnv(t)
 	want := straightRun(t)
 	e := newEnv(t)
 	e.startWorker("worker")

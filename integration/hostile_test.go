@@ -66,6 +66,7 @@ func writeSpec(t *testing.T, spec string) string {
 // bucket is left as it was. engine.TestHostileInput covers every case
 // against a real file bucket; these are the ones that matter most end to end.
 func TestHostileInputCLI(t *testing.T) {
+	requireEnv(t)
 	e := newEnv(t)
 	local := []struct{ name, give, want string }{
 		{"name escaping its prefix", hostileSpec("../escape", ""), `name = "../escape"`},

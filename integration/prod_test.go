@@ -208,6 +208,7 @@ func committedRounds(t *testing.T, e *env, sweep string) int {
 // Temporal server in the middle and starts it again, and checks the sweep
 // completes, identical. It reports wall times and the time to recover.
 func TestProdStack(t *testing.T) {
+	requireEnv(t)
 	requireProd(t)
 	// The reference: the dev server's run. With FLSWEEP_PROD_BENCH=1, a run
 	// of its own with two workers (2 slots each, as the stack's), timed for

@@ -11,6 +11,7 @@ import (
 // as the production deployment does, and compares with the run on a local
 // directory: same models, same rows.
 func TestS3BlobStore(t *testing.T) {
+	requireEnv(t)
 	srv := miniotest.Start(t)
 	want := straightRun(t)
 

@@ -40,6 +40,7 @@ func envInt(t *testing.T, name string, def int) int {
 // sweep's counts, survives a SIGKILLed worker and a cancellation, and
 // resumes to every point done, each with its DONE.json.
 func TestScaleSweep(t *testing.T) {
+	requireEnv(t)
 	points := envInt(t, "FLSWEEP_SCALE_POINTS", 240)
 	pageSize := envInt(t, "FLSWEEP_SCALE_PAGE", 30)
 	e := newEnv(t)
@@ -229,6 +230,7 @@ func TestScaleSweep(t *testing.T) {
 // 20 times for its default view (counts, running and failed points) and 20
 // times for a page of 100 from the middle, then cancelled.
 func TestScaleStatus(t *testing.T) {
+	requireEnv(t)
 	sizes := os.Getenv("FLSWEEP_SCALE_STATUS")
 	if sizes == "" {
 		sizes = "1000"

@@ -34,6 +34,7 @@ import (
 //     signed by another issuer, and a key for another namespace are refused,
 //     and the error names TEMPORAL_API_KEY.
 func TestServerTLS(t *testing.T) {
+	requireEnv(t)
 	s := newProdStack(t, "STACK_TLS=mtls", "STACK_WORKERS=0")
 	s.mustSh("up")
 	tlsDir := filepath.Join(s.dir, "tls")

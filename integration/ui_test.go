@@ -39,6 +39,7 @@ const listRows = `tr[data-testid="workflows-summary-configurable-table-row"]`
 // test to run. With FLSWEEP_RECORD_HISTORIES set it records the sweep's
 // histories as labelled-*.json for the replay test.
 func TestUIListShowsPoints(t *testing.T) {
+	requireEnv(t)
 	browsertest.Require(t, "the Temporal UI is not opened in a browser")
 	dir := t.TempDir()
 	hostPort := "127.0.0.1:" + miniotest.FreePort(t)

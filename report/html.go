@@ -78,7 +78,6 @@ type pageData struct {
 	Acc, Loss, TrainLoss                   []figure
 	ClientFigs, CompositionFigs, AttackFig []figure
 	PartitionFigs                          []figure
-	NoTrainLoss                            bool
 	Finished                               int
 	TargetShare                            float64
 }

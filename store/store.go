@@ -245,7 +245,6 @@ type Commit struct {
 	Round        int     `json:"round"`
 	Global       string  `json:"global"`        // key of the model after the round
 	GlobalSHA256 string  `json:"global_sha256"` // Checksum of the model's weights
-	FileSHA256   string  `json:"file_sha256"`   // checksum of the global.bin file
 	DataDigest   string  `json:"data_digest"`   // the data the point runs on
 	CodeVersion  string  `json:"code_version"`  // the build that computed the round
 	Clients      []int   `json:"clients,omitempty"`

@@ -207,12 +207,6 @@ func MOON(nu, tau float64, global, prev []float32) Objective {
 	return Objective{Contrast: &Contrastive{Mu: nu, Tau: tau, Global: global, Prev: prev}}
 }
 
-// plain reports whether o is the plain cross-entropy with a fresh optimiser.
-func (o *Objective) plain() bool {
-	return o.Prox == 0 && o.Linear == nil && o.Align == 0 && o.Contrast == nil && o.State == nil && o.AfterStep == nil &&
-		o.PropFair == nil && o.FirstStep == nil && o.FeatureNorm == nil
-}
-
 // Validate checks o against the net and the number of training samples.
 // Errors name the field and the fix and wrap ErrInvalid.
 func (o *Objective) Validate(n *Net, samples int) error {

@@ -8,7 +8,8 @@ package trainer
 //
 // Each op implements gorgonia.Op and, when it is differentiable,
 // gorgonia.SDOp, so gorgonia.Grad builds the backward graph from our
-// SymDiff methods and the TapeMachine runs forward and backward together.
+// SymDiff methods, and our tape (tape.go, which replaced gorgonia's
+// TapeMachine) runs the forward and backward nodes in one fixed order.
 //
 // An op instance belongs to exactly one graph, and a graph to one session,
 // which one goroutine uses at a time. That lets an op keep state between its
