@@ -3,7 +3,12 @@ package flsweep_test
 
 import (
 	"bufio"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -35,7 +40,7 @@ func list(t *testing.T, field string) map[string][]string {
 // package of the module but fl, qp and trainer (with trainer's internal
 // packages; no engine, no storage).
 func TestArchitecture(t *testing.T) {
-	attackOK := map[string]bool{module + "/fl": true, module + "/qp": true, module + "/trainer": true}
+	attackOK := map[string]bool{module + "/fl": true, module + "/qp": true, module + "/trainer": true, module + "/errkind": true}
 	temporalOK := map[string]bool{"workflows": true, "activities": true, "worker": true, "cmd/starter": true, "integration": true, "temporalclient": true}
 	direct := list(t, "Imports")
 	for pkg, ds := range list(t, "Deps") {
@@ -54,6 +59,80 @@ func TestArchitecture(t *testing.T) {
 			if strings.HasPrefix(d, "gorgonia.org/") && rel != "trainer" {
 				t.Errorf("%s imports %s: only trainer may import gorgonia", rel, d)
 			}
+		}
+	}
+}
+
+// unkinded are the package-level sentinels declared with errors.New, not
+// errkind.New, and why: each is matched by its callers before it can reach
+// a step's result.
+var unkinded = map[string]string{
+	"store.ErrNotFound":       "a missing blob is damage only where the protocol guarantees it (the engine's errMissing); elsewhere callers test for it",
+	"gp.ErrNotPD":             "FedCor wraps it as fl.ErrDiverged",
+	"results.ErrNoTables":     "the claims scorecard reads it as \"not run\"",
+	"attack.ErrNotApplicable": "the engine records the attack as not applicable",
+	"engine.errFanOut":        "a control signal of RunRoundInOne, caught where it is raised",
+	"main.errUsage":           "the starter's usage error, read by main for its exit status",
+}
+
+// TestSentinelsHaveKinds: every package-level error sentinel is declared
+// with errkind.New, so what is retried, recovered or recorded is decided by
+// its kind (errkind.Of) and a new package's sentinel cannot become
+// retryable unnoticed; the exceptions are listed in unkinded with why.
+func TestSentinelsHaveKinds(t *testing.T) {
+	seen := map[string]bool{}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") && path != "." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			g, ok := decl.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, spec := range g.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, v := range vs.Values {
+					call, ok := v.(*ast.CallExpr)
+					if !ok {
+						continue
+					}
+					sel, ok := call.Fun.(*ast.SelectorExpr)
+					if !ok || sel.Sel.Name != "New" {
+						continue
+					}
+					if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "errors" {
+						continue
+					}
+					name := f.Name.Name + "." + vs.Names[i].Name
+					if !ast.IsExported(vs.Names[i].Name) && !strings.HasPrefix(vs.Names[i].Name, "err") {
+						continue
+					}
+					seen[name] = true
+					if _, ok := unkinded[name]; !ok {
+						t.Errorf("%s: %s = errors.New(...): declare it with errkind.New and its kind (invalid, refused, damaged, diverged), or list it in unkinded with why", path, name)
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range unkinded {
+		if !seen[name] {
+			t.Errorf("unkinded lists %s, which is no longer declared with errors.New: remove it", name)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/flsweep/flsweep/engine"
+	"github.com/flsweep/flsweep/errkind"
 	"github.com/flsweep/flsweep/fl"
 	"github.com/flsweep/flsweep/steps"
 )
@@ -250,19 +251,24 @@ func heartbeatingWith[O any](ctx context.Context, a *Activities, p *progress, f 
 	return out, toTemporal(err)
 }
 
-// toTemporal classifies an engine error once: bad input and divergence become
-// non-retryable application errors whose type the workflows match; anything
-// else is returned as is and retried with bounded backoff.
+// toTemporal classifies an engine error once, by its kind (package
+// errkind): divergence, damage and bad input become non-retryable
+// application errors whose type the workflows match; anything else is
+// returned as is and retried with bounded backoff.
 func toTemporal(err error) error {
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case engine.IsDiverged(err):
-		return temporal.NewNonRetryableApplicationError(err.Error(), steps.ErrTypeDiverged, err)
-	case engine.IsDamaged(err):
-		return temporal.NewNonRetryableApplicationError(err.Error(), steps.ErrTypeCorrupt, err)
-	case engine.IsBadInput(err):
-		return temporal.NewNonRetryableApplicationError(err.Error(), steps.ErrTypeInvalid, err)
+	}
+	if typ, ok := errTypes[errkind.Of(err)]; ok {
+		return temporal.NewNonRetryableApplicationError(err.Error(), typ, err)
 	}
 	return err
+}
+
+// errTypes are the Temporal error types of the kinds that are never
+// retried (steps.ErrType*).
+var errTypes = map[errkind.Kind]string{
+	errkind.Invalid:  steps.ErrTypeInvalid,
+	errkind.Damaged:  steps.ErrTypeCorrupt,
+	errkind.Diverged: steps.ErrTypeDiverged,
 }

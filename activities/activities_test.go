@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,9 +13,14 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"gocloud.dev/blob/memblob"
 
+	"github.com/flsweep/flsweep/dataset"
 	"github.com/flsweep/flsweep/engine"
+	"github.com/flsweep/flsweep/fairness"
+	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/partition"
 	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store"
+	"github.com/flsweep/flsweep/trainer"
 )
 
 // TestRefuse: an activity that reaches a worker on a queue routed to
@@ -60,5 +66,39 @@ func TestRefuse(t *testing.T) {
 				t.Errorf("refusal %v: non-retryable %v; want retryable, naming the queue %s", ae, ae.NonRetryable(), queue)
 			}
 		})
+	}
+}
+
+// TestToTemporal: every package's sentinels reach Temporal as their kind's
+// error type, non-retryable, whatever else the chain holds; unkinded
+// errors stay retryable.
+func TestToTemporal(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string // "" = returned as is (retried)
+	}{
+		{fmt.Errorf("spec: %w", fl.ErrInvalid), steps.ErrTypeInvalid},
+		{fmt.Errorf("arch: %w", trainer.ErrInvalid), steps.ErrTypeInvalid},
+		{fmt.Errorf("idx: %w", dataset.ErrNotFound), steps.ErrTypeInvalid},
+		{fmt.Errorf("idx: %w", dataset.ErrInvalid), steps.ErrTypeInvalid},
+		{fmt.Errorf("split: %w", partition.ErrInvalid), steps.ErrTypeInvalid},
+		{fmt.Errorf("acc: %w", fairness.ErrInvalid), steps.ErrTypeInvalid},
+		{fmt.Errorf("key: %w", store.ErrInvalid), steps.ErrTypeInvalid},
+		{fmt.Errorf("global.bin: %w", store.ErrCorrupt), steps.ErrTypeCorrupt},
+		{errors.Join(fl.ErrInvalid, store.ErrCorrupt), steps.ErrTypeCorrupt},
+		{errors.Join(store.ErrCorrupt, fl.ErrInvalid), steps.ErrTypeCorrupt},
+		{fmt.Errorf("step 3: %w", trainer.ErrDiverged), steps.ErrTypeDiverged},
+		{fmt.Errorf("%w in %w", fl.ErrDiverged, store.ErrCorrupt), steps.ErrTypeDiverged},
+		{errors.New("connection reset"), ""},
+		{fmt.Errorf("get: %w", store.ErrNotFound), ""},
+	} {
+		got := toTemporal(c.err)
+		var ae *temporal.ApplicationError
+		switch {
+		case c.want == "" && got != c.err:
+			t.Errorf("%v became %v; want it returned as is", c.err, got)
+		case c.want != "" && (!errors.As(got, &ae) || ae.Type() != c.want || !ae.NonRetryable()):
+			t.Errorf("%v became %v; want a non-retryable %s", c.err, got, c.want)
+		}
 	}
 }

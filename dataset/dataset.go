@@ -3,17 +3,18 @@ package dataset
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/flsweep/flsweep/errkind"
 )
 
 // ErrNotFound marks a missing data file. Callers classify it as a non-retryable bad-input error.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = errkind.New(errkind.Invalid, "not found")
 
 // ErrInvalid marks malformed or corrupt data, a checksum mismatch or an unknown dataset name.
 // Callers classify it as a non-retryable bad-input error.
-var ErrInvalid = errors.New("invalid input")
+var ErrInvalid = errkind.New(errkind.Invalid, "invalid input")
 
 // Split is one split of a dataset held in memory.
 type Split struct {

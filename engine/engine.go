@@ -13,17 +13,14 @@ package engine
 import (
 	"container/list"
 	"context"
-	"errors"
 	"runtime"
 	"sync"
 
 	"golang.org/x/sync/singleflight"
 
 	"github.com/flsweep/flsweep/dataset"
-	"github.com/flsweep/flsweep/fairness"
-	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/errkind"
 	"github.com/flsweep/flsweep/methods"
-	"github.com/flsweep/flsweep/partition"
 	"github.com/flsweep/flsweep/store"
 	"github.com/flsweep/flsweep/sweep"
 	"github.com/flsweep/flsweep/trainer"
@@ -96,27 +93,21 @@ func (e *Engine) dataRoot(c sweep.Config) (string, error) {
 }
 
 // IsBadInput reports whether err comes from input that can never work: a bad
-// spec, unknown method, missing dataset, corrupt checkpoint. Such errors must
-// not be retried.
+// spec, unknown method, missing dataset (errkind.Invalid), or a stored file
+// that failed its checks (errkind.Damaged, which a point may first recover
+// from: IsDamaged). Such errors must not be retried.
 func IsBadInput(err error) bool {
-	for _, s := range []error{fl.ErrInvalid, dataset.ErrInvalid, dataset.ErrNotFound, partition.ErrInvalid,
-		trainer.ErrInvalid, store.ErrInvalid, store.ErrCorrupt, fairness.ErrInvalid, errMissing} {
-		if errors.Is(err, s) {
-			return true
-		}
-	}
-	return false
+	k := errkind.Of(err)
+	return k == errkind.Invalid || k == errkind.Damaged
 }
 
 // IsDiverged reports whether err is a numerical blow-up (NaN or Inf): an
 // outcome of the point, not a failure to retry.
-func IsDiverged(err error) bool {
-	return errors.Is(err, fl.ErrDiverged) || errors.Is(err, trainer.ErrDiverged)
-}
+func IsDiverged(err error) bool { return errkind.Of(err) == errkind.Diverged }
 
 // errMissing marks a blob the protocol guarantees but that is absent (a
 // committed round without its model): the store was damaged.
-var errMissing = errors.New("missing")
+var errMissing = errkind.New(errkind.Damaged, "missing")
 
 // envCache keeps recently used point environments (data, partition, model
 // description) so consecutive activities of a point do not rebuild them.

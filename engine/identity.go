@@ -13,6 +13,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
+	"github.com/flsweep/flsweep/errkind"
 	"github.com/flsweep/flsweep/fl"
 	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store"
@@ -150,10 +151,10 @@ func (e *Engine) Refuses(ctx context.Context, want Identity) error {
 // ErrRefused marks a task this worker must not compute: it belongs to a
 // sweep of another bucket or build. It is not bad input: another worker
 // can run it.
-var ErrRefused = errors.New("refused")
+var ErrRefused = errkind.New(errkind.Refused, "refused")
 
 // IsRefused reports whether err is a refusal (ErrRefused).
-func IsRefused(err error) bool { return errors.Is(err, ErrRefused) }
+func IsRefused(err error) bool { return errkind.Of(err) == errkind.Refused }
 
 // checkBuild refuses to continue a point whose last committed round was
 // computed by another build than this engine's: the determinism contract

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flsweep/flsweep/errkind"
 	"github.com/flsweep/flsweep/store"
 )
 
@@ -53,9 +54,7 @@ func IsDamaged(err error) bool { return damaged(err) }
 
 // damaged reports whether err says a stored file is damaged or missing
 // although the protocol guarantees it.
-func damaged(err error) bool {
-	return errors.Is(err, store.ErrCorrupt) || errors.Is(err, errMissing)
-}
+func damaged(err error) bool { return errkind.Of(err) == errkind.Damaged }
 
 // verifyCheckpoint checks round r's checkpoint against its manifest c: the
 // model's checksum, the server state and, when deep, every client state and

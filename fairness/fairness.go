@@ -15,15 +15,16 @@
 package fairness
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/flsweep/flsweep/errkind"
 )
 
 // ErrInvalid is wrapped by the error Measure returns for input it cannot
 // measure.
-var ErrInvalid = errors.New("invalid input")
+var ErrInvalid = errkind.New(errkind.Invalid, "invalid input")
 
 // Metrics are the fairness metrics of one accuracy vector a of m clients.
 // When all a_i are equal (m = 1 included), Mean and the worst and best means

@@ -8,19 +8,20 @@
 package fl
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/flsweep/flsweep/errkind"
 )
 
 // ErrInvalid marks bad input: a spec, option or argument that can never work.
 // Callers treat it as non-retryable.
-var ErrInvalid = errors.New("invalid input")
+var ErrInvalid = errkind.New(errkind.Invalid, "invalid input")
 
 // ErrDiverged marks a numerical blow-up (NaN or Inf) in a model or update. It
 // is an outcome of the point, recorded, not retried.
-var ErrDiverged = errors.New("diverged")
+var ErrDiverged = errkind.New(errkind.Diverged, "diverged")
 
 // Population is what a sampler may know about the clients: plain data, loaded
 // by the caller. Sizes[k] is client k's number of training samples n_k and

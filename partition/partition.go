@@ -1,15 +1,16 @@
 package partition
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/flsweep/flsweep/errkind"
 )
 
 // ErrInvalid marks input that can never work: a bad option, an index out of
 // range, or a request no random draw can satisfy. It is not retryable.
-var ErrInvalid = errors.New("invalid input")
+var ErrInvalid = errkind.New(errkind.Invalid, "invalid input")
 
 // Source names the dataset split that a partition's test indices point into.
 type Source string

@@ -32,15 +32,17 @@ import (
 	_ "gocloud.dev/blob/memblob"  // mem:// URLs
 	_ "gocloud.dev/blob/s3blob"   // s3:// URLs (AWS, MinIO and other S3-compatible stores)
 	"gocloud.dev/gcerrors"
+
+	"github.com/flsweep/flsweep/errkind"
 )
 
 var (
 	// ErrNotFound: the object does not exist.
 	ErrNotFound = errors.New("not found")
 	// ErrCorrupt: the object exists but fails its checks.
-	ErrCorrupt = errors.New("corrupt")
+	ErrCorrupt = errkind.New(errkind.Damaged, "corrupt")
 	// ErrInvalid: a name or argument that can never be valid.
-	ErrInvalid = errors.New("invalid input")
+	ErrInvalid = errkind.New(errkind.Invalid, "invalid input")
 )
 
 // Store is a blob bucket with the project's layout on top. It counts the

@@ -1,22 +1,23 @@
 package trainer
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"github.com/flsweep/flsweep/errkind"
 )
 
 // ErrInvalid marks bad input: an unknown architecture, an invalid
 // hyperparameter, a weight vector of the wrong length, a label outside the
 // class range. Errors wrap it; test with errors.Is. Retrying cannot help.
-var ErrInvalid = errors.New("invalid argument")
+var ErrInvalid = errkind.New(errkind.Invalid, "invalid argument")
 
 // ErrDiverged marks a training run in which a loss or weight became NaN or
 // ±Inf. Errors wrap it together with the step at which it was seen.
-var ErrDiverged = errors.New("training diverged")
+var ErrDiverged = errkind.New(errkind.Diverged, "training diverged")
 
 // Architecture names accepted in Spec.Arch.
 const (
