@@ -207,6 +207,8 @@ down:
 
 vet:
 	$(GO) vet ./...
+	@# The AVX2/AVX-512 kernels (about 2,000 lines) compile only under GOEXPERIMENT=simd: vet them too.
+	GOEXPERIMENT=simd $(GO) vet ./trainer/...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
 ## validate-infra: the compose file and the Kubernetes manifests, validated with compose-go, kustomize, the
