@@ -57,18 +57,18 @@ type Problem struct {
 // official code makes a new optimiser for every training) on the loss
 // −LOO, starting from x (updated in place). It returns the LOO value at the
 // last step's starting point, or ErrNotPD if a covariance could not be
-// factorised (x then holds the last good iterate).
+// factorised (x then holds the last good iterate). Each step costs
+// O(n·d² + E·n·d) for E samples (LOOGrad's Woodbury form, not LOO's n×n
+// inverse).
 func Fit(p Problem, x []float64, iters int, lr float64) (float64, error) {
 	opt := NewAdam(lr, len(x))
 	last := math.NaN()
 	for range iters {
-		k := Covariance(x, p.N, p.D, p.Noise)
-		l, g, err := LOO(k, p.Mu, p.Ys, p.W, p.Terms)
+		l, grad, err := LOOGrad(x, p.N, p.D, p.Noise, p.Mu, p.Ys, p.W, p.Terms)
 		if err != nil {
 			return last, err
 		}
 		last = l
-		grad := EmbeddingGrad(g, x, p.N, p.D)
 		for i := range grad {
 			grad[i] = -grad[i]
 		}

@@ -60,7 +60,6 @@ func BenchmarkSelect(b *testing.B) {
 // machine has.
 var selectSkip = map[string]int{
 	"divfl":                10000, // N² distances over |θ|: about 3.6 h and 8 GB of gradients
-	"fedcor":               1000,  // the GP fit after the warm-up: about 15 min at N = 1,000
 	"hics":                 10000, // Ward on N rows of N distances: 561 s per selection (sampling's BenchmarkHiCS10000)
 	"clustered-similarity": 10000, // the same N³ row distances after N² update distances
 }
