@@ -2,13 +2,11 @@ package algorithm
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"math"
 	"slices"
 
 	"github.com/flsweep/flsweep/fl"
-	"github.com/flsweep/flsweep/trainer"
 )
 
 // AFL is agnostic federated learning (Mohri, Sivek & Suresh, ICML 2019,
@@ -54,6 +52,7 @@ import (
 // kept in float64 in the state's metadata (JSON round-trips float64 exactly,
 // so a resumed run is bit-identical); the average is a float32 vector.
 type AFL struct {
+	Base
 	LambdaLR float64 `json:"lambda_lr"` // γ_λ ≥ 0
 	Report   string  `json:"report"`    // AFLReportAverage or AFLReportLast
 	Partial  string  `json:"partial"`   // AFLPartialRenormalize
@@ -99,18 +98,11 @@ type aflMeta struct {
 	Averaged int       `json:"averaged"` // iterates in the average
 }
 
-func (AFL) Check(trainer.Spec, trainer.Hyper) error { return nil }
-
 // Init implements Algorithm: nothing yet; λ starts uniform and the average
 // at θ^0 in round 1, when N and θ^0 are known.
-func (AFL) Init(int) (fl.State, error) { return fl.State{}, nil }
-func (AFL) Sends() []string            { return nil }
-func (AFL) UsesLosses() bool           { return true }
+func (AFL) UsesLosses() bool { return true }
 
 // Train implements Algorithm: FedAvg's local SGD.
-func (AFL) Train(ctx context.Context, c Client) (Upload, error) {
-	return FedProx{}.Train(ctx, c)
-}
 
 // Reported implements Reporter: the running average of the iterates, or
 // θ^t itself for report "last" and before round 1.

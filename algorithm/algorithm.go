@@ -15,7 +15,8 @@
 // FedEBA+, Prac-FedEBA+), qffl.go, term.go, afl.go, fedmgda.go (whose QP
 // solver is package qp's SimplexBox), propfair.go and fedfv.go; FNR-FL,
 // with its refine phase (Refiner), in fnrfl.go. exposure.go says what a
-// curious server knows of each client's round (Exposed, for the attacks).
+// curious server knows of each client's round (Expose, for the attacks),
+// derived from the algorithm's Objective.
 //
 // # Aggregation weights
 //
@@ -38,12 +39,14 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/flsweep/flsweep/fl"
 	"github.com/flsweep/flsweep/trainer"
 )
 
-// Algorithm is an FL algorithm's client and server halves.
+// Algorithm is an FL algorithm's client and server halves. Embed Base for
+// the halves an algorithm does not change.
 type Algorithm interface {
 	// Check reports whether the algorithm can run with this model and
 	// local optimiser; errors name the field and the fix and wrap
@@ -58,12 +61,54 @@ type Algorithm interface {
 	// server.
 	Sends() []string
 
-	// Train runs client c.Client's local round.
-	Train(ctx context.Context, c Client) (Upload, error)
+	// Objective is the client's local objective in round c.Round: the
+	// terms it adds to the cross-entropy (trainer.Objective), from what
+	// the client holds (c.Server, c.State, and c.Local's embeddings; not
+	// its training, which has not run). It is the one statement of what a
+	// client trains with: TrainClient trains with it, and Expose tells the
+	// attacks from it.
+	Objective(c Client) (trainer.Objective, error)
 
 	// Begin starts aggregating round r's uploads.
 	Begin(r Server) (Aggregation, error)
 }
+
+// A Trainer is an algorithm whose client uploads more than its update, or
+// keeps state (SCAFFOLD's Δc_i and c_i, FedNova's a_k): TrainClient hands
+// its Train the objective Objective returned, to train with as it is.
+type Trainer interface {
+	Train(ctx context.Context, c Client, obj trainer.Objective) (Upload, error)
+}
+
+// TrainClient runs client c.ID's local round of a: it trains a copy of θ^t
+// with a.Objective(c) and uploads Δ_k = θ_k − θ^t, or hands the objective
+// to a's own Train when a is a Trainer.
+func TrainClient(ctx context.Context, a Algorithm, c Client) (Upload, error) {
+	obj, err := a.Objective(c)
+	if err != nil {
+		return Upload{}, err
+	}
+	if t, ok := a.(Trainer); ok {
+		return t.Train(ctx, c, obj)
+	}
+	w := slices.Clone(c.Global)
+	res, err := c.Local.Train(w, obj)
+	if err != nil {
+		return Upload{}, err
+	}
+	return Upload{Weights: w, Delta: Delta(w, c.Global), Train: res}, nil
+}
+
+// Base is the halves an algorithm leaves as FedAvg has them: no check,
+// no server memory, nothing sent, the plain cross-entropy, and the point's
+// rule as the server. Algorithms embed it and override what they change.
+type Base struct{}
+
+func (Base) Check(trainer.Spec, trainer.Hyper) error     { return nil }
+func (Base) Init(int) (fl.State, error)                  { return fl.State{}, nil }
+func (Base) Sends() []string                             { return nil }
+func (Base) Objective(Client) (trainer.Objective, error) { return trainer.Objective{}, nil }
+func (Base) Begin(r Server) (Aggregation, error)         { return ruleOnly{}.Begin(r) }
 
 // Client is one client's round as its algorithm sees it.
 type Client struct {

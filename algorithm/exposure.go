@@ -7,30 +7,44 @@ import (
 	"github.com/flsweep/flsweep/trainer"
 )
 
-// An Exposed algorithm tells a label-recovery attack (package attack; the
-// engine's inspect phase) what an honest-but-curious server knows of a
-// client's round beyond θ^t and the upload: the terms the client's local
-// objective added to the cross-entropy, and the client's local update
-// θ_k − θ^t that its upload reveals.
+// Expose tells a label-recovery attack (package attack; the engine's
+// inspect phase) what an honest-but-curious server knows of client c's
+// round beyond θ^t and the upload: the terms of the client's local
+// objective, derived from a.Objective(c), and the local update θ_k − θ^t its
+// upload reveals. ok is false when the objective holds a term the attacks do
+// not model (MOON's contrastive term, FedEBA+'s aligned step, PropFair's
+// loss transform): the attacks then treat the update as FedAvg's and the
+// engine marks their rows unmodelled. A FedEBA+ round that is not aligned
+// trains the plain cross-entropy (its first step is only recorded), so it
+// is modelled.
 //
-// Exposure is called with the Client its Train was called with (c.State
-// as the client's last round left it, c.Local not trained). Every vector
-// it reads is one the server can keep itself: what it sent (SCAFFOLD's c,
-// FedDC's Δθ^{prev}) or a sum of the client's own earlier uploads
-// (SCAFFOLD's c_i = Σ Δc_i; FedDyn's ∇L_k(θ_k^{t−1}) = −α Σ Δ_k; FedDC's
-// drift and last update, recovered round by round from its uploads). The
-// engine reads them from the client's stored state, which holds the same
-// values, instead of tracking them twice.
-//
-// Algorithms whose local training the attacks do not model (MOON's
-// contrastive term, FedEBA+'s alignment, PropFair's loss transform) do not
-// implement it: the attacks then treat the update as FedAvg's and the
-// engine marks their rows unmodelled.
-type Exposed interface {
-	Exposure(c Client, upload []float32) (Exposure, error)
+// Call it with the Client TrainClient was called with (c.State as the
+// client's last round left it, c.Local not trained). Every vector the
+// objective reads is one the server can keep itself: what it sent
+// (SCAFFOLD's c, FedDC's Δθ^{prev}) or a sum of the client's own earlier
+// uploads (SCAFFOLD's c_i = Σ Δc_i; FedDyn's ∇L_k(θ_k^{t−1}) = −α Σ Δ_k;
+// FedDC's drift and last update, recovered round by round from its
+// uploads). The engine reads them from the client's stored state, which
+// holds the same values, instead of tracking them twice.
+func Expose(a Algorithm, c Client, upload []float32) (x Exposure, ok bool, err error) {
+	obj, err := a.Objective(c)
+	if err != nil {
+		return Exposure{}, false, err
+	}
+	if obj.Align != 0 || obj.Contrast != nil || obj.PropFair != nil || obj.FeatureNorm != nil || obj.State != nil {
+		return Exposure{}, false, nil
+	}
+	x.Objective = trainer.Objective{Prox: obj.Prox, Anchor: obj.Anchor, Linear: obj.Linear, AfterStep: obj.AfterStep}
+	x.Delta = upload
+	if r, isRevealer := a.(updateRevealer); isRevealer {
+		if x.Delta, err = r.localUpdate(c, upload); err != nil {
+			return Exposure{}, false, err
+		}
+	}
+	return x, true, nil
 }
 
-// Exposure is an Exposed algorithm's answer.
+// Exposure is what Expose tells the attacks.
 type Exposure struct {
 	// Objective holds the local objective's terms: only Prox, Anchor,
 	// Linear and AfterStep are set.
@@ -39,68 +53,26 @@ type Exposure struct {
 	Delta []float32
 }
 
-// plainExposure is the exposure of local SGD on the cross-entropy (with
-// FedProx's μ), whose upload is θ_k − θ^t: FedAvg's, FedProx's, FedNova's
-// and the fairness methods whose clients train as FedAvg's do.
-func plainExposure(mu float64, upload []float32) Exposure {
-	return Exposure{Objective: trainer.Proximal(mu), Delta: upload}
+// An updateRevealer is an algorithm whose upload is not θ_k − θ^t:
+// localUpdate recovers the update from it.
+type updateRevealer interface {
+	localUpdate(c Client, upload []float32) ([]float32, error)
 }
 
-var (
-	_ Exposed = FedAvg{}
-	_ Exposed = FedProx{}
-	_ Exposed = FedNova{}
-	_ Exposed = SCAFFOLD{}
-	_ Exposed = FedDyn{}
-	_ Exposed = FedDC{}
-	_ Exposed = FedEBA{}
-	_ Exposed = QFFL{}
-	_ Exposed = TERM{}
-	_ Exposed = AFL{}
-	_ Exposed = FedMGDAPlus{}
-	_ Exposed = FedFV{}
-)
-
-func (FedAvg) Exposure(_ Client, up []float32) (Exposure, error) { return plainExposure(0, up), nil }
-func (a FedProx) Exposure(_ Client, up []float32) (Exposure, error) {
-	return plainExposure(a.Mu, up), nil
-}
-func (FedNova) Exposure(_ Client, up []float32) (Exposure, error) { return plainExposure(0, up), nil }
-func (FedEBA) Exposure(_ Client, up []float32) (Exposure, error)  { return plainExposure(0, up), nil }
-func (QFFL) Exposure(_ Client, up []float32) (Exposure, error)    { return plainExposure(0, up), nil }
-func (TERM) Exposure(_ Client, up []float32) (Exposure, error)    { return plainExposure(0, up), nil }
-func (AFL) Exposure(_ Client, up []float32) (Exposure, error)     { return plainExposure(0, up), nil }
-func (FedMGDAPlus) Exposure(_ Client, up []float32) (Exposure, error) {
-	return plainExposure(0, up), nil
-}
-func (FedFV) Exposure(_ Client, up []float32) (Exposure, error) { return plainExposure(0, up), nil }
-
-// Exposure implements Exposed: the correction c − c_i, in the gradient or
-// after every step as the point's correction says.
-func (s SCAFFOLD) Exposure(c Client, up []float32) (Exposure, error) {
-	obj, err := s.objective(c)
-	return Exposure{Objective: obj, Delta: up}, err
-}
-
-// Exposure implements Exposed.
-func (a FedDyn) Exposure(c Client, up []float32) (Exposure, error) {
-	obj, err := a.objective(c)
-	return Exposure{Objective: obj, Delta: up}, err
-}
-
-// Exposure implements Exposed. With drift_mean "selected" the upload is
-// θ_k − θ^t plus the new drift d_k + (θ_k − θ^t), so the local update is
-// (upload − d_k)/2 with the drift d_k the client started the round with.
-func (a FedDC) Exposure(c Client, up []float32) (Exposure, error) {
-	obj, drift, err := a.objective(c)
-	if err != nil {
-		return Exposure{}, err
-	}
+// localUpdate implements updateRevealer. With drift_mean "selected" the
+// upload is θ_k − θ^t plus the new drift d_k + (θ_k − θ^t), so the local
+// update is (upload − d_k)/2 with the drift d_k the client started the
+// round with; otherwise the upload is the update.
+func (a FedDC) localUpdate(c Client, up []float32) ([]float32, error) {
 	if a.DriftMean != DriftSelected {
-		return Exposure{Objective: obj, Delta: up}, nil
+		return up, nil
+	}
+	drift, err := clientVector(c.State, feddcDrift, len(c.Global))
+	if err != nil {
+		return nil, err
 	}
 	if len(up) != len(drift) {
-		return Exposure{}, fmt.Errorf("feddc: an upload of %d values for a model of %d: %w", len(up), len(drift), fl.ErrInvalid)
+		return nil, fmt.Errorf("feddc: an upload of %d values for a model of %d: %w", len(up), len(drift), fl.ErrInvalid)
 	}
 	d := make([]float32, len(up))
 	for j, tr := range trainable(c.Local.Net(), len(up)) {
@@ -109,5 +81,5 @@ func (a FedDC) Exposure(c Client, up []float32) (Exposure, error) {
 			d[j] = float32((float64(up[j]) - float64(drift[j])) / 2)
 		}
 	}
-	return Exposure{Objective: obj, Delta: d}, nil
+	return d, nil
 }

@@ -2,10 +2,13 @@ package algorithm_test
 
 import (
 	"math"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/flsweep/flsweep/algorithm"
 	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/methods"
 	"github.com/flsweep/flsweep/trainer"
 )
 
@@ -20,49 +23,98 @@ func (l *recordingLocal) Train(w []float32, obj trainer.Objective) (trainer.Trai
 	return l.testLocal.Train(w, obj)
 }
 
-// TestExposure checks that every Exposed algorithm tells the attacks the
-// objective its client trained with, and the local update θ_k − θ^t its
-// upload reveals, from the client's state before the round.
-func TestExposure(t *testing.T) {
+// TestObjectiveIsWhatTrains: for every registered algorithm (the table
+// must name them all) and the variants whose objectives differ, the
+// objective its client trained with is the one Objective states, and what
+// Expose tells the attacks is that objective's modelled terms and the local
+// update θ_k − θ^t its upload reveals, from the client's inputs before the
+// round; the algorithms whose objective holds a term the attacks do not
+// model say so.
+func TestObjectiveIsWhatTrains(t *testing.T) {
 	f := newFixture(t, sgd())
 	n := len(f.global)
 	c, ci := vec(50, n, 0.05), vec(51, n, 0.05)
 	drift, last, g := vec(52, n, 0.05), vec(53, n, 0.05), vec(54, n, 0.05)
-	grad := vec(55, n, 0.05)
+	grad, prev, bc := vec(55, n, 0.05), vec(56, n, 0.05), vec(57, n, 0.05)
+	type input struct{ server, state fl.State }
 	tests := []struct {
-		name          string
-		give          algorithm.Algorithm
-		server, state fl.State
+		name     string
+		method   string     // registry name
+		opts     fl.Options // its spec options
+		in       input
+		modelled bool // the attacks model every term of its objective
 		// exact: Δ is the upload itself; otherwise it is recovered to
 		// within float32 rounding.
 		exact bool
 	}{
-		{"fedavg", algorithm.FedAvg{}, fl.State{}, fl.State{}, true},
-		{"fedprox", algorithm.FedProx{Mu: 0.01}, fl.State{}, fl.State{}, true},
-		{"fednova", algorithm.FedNova{}, fl.State{}, fl.State{}, true},
-		{"scaffold", algorithm.SCAFFOLD{}, state("c", c), state("c_i", ci), true},
-		{"scaffold after_step", algorithm.SCAFFOLD{Correction: algorithm.CorrectAfterStep}, state("c", c), state("c_i", ci), true},
-		{"feddyn", algorithm.FedDyn{Alpha: 0.01}, fl.State{}, state("grad", grad), true},
-		{"feddc all", algorithm.FedDC{Lambda: 0.1, DriftMean: algorithm.DriftAll}, state("mean_update", g), state("drift", drift, "last", last), true},
-		{"feddc selected", algorithm.FedDC{Lambda: 0.1, DriftMean: algorithm.DriftSelected}, state("mean_update", g), state("drift", drift, "last", last), false},
-		{"feddc control_variate", algorithm.FedDC{Lambda: 0.1, DriftMean: algorithm.DriftAll, Correction: algorithm.FedDCControlVariate, SizeScaled: true}, state("c", g), state("drift", drift, "c_i", last), true},
+		{"fedavg", "fedavg", nil, input{}, true, true},
+		{"fedprox", "fedprox", fl.Options{"mu": 0.01}, input{}, true, true},
+		{"fednova", "fednova", nil, input{}, true, true},
+		{"scaffold", "scaffold", nil, input{state("c", c), state("c_i", ci)}, true, true},
+		{"scaffold after_step", "scaffold", fl.Options{"correction": "after_step"}, input{state("c", c), state("c_i", ci)}, true, true},
+		{"feddyn", "feddyn", fl.Options{"alpha": 0.01}, input{fl.State{}, state("grad", grad)}, true, true},
+		{"feddc", "feddc", nil, input{state("mean_update", g), state("drift", drift, "last", last)}, true, false},
+		{"feddc all", "feddc", fl.Options{"drift_mean": "all"}, input{state("mean_update", g), state("drift", drift, "last", last)}, true, true},
+		{"feddc control_variate", "feddc", fl.Options{"drift_mean": "all", "correction": "control_variate", "size_scaled": true}, input{state("c", g), state("drift", drift, "c_i", last)}, true, true},
+		{"moon", "moon", nil, input{fl.State{}, state("prev", prev)}, false, true},
+		{"fedeba", "fedeba", nil, input{}, true, true},
+		{"fedeba+ aligned", "fedeba+", nil, input{state(algorithm.BroadcastVector, bc), fl.State{}}, false, true},
+		{"fedeba+ not aligned", "fedeba+", nil, input{}, true, true},
+		{"prac-fedeba+", "prac-fedeba+", nil, input{}, true, true},
+		{"propfair", "propfair", nil, input{}, false, true},
+		{"fedfv", "fedfv", nil, input{}, true, true},
+		{"qffl", "qffl", nil, input{}, true, true},
+		{"term", "term", nil, input{}, true, true},
+		{"afl", "afl", nil, input{}, true, true},
+		{"fedmgda+", "fedmgda+", nil, input{}, true, true},
+		{"fnrfl", "fnrfl", nil, input{}, true, true},
+	}
+	reg := methods.Builtin()
+	var covered []string
+	for _, tt := range tests {
+		if !slices.Contains(covered, tt.method) {
+			covered = append(covered, tt.method)
+		}
+	}
+	slices.Sort(covered)
+	if all := reg.Algorithms(); !slices.Equal(covered, all) {
+		t.Fatalf("the table covers algorithms %v; add the missing ones of %v", covered, all)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			a, err := reg.Algorithm(tt.method, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
 			rec := &recordingLocal{testLocal: f.local()}
-			cl := f.client(tt.server, tt.state)
+			cl := f.client(tt.in.server, tt.in.state)
 			cl.Local = rec
-			up, err := tt.give.Train(t.Context(), cl)
+			up, err := algorithm.TrainClient(t.Context(), a, cl)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ex, ok := tt.give.(algorithm.Exposed)
+			stated, err := a.Objective(f.client(tt.in.server, tt.in.state))
+			if err != nil {
+				t.Fatal(err)
+			}
+			trained := rec.obj
+			// FirstStep is an output the trainer fills: compare its size.
+			if len(stated.FirstStep) != len(trained.FirstStep) {
+				t.Errorf("first step of %d values stated; trained with %d", len(stated.FirstStep), len(trained.FirstStep))
+			}
+			stated.FirstStep, trained.FirstStep = nil, nil
+			if !reflect.DeepEqual(stated, trained) {
+				t.Errorf("Objective states %+v; the client trained with %+v", stated, trained)
+			}
+			got, ok, err := algorithm.Expose(a, f.client(tt.in.server, tt.in.state), up.Delta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok != tt.modelled {
+				t.Fatalf("Expose says modelled = %v; want %v", ok, tt.modelled)
+			}
 			if !ok {
-				t.Fatalf("%T is not Exposed", tt.give)
-			}
-			got, err := ex.Exposure(f.client(tt.server, tt.state), up.Delta)
-			if err != nil {
-				t.Fatal(err)
+				return
 			}
 			want := rec.obj
 			if got.Objective.Prox != want.Prox {

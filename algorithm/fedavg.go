@@ -1,9 +1,7 @@
 package algorithm
 
 import (
-	"context"
 	"fmt"
-	"slices"
 
 	"github.com/flsweep/flsweep/fl"
 	"github.com/flsweep/flsweep/trainer"
@@ -12,13 +10,14 @@ import (
 // FedAvg is local SGD on the cross-entropy (McMahan et al., AISTATS 2017,
 // arXiv:1602.05629, Algorithm 1): each client trains θ^t for its local steps
 // and uploads Δ_k = θ_k − θ^t; the server is the point's rule.
-type FedAvg struct{}
+type FedAvg struct{ Base }
 
 // FedProx (Li et al., MLSys 2020, arXiv:1812.06127, Eq. (2)) adds the
 // proximal term μ/2·‖w − θ^t‖² over the trainable parameters to FedAvg's
 // local objective; its server is FedAvg's. With μ = 0 it is FedAvg bit for
 // bit.
 type FedProx struct {
+	Base
 	Mu float64 `json:"mu"` // μ ≥ 0
 }
 
@@ -54,27 +53,5 @@ func NewFedProx(opts fl.Options) (Algorithm, error) {
 	return FedProx{Mu: *o.Mu}, nil
 }
 
-func (FedAvg) Check(trainer.Spec, trainer.Hyper) error { return nil }
-func (FedAvg) Init(int) (fl.State, error)              { return ruleOnly{}.Init(0) }
-func (FedAvg) Sends() []string                         { return nil }
-func (FedAvg) Begin(r Server) (Aggregation, error)     { return ruleOnly{}.Begin(r) }
-
-// Train implements Algorithm.
-func (FedAvg) Train(ctx context.Context, c Client) (Upload, error) {
-	return FedProx{}.Train(ctx, c)
-}
-
-func (FedProx) Check(trainer.Spec, trainer.Hyper) error { return nil }
-func (FedProx) Init(int) (fl.State, error)              { return ruleOnly{}.Init(0) }
-func (FedProx) Sends() []string                         { return nil }
-func (FedProx) Begin(r Server) (Aggregation, error)     { return ruleOnly{}.Begin(r) }
-
-// Train implements Algorithm.
-func (a FedProx) Train(_ context.Context, c Client) (Upload, error) {
-	w := slices.Clone(c.Global)
-	res, err := c.Local.Train(w, trainer.Proximal(a.Mu))
-	if err != nil {
-		return Upload{}, err
-	}
-	return Upload{Weights: w, Delta: Delta(w, c.Global), Train: res}, nil
-}
+// Objective implements Algorithm: the cross-entropy plus μ/2·‖w − θ^t‖².
+func (a FedProx) Objective(Client) (trainer.Objective, error) { return trainer.Proximal(a.Mu), nil }

@@ -81,6 +81,7 @@ import (
 // BatchNorm's running statistics (the official code flattens
 // model.parameters()).
 type FedDC struct {
+	Base
 	Lambda     float64 `json:"lambda"`
 	DriftMean  string  `json:"drift_mean"`
 	Correction string  `json:"correction"`
@@ -169,9 +170,9 @@ func (a FedDC) lrSteps(l Local) float64 {
 }
 
 // Train implements Algorithm.
-func (a FedDC) Train(_ context.Context, c Client) (Upload, error) {
+func (a FedDC) Train(_ context.Context, c Client, obj trainer.Objective) (Upload, error) {
 	n := len(c.Global)
-	obj, drift, err := a.objective(c)
+	drift, err := clientVector(c.State, feddcDrift, n)
 	if err != nil {
 		return Upload{}, err
 	}
@@ -239,6 +240,13 @@ func (a FedDC) variates(c Client) (cs, ci []float32, err error) {
 // objective returns client c's local objective, λ_k/2·‖θ − (θ^t − d_k)‖²
 // + ⟨v, θ⟩ with v = (Δθ_k^{prev} − Δθ^{prev})/(η·m) or c/w_k − c_k, and its
 // drift d_k.
+// Objective implements Algorithm: FedDC's penalty (λ/2)·‖θ_k + d_k − θ^t‖²
+// with its gradient correction, as the point's correction says.
+func (a FedDC) Objective(c Client) (trainer.Objective, error) {
+	obj, _, err := a.objective(c)
+	return obj, err
+}
+
 func (a FedDC) objective(c Client) (trainer.Objective, []float32, error) {
 	n := len(c.Global)
 	drift, err := clientVector(c.State, feddcDrift, n)

@@ -191,7 +191,7 @@ func runFedDCToy(t *testing.T, alg algorithm.FedDC, sentName, lastName string, w
 		deltas := make([][]float32, 2)
 		ups := make([]fl.State, 2)
 		for k := range 2 {
-			up, err := alg.Train(t.Context(), algorithm.Client{Round: r + 1, ID: k, Global: theta, Server: sent, State: clients[k], Local: locals[k]})
+			up, err := algorithm.TrainClient(t.Context(), alg, algorithm.Client{Round: r + 1, ID: k, Global: theta, Server: sent, State: clients[k], Local: locals[k]})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -36,6 +36,7 @@ import (
 // α_k = α·Σ_j n_j/(N·n_k) in its objective and its state update; the
 // server's h still uses α.
 type FedDyn struct {
+	Base
 	Alpha         float64 `json:"alpha"`
 	AdaptiveAlpha bool    `json:"adaptive_alpha,omitempty"`
 }
@@ -59,15 +60,11 @@ const (
 	feddynGrad = "grad"
 )
 
-func (FedDyn) Check(trainer.Spec, trainer.Hyper) error { return nil }
-
 func (FedDyn) Init(numParams int) (fl.State, error) {
 	var s fl.State
 	s.Set(feddynH, make([]float32, numParams))
 	return s, nil
 }
-
-func (FedDyn) Sends() []string { return nil }
 
 // alpha returns client k's α.
 func (a FedDyn) alpha(l Local) float64 {
@@ -78,7 +75,7 @@ func (a FedDyn) alpha(l Local) float64 {
 }
 
 // Train implements Algorithm.
-func (a FedDyn) Train(_ context.Context, c Client) (Upload, error) {
+func (a FedDyn) Train(_ context.Context, c Client, obj trainer.Objective) (Upload, error) {
 	n := len(c.Global)
 	grad, err := clientVector(c.State, feddynGrad, n)
 	if err != nil {
@@ -86,7 +83,7 @@ func (a FedDyn) Train(_ context.Context, c Client) (Upload, error) {
 	}
 	alpha := a.alpha(c.Local)
 	w := slices.Clone(c.Global)
-	res, err := c.Local.Train(w, trainer.FedDyn(alpha, grad))
+	res, err := c.Local.Train(w, obj)
 	if err != nil {
 		return Upload{}, err
 	}
@@ -103,7 +100,7 @@ func (a FedDyn) Train(_ context.Context, c Client) (Upload, error) {
 
 // objective returns client c's local objective: the dynamic regulariser
 // with its α and its ∇L_k(θ_k^{t−1}).
-func (a FedDyn) objective(c Client) (trainer.Objective, error) {
+func (a FedDyn) Objective(c Client) (trainer.Objective, error) {
 	grad, err := clientVector(c.State, feddynGrad, len(c.Global))
 	if err != nil {
 		return trainer.Objective{}, err

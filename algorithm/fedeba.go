@@ -113,6 +113,7 @@ import (
 // FedEBA+ and Prac-FedEBA+, φ_t and the branch (rounds.fair_angle,
 // rounds.aligned).
 type FedEBA struct {
+	Base
 	EBA
 }
 
@@ -127,6 +128,7 @@ type EBA struct {
 // FedEBAPlus is FedEBA+ (Algorithm 1); its defaults are Table 1's row:
 // α = 0.9, τ = 0.1, θ = 0°.
 type FedEBAPlus struct {
+	Base
 	EBA
 	Alpha           float64 `json:"alpha"`             // α in [0, 1]
 	Theta           float64 `json:"theta"`             // the fair angle θ in degrees
@@ -137,6 +139,7 @@ type FedEBAPlus struct {
 // PracFedEBAPlus is Prac-FedEBA+ (Algorithm 3); its defaults are α = 0.9,
 // τ = 0.1 and θ = 15°, the paper's recommended angle for it.
 type PracFedEBAPlus struct {
+	Base
 	EBA
 	Alpha           float64 `json:"alpha"`
 	Theta           float64 `json:"theta"`
@@ -172,7 +175,7 @@ const (
 
 // NewFedEBA builds FedEBA from {tau, prior, anneal, kappa}.
 func NewFedEBA(opts fl.Options) (Algorithm, error) {
-	a := FedEBA{EBA{Tau: 0.1}}
+	a := FedEBA{EBA: EBA{Tau: 0.1}}
 	if err := opts.Decode("algorithm (fedeba)", &a); err != nil {
 		return nil, err
 	}
@@ -320,23 +323,16 @@ func sizesOf(sums []fl.ClientSummary) []int {
 	return n
 }
 
-func (FedEBA) Check(trainer.Spec, trainer.Hyper) error { return nil }
-func (FedEBA) Init(int) (fl.State, error)              { return fl.State{}, nil }
-func (FedEBA) Sends() []string                         { return nil }
-func (FedEBA) UsesLosses() bool                        { return true }
+func (FedEBA) UsesLosses() bool { return true }
 
 // Train implements Algorithm: plain local SGD.
-func (FedEBA) Train(ctx context.Context, c Client) (Upload, error) { return FedProx{}.Train(ctx, c) }
 
 // Begin implements Algorithm.
 func (a FedEBA) Begin(r Server) (Aggregation, error) {
 	return FedEBAPlus{EBA: a.EBA, ModelAlignScale: AlignScalePaper}.begin(r, "fedeba", false)
 }
 
-func (FedEBAPlus) Check(trainer.Spec, trainer.Hyper) error { return nil }
-func (FedEBAPlus) Init(int) (fl.State, error)              { return fl.State{}, nil }
-func (FedEBAPlus) Sends() []string                         { return nil }
-func (FedEBAPlus) UsesLosses() bool                        { return true }
+func (FedEBAPlus) UsesLosses() bool { return true }
 
 // firstStep names FedEBA+'s model-alignment upload Δ̃^{a,i}.
 const firstStep = "first_step"
@@ -397,22 +393,8 @@ func (a FedEBAPlus) Broadcast(b BroadcastRound) (Broadcast, error) {
 
 // Train implements Algorithm: aligned steps when the round broadcast g̃,
 // else plain SGD that also uploads its first step.
-func (a FedEBAPlus) Train(_ context.Context, c Client) (Upload, error) {
+func (a FedEBAPlus) Train(_ context.Context, c Client, obj trainer.Objective) (Upload, error) {
 	w := slices.Clone(c.Global)
-	var obj trainer.Objective
-	g, aligned := c.Server.Vectors[BroadcastVector]
-	switch {
-	case aligned && a.Alpha > 0:
-		if len(g) != len(w) {
-			return Upload{}, fmt.Errorf("fedeba+: the broadcast g̃ has %d values; the model has %d: %w", len(g), len(w), fl.ErrInvalid)
-		}
-		if a.AlignUnits == AlignUnitsUpdate {
-			g = scaled(g, c.Local.Hyper().LR)
-		}
-		obj = trainer.Aligned(a.Alpha, g)
-	case a.Alpha > 0:
-		obj.FirstStep = make([]float32, len(w))
-	}
 	res, err := c.Local.Train(w, obj)
 	if err != nil {
 		return Upload{}, err
@@ -431,6 +413,28 @@ func scaled(v []float32, s float64) []float32 {
 		out[j] = float32(s * float64(x))
 	}
 	return out
+}
+
+// Objective implements Algorithm: in an aligned round, every local step
+// descends (1 − α)·∇F_i + α·g̃ with the broadcast g̃ (Eq. (10)–(11); in
+// update units, ours, g̃·η_L); otherwise the cross-entropy, with the first
+// step recorded (FirstStep) for the server's fairness angle when α > 0.
+func (a FedEBAPlus) Objective(c Client) (trainer.Objective, error) {
+	var obj trainer.Objective
+	g, aligned := c.Server.Vectors[BroadcastVector]
+	switch {
+	case aligned && a.Alpha > 0:
+		if len(g) != len(c.Global) {
+			return obj, fmt.Errorf("fedeba+: the broadcast g̃ has %d values; the model has %d: %w", len(g), len(c.Global), fl.ErrInvalid)
+		}
+		if a.AlignUnits == AlignUnitsUpdate {
+			g = scaled(g, c.Local.Hyper().LR)
+		}
+		obj = trainer.Aligned(a.Alpha, g)
+	case a.Alpha > 0:
+		obj.FirstStep = make([]float32, len(c.Global))
+	}
+	return obj, nil
 }
 
 // Begin implements Algorithm.
@@ -479,14 +483,9 @@ func (PracFedEBAPlus) Check(_ trainer.Spec, hp trainer.Hyper) error {
 	}
 	return nil
 }
-func (PracFedEBAPlus) Init(int) (fl.State, error) { return fl.State{}, nil }
-func (PracFedEBAPlus) Sends() []string            { return nil }
-func (PracFedEBAPlus) UsesLosses() bool           { return true }
+func (PracFedEBAPlus) UsesLosses() bool { return true }
 
 // Train implements Algorithm: plain local SGD.
-func (PracFedEBAPlus) Train(ctx context.Context, c Client) (Upload, error) {
-	return FedProx{}.Train(ctx, c)
-}
 
 // Begin implements Algorithm.
 func (a PracFedEBAPlus) Begin(r Server) (Aggregation, error) {

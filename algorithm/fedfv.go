@@ -2,14 +2,12 @@ package algorithm
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 
 	"github.com/flsweep/flsweep/fl"
-	"github.com/flsweep/flsweep/trainer"
 )
 
 // FedFV is federated fair averaging (Wang, Fan, Qi, Wen, Wang & Yu,
@@ -75,6 +73,7 @@ import (
 // ((τ−1)·m with "current"); with τ = 10, m = 10 and the 199,210-parameter
 // MLP that is about 80 MB in every round's state.bin.
 type FedFV struct {
+	Base
 	Alpha    float64 `json:"alpha"`
 	Tau      int     `json:"tau"`
 	External string  `json:"external"`
@@ -111,17 +110,10 @@ func NewFedFV(opts fl.Options) (Algorithm, error) {
 	return a, nil
 }
 
-func (FedFV) Check(trainer.Spec, trainer.Hyper) error { return nil }
-func (FedFV) Init(int) (fl.State, error)              { return fl.State{}, nil }
-func (FedFV) Sends() []string                         { return nil }
-
 // UsesLosses implements LossUser: the server sorts by F_i(θ^t).
 func (FedFV) UsesLosses() bool { return true }
 
 // Train implements Algorithm: FedAvg's local SGD.
-func (FedFV) Train(ctx context.Context, c Client) (Upload, error) {
-	return FedProx{}.Train(ctx, c)
-}
 
 // window returns the rounds from … to whose remembered updates round t's
 // external step reads, and whether the step runs.

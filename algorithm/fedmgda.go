@@ -1,14 +1,12 @@
 package algorithm
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"slices"
 
 	"github.com/flsweep/flsweep/fl"
 	"github.com/flsweep/flsweep/qp"
-	"github.com/flsweep/flsweep/trainer"
 )
 
 // FedMGDAPlus is FedMGDA+ (Hu, Shaloudegi, Zhang & Yu, IEEE TNSE 2022,
@@ -47,6 +45,7 @@ import (
 // easyFL's default is 0.1); norm_offset to 1e−8, the constant easyFL adds to
 // ‖g_k‖.
 type FedMGDAPlus struct {
+	Base
 	Epsilon    float64 `json:"epsilon"`     // ε ≥ 0
 	NormOffset float64 `json:"norm_offset"` // ≥ 0
 }
@@ -68,14 +67,7 @@ func NewFedMGDAPlus(opts fl.Options) (Algorithm, error) {
 	return a, nil
 }
 
-func (FedMGDAPlus) Check(trainer.Spec, trainer.Hyper) error { return nil }
-func (FedMGDAPlus) Init(int) (fl.State, error)              { return fl.State{}, nil }
-func (FedMGDAPlus) Sends() []string                         { return nil }
-
 // Train implements Algorithm: FedAvg's local SGD.
-func (FedMGDAPlus) Train(ctx context.Context, c Client) (Upload, error) {
-	return FedProx{}.Train(ctx, c)
-}
 
 // Begin implements Algorithm.
 func (a FedMGDAPlus) Begin(r Server) (Aggregation, error) {

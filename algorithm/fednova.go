@@ -29,7 +29,7 @@ import (
 // −τ_eff·Σ p_i d_i). Each client's factor is computed as
 // Σ_j ω_j·(a_j/a_k) / Σ_j ω_j, so equal τ_k give exactly 1 and FedNova is
 // FedAvg bit for bit.
-type FedNova struct{}
+type FedNova struct{ Base }
 
 // NewFedNova builds FedNova; it takes no options (ρ is train.momentum).
 func NewFedNova(opts fl.Options) (Algorithm, error) {
@@ -56,9 +56,6 @@ func (FedNova) Check(_ trainer.Spec, hp trainer.Hyper) error {
 	return nil
 }
 
-func (FedNova) Init(int) (fl.State, error) { return fl.State{}, nil }
-func (FedNova) Sends() []string            { return nil }
-
 // NormSteps returns a_k for τ steps with momentum ρ.
 func NormSteps(tau int, rho float64) float64 {
 	t := float64(tau)
@@ -69,9 +66,9 @@ func NormSteps(tau int, rho float64) float64 {
 }
 
 // Train implements Algorithm.
-func (FedNova) Train(_ context.Context, c Client) (Upload, error) {
+func (FedNova) Train(_ context.Context, c Client, obj trainer.Objective) (Upload, error) {
 	w := slices.Clone(c.Global)
-	res, err := c.Local.Train(w, trainer.Objective{})
+	res, err := c.Local.Train(w, obj)
 	if err != nil {
 		return Upload{}, err
 	}

@@ -57,6 +57,7 @@ import (
 // to reproduce the paper's 0.99-style accuracies and show where they come
 // from; every rounds row it touches says public_leak.
 type FNRFL struct {
+	Base
 	Variant string  `json:"variant"` // paper | code | corrected
 	P       float64 `json:"p"`       // share of the trained clients refined: ⌊n·p⌋
 	Epochs  int     `json:"epochs"`  // E_re
@@ -96,17 +97,7 @@ func NewFNRFL(opts fl.Options) (Algorithm, error) {
 	return a, nil
 }
 
-func (FNRFL) Check(trainer.Spec, trainer.Hyper) error { return nil }
-func (FNRFL) Init(int) (fl.State, error)              { return fl.State{}, nil }
-func (FNRFL) Sends() []string                         { return nil }
-func (FNRFL) Begin(r Server) (Aggregation, error)     { return ruleOnly{}.Begin(r) }
-
 // Train implements Algorithm: FedAvg's local SGD.
-func (FNRFL) Train(ctx context.Context, c Client) (Upload, error) { return FedProx{}.Train(ctx, c) }
-
-// Exposure implements Exposed: the upload is FedAvg's (the attacks see it
-// before the refine phase).
-func (FNRFL) Exposure(_ Client, up []float32) (Exposure, error) { return plainExposure(0, up), nil }
 
 // PublicFrom implements Refiner.
 func (a FNRFL) PublicFrom() string {

@@ -126,7 +126,7 @@ func (f *fixture) client(server, state fl.State) algorithm.Client {
 // train runs a's client half.
 func (f *fixture) train(a algorithm.Algorithm, server, state fl.State) algorithm.Upload {
 	f.t.Helper()
-	up, err := a.Train(f.t.Context(), f.client(server, state))
+	up, err := algorithm.TrainClient(f.t.Context(), a, f.client(server, state))
 	if err != nil {
 		f.t.Fatalf("%T.Train: %v", a, err)
 	}

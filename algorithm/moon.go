@@ -25,6 +25,7 @@ import (
 // Defaults are the paper's CIFAR-10 values: μ = 5, τ = 0.5 (μ = 1 for
 // CIFAR-100).
 type MOON struct {
+	Base
 	Mu  float64 `json:"mu"`
 	Tau float64 `json:"tau"`
 }
@@ -54,32 +55,35 @@ func (MOON) Check(spec trainer.Spec, _ trainer.Hyper) error {
 	return nil
 }
 
-func (MOON) Init(int) (fl.State, error)          { return fl.State{}, nil }
-func (MOON) Sends() []string                     { return nil }
-func (MOON) Begin(r Server) (Aggregation, error) { return ruleOnly{}.Begin(r) }
-
 // Train implements Algorithm.
-func (m MOON) Train(_ context.Context, c Client) (Upload, error) {
-	zg, err := c.Local.Embed(c.Global)
-	if err != nil {
-		return Upload{}, err
-	}
-	var zp []float32
-	if !c.State.Empty() {
-		prev, err := c.State.Vector(moonPrev, len(c.Global))
-		if err != nil {
-			return Upload{}, err
-		}
-		if zp, err = c.Local.Embed(prev); err != nil {
-			return Upload{}, err
-		}
-	}
+func (m MOON) Train(_ context.Context, c Client, obj trainer.Objective) (Upload, error) {
 	w := slices.Clone(c.Global)
-	res, err := c.Local.Train(w, trainer.MOON(m.Mu, m.Tau, zg, zp))
+	res, err := c.Local.Train(w, obj)
 	if err != nil {
 		return Upload{}, err
 	}
 	up := Upload{Weights: w, Delta: Delta(w, c.Global), Train: res}
 	up.State.Set(moonPrev, slices.Clone(w))
 	return up, nil
+}
+
+// Objective implements Algorithm: the model-contrastive term μ·ℓ_con on the
+// embeddings of the client's samples under θ^t and under its previous local
+// model (none in its first round).
+func (m MOON) Objective(c Client) (trainer.Objective, error) {
+	zg, err := c.Local.Embed(c.Global)
+	if err != nil {
+		return trainer.Objective{}, err
+	}
+	var zp []float32
+	if !c.State.Empty() {
+		prev, err := c.State.Vector(moonPrev, len(c.Global))
+		if err != nil {
+			return trainer.Objective{}, err
+		}
+		if zp, err = c.Local.Embed(prev); err != nil {
+			return trainer.Objective{}, err
+		}
+	}
+	return trainer.MOON(m.Mu, m.Tau, zg, zp), nil
 }

@@ -68,6 +68,6 @@ func TestMOON(t *testing.T) {
 // is refused with fl.ErrInvalid.
 func TestMOONStateOfWrongModel(t *testing.T) {
 	f := newFixture(t, sgd())
-	_, err := algorithm.MOON{Mu: 5, Tau: 0.5}.Train(t.Context(), f.client(fl.State{}, state("prev", make([]float32, 3))))
+	_, err := algorithm.TrainClient(t.Context(), algorithm.MOON{Mu: 5, Tau: 0.5}, f.client(fl.State{}, state("prev", make([]float32, 3))))
 	wantInvalid(t, "Train with a short prev", err, "prev")
 }

@@ -1,9 +1,7 @@
 package algorithm
 
 import (
-	"context"
 	"fmt"
-	"slices"
 
 	"github.com/flsweep/flsweep/fl"
 	"github.com/flsweep/flsweep/trainer"
@@ -29,6 +27,7 @@ import (
 // the FedEBA+ paper's Table 1 setting M = thres = 0.2 is FedAvg with the
 // local learning rate multiplied by 5 (0.5 at lr 0.1), for plain SGD.
 type PropFair struct {
+	Base
 	M     float64 `json:"m"`
 	Thres float64 `json:"thres"`
 	Huber bool    `json:"huber"`
@@ -57,17 +56,8 @@ func NewPropFair(opts fl.Options) (Algorithm, error) {
 	return a, nil
 }
 
-func (PropFair) Check(trainer.Spec, trainer.Hyper) error { return nil }
-func (PropFair) Init(int) (fl.State, error)              { return ruleOnly{}.Init(0) }
-func (PropFair) Sends() []string                         { return nil }
-func (PropFair) Begin(r Server) (Aggregation, error)     { return ruleOnly{}.Begin(r) }
-
-// Train implements Algorithm.
-func (a PropFair) Train(_ context.Context, c Client) (Upload, error) {
-	w := slices.Clone(c.Global)
-	res, err := c.Local.Train(w, trainer.Objective{PropFair: &trainer.PropFairLoss{M: a.M, Thres: a.Thres, Huber: a.Huber}})
-	if err != nil {
-		return Upload{}, err
-	}
-	return Upload{Weights: w, Delta: Delta(w, c.Global), Train: res}, nil
+// Objective implements Algorithm: PropFair's loss transform of the
+// cross-entropy.
+func (a PropFair) Objective(Client) (trainer.Objective, error) {
+	return trainer.Objective{PropFair: &trainer.PropFairLoss{M: a.M, Thres: a.Thres, Huber: a.Huber}}, nil
 }

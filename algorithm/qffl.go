@@ -1,7 +1,6 @@
 package algorithm
 
 import (
-	"context"
 	"fmt"
 	"math"
 
@@ -43,6 +42,7 @@ import (
 // FedEBA+'s Table 1 pick (its Tables 8 and 19 use 0.001; easyFL's default
 // is 1).
 type QFFL struct {
+	Base
 	Q          float64 `json:"q"`           // q ≥ 0
 	LossOffset float64 `json:"loss_offset"` // added to F_k before the powers, > 0
 }
@@ -81,14 +81,9 @@ func (QFFL) Check(_ trainer.Spec, hp trainer.Hyper) error {
 	return fmt.Errorf("algorithm.name = qffl estimates the Lipschitz constant as L = 1/η_L of local plain SGD; train.optimizer = %s with momentum %v takes other steps: use sgd without momentum: %w", hp.Optimizer, hp.Momentum, fl.ErrInvalid)
 }
 
-func (QFFL) Init(int) (fl.State, error) { return fl.State{}, nil }
-func (QFFL) Sends() []string            { return nil }
-func (QFFL) UsesLosses() bool           { return true }
+func (QFFL) UsesLosses() bool { return true }
 
 // Train implements Algorithm: FedAvg's local SGD.
-func (QFFL) Train(ctx context.Context, c Client) (Upload, error) {
-	return FedProx{}.Train(ctx, c)
-}
 
 // Begin implements Algorithm.
 func (a QFFL) Begin(r Server) (Aggregation, error) {

@@ -56,6 +56,7 @@ import (
 // c_i − c). Adam's steps are not linear in the gradient, so gradient
 // corrections refuse it (Check); after_step's does not.
 type SCAFFOLD struct {
+	Base
 	Correction string `json:"correction"`
 	LRSum      string `json:"lr_sum,omitempty"` // gradient corrections only
 }
@@ -142,7 +143,7 @@ func (SCAFFOLD) Init(numParams int) (fl.State, error) {
 func (SCAFFOLD) Sends() []string { return []string{scaffoldC} }
 
 // Train implements Algorithm.
-func (s SCAFFOLD) Train(_ context.Context, cl Client) (Upload, error) {
+func (s SCAFFOLD) Train(_ context.Context, cl Client, obj trainer.Objective) (Upload, error) {
 	n := len(cl.Global)
 	c, err := cl.Server.Vector(scaffoldC, n)
 	if err != nil {
@@ -152,7 +153,6 @@ func (s SCAFFOLD) Train(_ context.Context, cl Client) (Upload, error) {
 	if err != nil {
 		return Upload{}, err
 	}
-	obj := s.correct(c, ci)
 	y := slices.Clone(cl.Global)
 	res, err := cl.Local.Train(y, obj)
 	if err != nil {
@@ -175,7 +175,7 @@ func (s SCAFFOLD) Train(_ context.Context, cl Client) (Upload, error) {
 }
 
 // objective returns client cl's local objective: its correction c − c_i.
-func (s SCAFFOLD) objective(cl Client) (trainer.Objective, error) {
+func (s SCAFFOLD) Objective(cl Client) (trainer.Objective, error) {
 	n := len(cl.Global)
 	c, err := cl.Server.Vector(scaffoldC, n)
 	if err != nil {

@@ -1,12 +1,10 @@
 package algorithm
 
 import (
-	"context"
 	"fmt"
 	"math"
 
 	"github.com/flsweep/flsweep/fl"
-	"github.com/flsweep/flsweep/trainer"
 )
 
 // TERM is client-level tilted empirical risk minimisation (Li, Beirami,
@@ -37,6 +35,7 @@ import (
 // t defaults to 0.1, FedEBA+'s Table 1 pick (its grid is 0.1, 0.5, 0.8, 1,
 // 5).
 type TERM struct {
+	Base
 	T float64 `json:"t"` // tilt, finite
 }
 
@@ -57,15 +56,9 @@ func NewTERM(opts fl.Options) (Algorithm, error) {
 	return a, nil
 }
 
-func (TERM) Check(trainer.Spec, trainer.Hyper) error { return nil }
-func (TERM) Init(int) (fl.State, error)              { return fl.State{}, nil }
-func (TERM) Sends() []string                         { return nil }
-func (TERM) UsesLosses() bool                        { return true }
+func (TERM) UsesLosses() bool { return true }
 
 // Train implements Algorithm: FedAvg's local SGD.
-func (TERM) Train(ctx context.Context, c Client) (Upload, error) {
-	return FedProx{}.Train(ctx, c)
-}
 
 // Begin implements Algorithm.
 func (a TERM) Begin(r Server) (Aggregation, error) {

@@ -126,7 +126,7 @@ func (e *Engine) probeUpdates(ctx context.Context, env *pointEnv, in steps.Inspe
 		}
 		c := algorithm.Client{Round: r, ID: k, Global: global, Server: sent, State: cs,
 			Local: &clientLocal{e: e, ctx: ctx, env: env, round: r, client: k, probe: true}}
-		up, err := env.alg.Train(ctx, c)
+		up, err := algorithm.TrainClient(ctx, env.alg, c)
 		if err != nil {
 			return fmt.Errorf("round %d client %d: probe update: %w", r, k, err)
 		}
@@ -158,11 +158,9 @@ func (e *Engine) attackClient(ctx context.Context, env *pointEnv, r, k int, glob
 	local, lerr := attack.FromHyper(env.roundHyper(r), len(env.part.Train[k]))
 	f := attackFinding{Truth: u.summary.LabelCounts, Local: local}
 	in := attack.Input{Net: env.net, Global: global, Delta: u.delta, Local: local, Aux: env.aux}
-	if ex, ok := env.alg.(algorithm.Exposed); ok {
-		x, err := ex.Exposure(c, u.delta)
-		if err != nil {
-			return f, err
-		}
+	if x, ok, err := algorithm.Expose(env.alg, c, u.delta); err != nil {
+		return f, err
+	} else if ok {
 		o := x.Objective
 		in.Delta, in.Scheme, f.Modelled = x.Delta, attack.Scheme{Prox: o.Prox, Anchor: o.Anchor, Linear: o.Linear, AfterStep: o.AfterStep}, true
 	}

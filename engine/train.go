@@ -122,7 +122,7 @@ func (e *Engine) trainClient(ctx context.Context, env *pointEnv, c trainedClient
 			c.progress(steps.Heartbeat{Client: k, Step: p.Step, Steps: p.Steps, Loss: p.Loss})
 		}
 	}
-	up, err := env.alg.Train(ctx, algorithm.Client{Round: r, ID: k, Global: c.global, Server: c.sent, State: c.state, Local: local})
+	up, err := algorithm.TrainClient(ctx, env.alg, algorithm.Client{Round: r, ID: k, Global: c.global, Server: c.sent, State: c.state, Local: local})
 	if err != nil {
 		return sum, fmt.Errorf("round %d client %d: %s: %w", r, k, env.cfg.AlgorithmName(), err)
 	}

@@ -87,7 +87,7 @@ func (w *world) train(ctx context.Context, t, k int) (algorithm.Client, algorith
 	if err != nil {
 		return cl, algorithm.Upload{}, err
 	}
-	up, err := w.alg.Train(ctx, cl)
+	up, err := algorithm.TrainClient(ctx, w.alg, cl)
 	if err != nil {
 		return cl, up, fmt.Errorf("client %d: %w", k, err)
 	}
@@ -158,19 +158,18 @@ func (w *world) attackRound(ctx context.Context, t int, methods []attack.Attack)
 	if err != nil {
 		return nil, err
 	}
-	ex, ok := w.alg.(algorithm.Exposed)
-	if !ok {
-		return nil, fmt.Errorf("algorithm %T does not tell the attacks its local objective (algorithm.Exposed)", w.alg)
-	}
 	var recs []Record
 	for k := range w.c.Clients {
 		cl, up, err := w.train(ctx, t, k)
 		if err != nil {
 			return nil, err
 		}
-		exp, err := ex.Exposure(cl, up.Delta)
+		exp, ok, err := algorithm.Expose(w.alg, cl, up.Delta)
 		if err != nil {
 			return nil, fmt.Errorf("client %d: exposure: %w", k, err)
+		}
+		if !ok {
+			return nil, fmt.Errorf("algorithm %T trains with a term the attacks do not model (algorithm.Expose)", w.alg)
 		}
 		l, err := attack.FromHyper(w.hp, len(w.part[k]))
 		if err != nil {

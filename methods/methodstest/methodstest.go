@@ -7,7 +7,6 @@
 package methodstest
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -146,6 +145,7 @@ func (c Cycle) Observe(in fl.ObserveInput) (fl.State, error) {
 // weights. Its broadcast asks the selected clients for their gradients,
 // then sends their mean.
 type Align struct {
+	algorithm.Base
 	Alpha float64 `json:"alpha"`
 }
 
@@ -153,15 +153,6 @@ var (
 	_ algorithm.Algorithm   = Align{}
 	_ algorithm.Broadcaster = Align{}
 )
-
-func (Align) Check(trainer.Spec, trainer.Hyper) error { return nil }
-func (Align) Init(int) (fl.State, error)              { return fl.State{}, nil }
-func (Align) Sends() []string                         { return nil }
-
-// Begin aggregates with the rule alone.
-func (Align) Begin(r algorithm.Server) (algorithm.Aggregation, error) {
-	return algorithm.FedAvg{}.Begin(r)
-}
 
 // Broadcast implements algorithm.Broadcaster.
 func (Align) Broadcast(b algorithm.BroadcastRound) (algorithm.Broadcast, error) {
@@ -194,18 +185,14 @@ func (Align) Broadcast(b algorithm.BroadcastRound) (algorithm.Broadcast, error) 
 	return algorithm.Broadcast{Vector: mean}, nil
 }
 
-// Train implements algorithm.Algorithm.
-func (a Align) Train(_ context.Context, c algorithm.Client) (algorithm.Upload, error) {
+// Objective implements algorithm.Algorithm: every local step descends
+// (1 − α)·∇F_k + α·g̃ with the broadcast g̃.
+func (a Align) Objective(c algorithm.Client) (trainer.Objective, error) {
 	g, err := c.Server.Vector(algorithm.BroadcastVector, len(c.Global))
 	if err != nil {
-		return algorithm.Upload{}, err
+		return trainer.Objective{}, err
 	}
-	w := slices.Clone(c.Global)
-	res, err := c.Local.Train(w, trainer.Aligned(a.Alpha, g))
-	if err != nil {
-		return algorithm.Upload{}, err
-	}
-	return algorithm.Upload{Weights: w, Delta: algorithm.Delta(w, c.Global), Train: res}, nil
+	return trainer.Aligned(a.Alpha, g), nil
 }
 
 // Inspection is what Recorder saw of one update.
