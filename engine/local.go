@@ -88,10 +88,6 @@ func (e *Engine) RunSweep(ctx context.Context, in steps.PlanSweepInput, progress
 	return done, ctx.Err()
 }
 
-// maxRecoveries bounds the restarts of a point after a round found a
-// damaged file (workflows.MaxRecoveries in the orchestrated path).
-const maxRecoveries = 3
-
 // RunPoint runs one point to its end in this process.
 func (e *Engine) RunPoint(ctx context.Context, ref steps.PointRef, keepUpdates bool, progress func(Progress)) (steps.PointResult, error) {
 	prep, err := e.PreparePoint(ctx, ref)
@@ -119,11 +115,10 @@ func (e *Engine) RunPoint(ctx context.Context, ref steps.PointRef, keepUpdates b
 			// parallel on its slots (chunking never changes results).
 			KeepUpdates: keepUpdates, ClientsPerActivity: math.MaxInt32, Phases: prep.Phases,
 		})
-		if IsDiverged(err) {
+		switch steps.AfterRound(err, IsDiverged(err), IsDamaged(err), recoveries) {
+		case steps.EndDiverged:
 			status = steps.StatusDiverged
-			break
-		}
-		if IsDamaged(err) && recoveries < maxRecoveries {
+		case steps.Recover:
 			// As the point workflow does: start again from the last good
 			// checkpoint (engine/recover.go).
 			recoveries++
@@ -132,9 +127,11 @@ func (e *Engine) RunPoint(ctx context.Context, ref steps.PointRef, keepUpdates b
 			}
 			r = prep.LastCommitted
 			continue
-		}
-		if err != nil {
+		case steps.Fail:
 			return steps.PointResult{}, err
+		}
+		if status == steps.StatusDiverged {
+			break
 		}
 		if sum.Eval != nil {
 			acc = sum.Eval.TestAcc

@@ -234,3 +234,28 @@ func TestHelpers(t *testing.T) {
 		t.Errorf("Routed without identity = %q", got)
 	}
 }
+
+// TestAfterRound: a committed round goes on; a divergence ends the point
+// whatever else; damage recovers until MaxRecoveries, then fails; any other
+// error fails.
+func TestAfterRound(t *testing.T) {
+	boom := errors.New("boom")
+	for _, tt := range []struct {
+		err               error
+		diverged, damaged bool
+		recoveries        int
+		want              Outcome
+	}{
+		{nil, false, false, 0, NextRound},
+		{boom, true, false, 0, EndDiverged},
+		{boom, true, true, MaxRecoveries, EndDiverged},
+		{boom, false, true, 0, Recover},
+		{boom, false, true, MaxRecoveries - 1, Recover},
+		{boom, false, true, MaxRecoveries, Fail},
+		{boom, false, false, 0, Fail},
+	} {
+		if got := AfterRound(tt.err, tt.diverged, tt.damaged, tt.recoveries); got != tt.want {
+			t.Errorf("AfterRound(%v, diverged %v, damaged %v, %d) = %v; want %v", tt.err, tt.diverged, tt.damaged, tt.recoveries, got, tt.want)
+		}
+	}
+}

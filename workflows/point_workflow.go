@@ -118,15 +118,15 @@ func PointWorkflow(ctx workflow.Context, in PointInput) (steps.PointResult, erro
 		// Continue-As-New, never after it.
 		until := min(prep.Rounds, start+in.ContinueAsNewEvery-1)
 		sums, err := runRounds(ctx, in, prep, r, until)
-		if isType(err, steps.ErrTypeDiverged) {
+		next := steps.AfterRound(err, isType(err, steps.ErrTypeDiverged), isType(err, steps.ErrTypeCorrupt), in.Recoveries)
+		if next == steps.EndDiverged {
 			logger.Warn("point diverged", "round", r, "error", err)
 			status = steps.StatusDiverged
 			break
 		}
 		// A damaged checkpoint: the next start (PreparePoint) resumes
 		// from the last one that verifies and recomputes the rest.
-		if isType(err, steps.ErrTypeCorrupt) && in.Recoveries < MaxRecoveries &&
-			workflow.GetVersion(ctx, "recover-damage", workflow.DefaultVersion, 1) == 1 {
+		if next == steps.Recover && workflow.GetVersion(ctx, "recover-damage", workflow.DefaultVersion, 1) == 1 {
 			logger.Warn("damaged checkpoint: restarting from the last good one", "round", r, "error", err)
 			// A signal that came in the workflow task that delivered the
 			// failure is not handled yet (the SDK runs this coroutine

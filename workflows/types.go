@@ -336,10 +336,9 @@ type PointInput struct {
 	Recoveries int `json:"recoveries,omitempty"`
 }
 
-// MaxRecoveries bounds how often a point restarts from its last good
-// checkpoint after a round found a damaged file; damage that recurs beyond
-// it fails the point with the round's error.
-const MaxRecoveries = 3
+// MaxRecoveries is steps.MaxRecoveries: how often a point restarts from
+// its last good checkpoint after a round found a damaged file.
+const MaxRecoveries = steps.MaxRecoveries
 
 // PointProgress is the answer to the progress query. Status is running,
 // paused (no new round starts; the one in flight, if any, finishes),
