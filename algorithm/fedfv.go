@@ -71,7 +71,9 @@ import (
 // Memory: the server state keeps the remembered g_c of the clients that a
 // later round's window can still read, up to τ·m model-sized vectors
 // ((τ−1)·m with "current"); with τ = 10, m = 10 and the 199,210-parameter
-// MLP that is about 80 MB in every round's state.bin.
+// MLP that is about 80 MB in every round's server.bin, which only
+// aggregation reads (the engine's server memory: the vectors an algorithm's
+// clients are not sent).
 type FedFV struct {
 	Base
 	Alpha    float64 `json:"alpha"`

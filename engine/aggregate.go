@@ -58,7 +58,7 @@ func (e *Engine) Aggregate(ctx context.Context, in steps.AggregateInput) (steps.
 	if err != nil {
 		return steps.AggregateOutput{}, err
 	}
-	st, err := e.loadState(ctx, env, in.Round-1)
+	st, err := e.loadFullState(ctx, env, in.Round-1)
 	if err != nil {
 		return steps.AggregateOutput{}, err
 	}

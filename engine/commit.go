@@ -105,7 +105,7 @@ func (e *Engine) cleanRound(ctx context.Context, env *pointEnv, r int, keepUpdat
 	errs = append(errs, e.Store.Delete(ctx, env.keys.Eval(r)), e.Store.Delete(ctx, env.keys.Broadcast(r)),
 		e.Store.DeletePrefix(ctx, env.keys.Queries(r)))
 	if q := r - 1; q >= 0 && !env.retained(q) {
-		errs = append(errs, e.Store.Delete(ctx, env.keys.Global(q)), e.Store.Delete(ctx, env.keys.State(q)))
+		errs = append(errs, e.Store.Delete(ctx, env.keys.Global(q)), e.Store.Delete(ctx, env.keys.State(q)), e.Store.Delete(ctx, env.keys.ServerMemory(q)))
 	}
 	for _, k := range sortedClients(model.Superseded) {
 		if v := model.Superseded[k]; !env.stateNeeded(v, r) {

@@ -24,7 +24,7 @@ func (e *Engine) Evaluate(ctx context.Context, in steps.RoundRef) (steps.EvalSum
 		return steps.EvalSummary{}, err
 	}
 	if rep, ok := env.alg.(algorithm.Reporter); ok {
-		st, err := e.loadState(ctx, env, in.Round)
+		st, err := e.loadFullState(ctx, env, in.Round)
 		if err != nil {
 			return steps.EvalSummary{}, err
 		}

@@ -86,6 +86,11 @@ func TestFedFVEngineState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		for _, q := range []int{1, 2, 4, 5} { // rounds not kept leave no server memory behind
+			if ok, err := e.Store.Exists(ctx, env.keys.ServerMemory(q)); err != nil || ok {
+				t.Errorf("%s: round %d's server.bin was kept (%v)", tt.label, q, err)
+			}
+		}
 		for _, q := range []int{3, 6} { // the kept checkpoints after round 0
 			last := map[int]int{}
 			for _, c := range s.Clients {
@@ -99,7 +104,7 @@ func TestFedFVEngineState(t *testing.T) {
 					want[k] = r
 				}
 			}
-			st, err := e.loadState(ctx, env, q)
+			st, err := e.loadFullState(ctx, env, q)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -111,6 +116,18 @@ func TestFedFVEngineState(t *testing.T) {
 			}
 			if len(want) == 0 || !maps.Equal(m.Seen, want) || len(st.Algorithm.Vectors) != len(want) {
 				t.Errorf("%s round %d: state remembers %v in %d vectors; want %v", tt.label, q, m.Seen, len(st.Algorithm.Vectors), want)
+			}
+			// The history is server memory (server.bin): what the
+			// selection and training steps read (state.bin) holds none.
+			part, err := e.loadState(ctx, env, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(part.Algorithm.Vectors) != 0 {
+				t.Errorf("%s round %d: state.bin holds %d algorithm vectors; want them all in server.bin", tt.label, q, len(part.Algorithm.Vectors))
+			}
+			if ok, err := e.Store.Exists(ctx, env.keys.ServerMemory(q)); err != nil || !ok {
+				t.Errorf("%s round %d: no server.bin (%v)", tt.label, q, err)
 			}
 		}
 	}

@@ -160,7 +160,7 @@ func TestAFLEvaluatesAverage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := e.loadState(ctx, env, round)
+		st, err := e.loadFullState(ctx, env, round)
 		if err != nil {
 			t.Fatal(err)
 		}

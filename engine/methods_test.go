@@ -268,7 +268,7 @@ func TestSCAFFOLDControlVariateIsMean(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, q := range []int{3, 6} { // the kept checkpoints after round 0
-			st, err := e.loadState(ctx, env, q)
+			st, err := e.loadFullState(ctx, env, q)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -314,7 +314,7 @@ func TestClientStateRetention(t *testing.T) {
 		}
 		want := map[string]bool{}
 		for _, q := range []int{0, 3, 6} {
-			st, err := e.loadState(ctx, env, q)
+			st, err := e.loadFullState(ctx, env, q)
 			if err != nil {
 				t.Fatal(err)
 			}

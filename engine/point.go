@@ -185,7 +185,7 @@ func (e *Engine) prune(ctx context.Context, env *pointEnv, last int, keepUpdates
 	needed := map[string]bool{} // client-state keys a kept checkpoint names
 	for _, q := range rounds {
 		if q != last && !env.retained(q) {
-			errs = append(errs, e.Store.Delete(ctx, env.keys.Global(q)), e.Store.Delete(ctx, env.keys.State(q)))
+			errs = append(errs, e.Store.Delete(ctx, env.keys.Global(q)), e.Store.Delete(ctx, env.keys.State(q)), e.Store.Delete(ctx, env.keys.ServerMemory(q)))
 			continue
 		}
 		st, err := e.loadState(ctx, env, q)

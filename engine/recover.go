@@ -57,8 +57,8 @@ func IsDamaged(err error) bool { return damaged(err) }
 func damaged(err error) bool { return errkind.Of(err) == errkind.Damaged }
 
 // verifyCheckpoint checks round r's checkpoint against its manifest c: the
-// model's checksum, the server state and, when deep, every client state and
-// sampler memory the state names.
+// model's checksum, the server state (with the algorithm's server memory)
+// and, when deep, every client state and sampler memory the state names.
 func (e *Engine) verifyCheckpoint(ctx context.Context, env *pointEnv, r int, c *store.Commit, deep bool) error {
 	w, err := e.loadGlobal(ctx, env, r)
 	if err != nil {
@@ -68,7 +68,7 @@ func (e *Engine) verifyCheckpoint(ctx context.Context, env *pointEnv, r int, c *
 		return fmt.Errorf("the model of round %d (%s) has checksum %.12s but its manifest says %.12s: %w",
 			r, env.keys.Global(r), sum, c.GlobalSHA256, store.ErrCorrupt)
 	}
-	st, err := e.loadState(ctx, env, r)
+	st, err := e.loadFullState(ctx, env, r)
 	if err != nil || !deep {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flsweep/flsweep/fl"
 	"github.com/flsweep/flsweep/methods"
 	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store"
@@ -153,4 +154,57 @@ func keys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestServerMemoryDamage: FedDyn's h, which its clients are not sent, is
+// server memory (server.bin): a damaged server.bin is damage (the point
+// recovers from an earlier checkpoint), found by the aggregation that reads
+// it and by the checkpoint's verification, and a run resumed after it
+// ends with the uninterrupted run's models.
+func TestServerMemoryDamage(t *testing.T) {
+	const spec = `
+name: dyn
+dataset: {name: synthetic}
+partition: {scheme: dirichlet, clients: 8, alpha: 0.5}
+model: {arch: mlp, hidden: [8]}
+train: {lr: 0.1, batch_size: 16, local_steps: 2}
+algorithm: {name: feddyn, alpha: 0.01}
+rounds: 6
+clients_per_round: 3
+eval_every: 6
+checkpoint_every: 2
+seeds: [1]
+`
+	_, _, want := runSpec(t, spec, nil)
+	e := newEngine(t)
+	ctx := context.Background()
+	plan, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := steps.PointRef{Sweep: plan.Name, Point: plan.Points[0].ID}
+	runSteps(t, e, ref, 5, steps.TrainClients.Name) // rounds 0–4 committed; round 4 is kept
+	env, err := e.env(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := e.loadState(ctx, env, 4); err != nil || len(st.Algorithm.Vectors) != 0 {
+		t.Fatalf("state.bin of round 4 holds algorithm vectors %v (%v); want h in server.bin only", st.Algorithm.Names(), err)
+	}
+	flip(t, e, env.keys.ServerMemory(4))
+	_, err = e.Aggregate(ctx, steps.AggregateInput{RoundRef: steps.RoundRef{PointRef: ref, Round: 5}, Selection: fl.Selection{}})
+	if !IsDamaged(err) || !strings.Contains(err.Error(), env.keys.ServerMemory(4)) {
+		t.Fatalf("aggregating from a damaged server.bin: %v; want damage naming it", err)
+	}
+	prep, err := e.PreparePoint(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prep.LastCommitted != 2 {
+		t.Errorf("PreparePoint resumes from round %d; want 2, the checkpoint before the damaged one", prep.LastCommitted)
+	}
+	if _, err := e.RunSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	compare(t, "resumed after a damaged server.bin", take(t, e, plan), want)
 }

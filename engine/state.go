@@ -43,6 +43,11 @@ type stateMeta struct {
 	ServerOptimizer string      `json:"server_optimizer,omitempty"`
 	Versions        map[int]int `json:"versions,omitempty"`
 	Memory          map[int]int `json:"memory,omitempty"`
+	// Private names the algorithm's vectors kept in server.bin
+	// (keys.ServerMemory): those its clients are not sent. Empty: every
+	// vector is in state.bin (files written before the split, and
+	// algorithms that keep none).
+	Private []string `json:"private,omitempty"`
 }
 
 // Vector sections of state.bin are named "<owner>/<name>".
@@ -70,49 +75,102 @@ func (env *pointEnv) initState() (serverState, error) {
 	return st, err
 }
 
-// saveState writes the server state after round r.
+// saveState writes the server state after round r: the algorithm's vectors
+// its clients are not sent to server.bin (first, so that no state.bin names
+// a server.bin not yet written), everything else to state.bin.
 func (e *Engine) saveState(ctx context.Context, env *pointEnv, r int, st serverState) error {
 	meta := stateMeta{Round: r, Sampler: env.cfg.Sampler.Name, Algorithm: env.cfg.AlgorithmName(),
 		SamplerMeta: st.Sampler.Meta, AlgorithmMeta: st.Algorithm.Meta, ServerOptimizer: env.cfg.ServerOptimizer.Name,
 		Versions: st.Versions, Memory: st.Memory}
+	sent, private := map[string][]float32{}, map[string][]float32{}
+	for name, v := range st.Algorithm.Vectors {
+		if slices.Contains(env.alg.Sends(), name) {
+			sent[name] = v
+		} else {
+			private[name] = v
+		}
+	}
+	if len(private) > 0 {
+		meta.Private = slices.Sorted(maps.Keys(private))
+		pf := store.NewFile("server", env.net.Key(), r, fl.Server).AddVectors(ownAlgorithm, private)
+		if _, err := e.Store.PutFile(ctx, env.keys.ServerMemory(r), pf); err != nil {
+			return err
+		}
+	}
 	f, err := store.NewFile("state", env.net.Key(), r, fl.Server).AddJSON("meta", meta)
 	if err != nil {
 		return err
 	}
-	f.AddVectors(ownSampler, st.Sampler.Vectors).AddVectors(ownAlgorithm, st.Algorithm.Vectors).AddVectors(ownOptimizer, st.Optimizer.Vectors)
+	f.AddVectors(ownSampler, st.Sampler.Vectors).AddVectors(ownAlgorithm, sent).AddVectors(ownOptimizer, st.Optimizer.Vectors)
 	_, err = e.Store.PutFile(ctx, env.keys.State(r), f)
 	return err
 }
 
 // loadState reads the server state after round r, checking that it belongs
-// to this point's architecture and methods.
+// to this point's architecture and methods, without the algorithm's vectors
+// its clients are not sent (server.bin): what every step but aggregation
+// needs. loadFullState reads those too.
 func (e *Engine) loadState(ctx context.Context, env *pointEnv, r int) (serverState, error) {
+	st, _, err := e.readState(ctx, env, r)
+	return st, err
+}
+
+// loadFullState reads the whole server state after round r: loadState's
+// and the algorithm's vectors in server.bin.
+func (e *Engine) loadFullState(ctx context.Context, env *pointEnv, r int) (serverState, error) {
+	st, private, err := e.readState(ctx, env, r)
+	if err != nil || len(private) == 0 {
+		return st, err
+	}
+	key := env.keys.ServerMemory(r)
+	f, err := e.readFile(ctx, env, key, "server", r, fl.Server, fmt.Sprintf("the algorithm's server memory of round %d", r),
+		"the server state names it; the store was damaged")
+	if err != nil {
+		return serverState{}, err
+	}
+	vs := f.VectorsWith(ownAlgorithm)
+	if st.Algorithm.Vectors == nil {
+		st.Algorithm.Vectors = map[string][]float32{}
+	}
+	for _, name := range private {
+		v, ok := vs[name]
+		if !ok {
+			return serverState{}, fmt.Errorf("%s has no vector %q, which the server state of round %d names: %w", key, name, r, store.ErrCorrupt)
+		}
+		st.Algorithm.Vectors[name] = v
+	}
+	return st, nil
+}
+
+// readState reads state.bin of round r, and the names of the vectors it
+// leaves to server.bin.
+func (e *Engine) readState(ctx context.Context, env *pointEnv, r int) (serverState, []string, error) {
 	key := env.keys.State(r)
 	f, err := e.readFile(ctx, env, key, "state", r, fl.Server, fmt.Sprintf("server state of round %d", r),
 		"the point can resume only from a retained checkpoint")
 	if err != nil {
-		return serverState{}, err
+		return serverState{}, nil, err
 	}
 	var m stateMeta
 	if err := f.Decode("meta", &m); err != nil {
-		return serverState{}, fmt.Errorf("%s: %w", key, err)
+		return serverState{}, nil, fmt.Errorf("%s: %w", key, err)
 	}
 	alg, sampler := env.cfg.AlgorithmName(), env.cfg.Sampler.Name
 	if m.Algorithm == "" && m.Sampler == "" { // written before methods had state: FedAvg's
 		m.Algorithm, m.Sampler = "fedavg", sampler
 	}
 	if m.Algorithm != alg || m.Sampler != sampler {
-		return serverState{}, fmt.Errorf("%s was written by algorithm %q with sampler %q, but this point runs %q with %q; the file belongs to another point or was damaged: %w",
+		return serverState{}, nil, fmt.Errorf("%s was written by algorithm %q with sampler %q, but this point runs %q with %q; the file belongs to another point or was damaged: %w",
 			key, m.Algorithm, m.Sampler, alg, sampler, store.ErrCorrupt)
 	}
 	if opt := env.cfg.ServerOptimizer.Name; m.ServerOptimizer != opt {
-		return serverState{}, fmt.Errorf("%s was written with server optimizer %q, but this point runs %q; the file belongs to another point or was damaged: %w",
+		return serverState{}, nil, fmt.Errorf("%s was written with server optimizer %q, but this point runs %q; the file belongs to another point or was damaged: %w",
 			key, m.ServerOptimizer, opt, store.ErrCorrupt)
 	}
 	st := serverState{Sampler: fl.State{Meta: m.SamplerMeta, Vectors: f.VectorsWith(ownSampler)},
 		Algorithm: fl.State{Meta: m.AlgorithmMeta, Vectors: f.VectorsWith(ownAlgorithm)},
 		Optimizer: fl.State{Vectors: f.VectorsWith(ownOptimizer)}, Versions: m.Versions, Memory: m.Memory}
-	return st, nil
+	return st, m.Private, nil
 }
 
 // sent returns the part of the algorithm's state its clients receive.

@@ -71,11 +71,11 @@ func TestEmptyRoundIsNoOp(t *testing.T) {
 			if *r.GlobalTrainLoss != *rows[i-1].GlobalTrainLoss {
 				t.Errorf("%s round %d: global train loss %v; want round %d's %v (same model)", p.Label, r.Round, *r.GlobalTrainLoss, r.Round-1, *rows[i-1].GlobalTrainLoss)
 			}
-			before, err := e.loadState(ctx, env, int(r.Round)-1)
+			before, err := e.loadFullState(ctx, env, int(r.Round)-1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			after, err := e.loadState(ctx, env, int(r.Round))
+			after, err := e.loadFullState(ctx, env, int(r.Round))
 			if err != nil {
 				t.Fatal(err)
 			}

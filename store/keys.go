@@ -15,6 +15,7 @@ import (
 //	sweeps/<sweep>/<point>/config.json
 //	sweeps/<sweep>/<point>/rounds/<000042>/global.bin        model after round 42
 //	sweeps/<sweep>/<point>/rounds/<000042>/state.bin         server state after round 42
+//	sweeps/<sweep>/<point>/rounds/<000042>/server.bin        the algorithm's vectors its clients are not sent
 //	sweeps/<sweep>/<point>/rounds/<000042>/updates/<000017>.bin  transient client update
 //	sweeps/<sweep>/<point>/rounds/<000042>/queries/<1>/<000017>.bin  transient vector answer of query 1
 //	sweeps/<sweep>/<point>/rounds/<000042>/broadcast.bin     transient vector the round's clients train with
@@ -108,6 +109,11 @@ func (p PointKeys) Global(r int) string { return p.Round(r) + "global.bin" }
 
 // State is the server state after round r.
 func (p PointKeys) State(r int) string { return p.Round(r) + "state.bin" }
+
+// ServerMemory holds the algorithm's server vectors after round r that its
+// clients are not sent (FedFV's history of updates, FedDyn's h), apart from
+// State, so that only the steps that use them read them.
+func (p PointKeys) ServerMemory(r int) string { return p.Round(r) + "server.bin" }
 
 // Updates is the prefix of round r's client updates.
 func (p PointKeys) Updates(r int) string { return p.Round(r) + "updates/" }
