@@ -6,10 +6,12 @@ package miniotest
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"testing"
 	"time"
 
@@ -113,9 +115,21 @@ func (s *Server) start(t testing.TB) {
 	}
 }
 
-// FreePort returns a loopback TCP port that was free a moment ago.
+// FreePort returns a loopback TCP port that was free a moment ago, chosen
+// below the kernel's ephemeral range (Linux's default is 32768–60999): a
+// server a test stops and starts again on the same port (a MinIO outage, a
+// Temporal server restart) could otherwise find the port taken, in
+// between, as the local port of some process's outgoing connection (seen
+// under load: "bind: address already in use" five seconds after a stop).
 func FreePort(t testing.TB) string {
 	t.Helper()
+	for range 200 {
+		port := strconv.Itoa(20000 + rand.IntN(12000))
+		if l, err := net.Listen("tcp", "127.0.0.1:"+port); err == nil {
+			l.Close()
+			return port
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
