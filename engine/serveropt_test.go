@@ -94,6 +94,28 @@ func TestEveryServerOptimizerResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	compare(t, "crashed in round 5 and resumed", take(t, restarted, plan), want)
+	// The moments are server memory: in server.bin, read by aggregation,
+	// not in the state.bin every other step reads.
+	for _, p := range want.Points {
+		if optimizerOf(t, p) != "fedadam" {
+			continue
+		}
+		env, err := restarted.env(ctx, steps.PointRef{Sweep: plan.Name, Point: p.Point})
+		if err != nil {
+			t.Fatal(err)
+		}
+		part, err := restarted.loadState(ctx, env, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := restarted.loadFullState(ctx, env, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(part.Optimizer.Vectors) != 0 || len(full.Optimizer.Vectors) != 2 {
+			t.Errorf("%s: state.bin holds moments %v, server.bin %v; want none and m, v", p.Label, part.Optimizer.Names(), full.Optimizer.Names())
+		}
+	}
 }
 
 // TestServerSGDIsTheAlgorithmsStep: server_optimizer sgd at lr 1 (its

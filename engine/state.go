@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/flsweep/flsweep/fl"
 	"github.com/flsweep/flsweep/store"
@@ -43,10 +44,11 @@ type stateMeta struct {
 	ServerOptimizer string      `json:"server_optimizer,omitempty"`
 	Versions        map[int]int `json:"versions,omitempty"`
 	Memory          map[int]int `json:"memory,omitempty"`
-	// Private names the algorithm's vectors kept in server.bin
-	// (keys.ServerMemory): those its clients are not sent. Empty: every
-	// vector is in state.bin (files written before the split, and
-	// algorithms that keep none).
+	// Private names the sections kept in server.bin (keys.ServerMemory),
+	// "<owner>/<name>": the algorithm's vectors its clients are not sent
+	// and the server optimiser's moments, which only aggregation reads.
+	// Empty: every vector is in state.bin (files written before the split,
+	// and points that keep none).
 	Private []string `json:"private,omitempty"`
 }
 
@@ -87,12 +89,15 @@ func (e *Engine) saveState(ctx context.Context, env *pointEnv, r int, st serverS
 		if slices.Contains(env.alg.Sends(), name) {
 			sent[name] = v
 		} else {
-			private[name] = v
+			private[ownAlgorithm+name] = v
 		}
+	}
+	for name, v := range st.Optimizer.Vectors { // read by aggregation alone
+		private[ownOptimizer+name] = v
 	}
 	if len(private) > 0 {
 		meta.Private = slices.Sorted(maps.Keys(private))
-		pf := store.NewFile("server", env.net.Key(), r, fl.Server).AddVectors(ownAlgorithm, private)
+		pf := store.NewFile("server", env.net.Key(), r, fl.Server).AddVectors("", private)
 		if _, err := e.Store.PutFile(ctx, env.keys.ServerMemory(r), pf); err != nil {
 			return err
 		}
@@ -101,7 +106,7 @@ func (e *Engine) saveState(ctx context.Context, env *pointEnv, r int, st serverS
 	if err != nil {
 		return err
 	}
-	f.AddVectors(ownSampler, st.Sampler.Vectors).AddVectors(ownAlgorithm, sent).AddVectors(ownOptimizer, st.Optimizer.Vectors)
+	f.AddVectors(ownSampler, st.Sampler.Vectors).AddVectors(ownAlgorithm, sent)
 	_, err = e.Store.PutFile(ctx, env.keys.State(r), f)
 	return err
 }
@@ -123,21 +128,25 @@ func (e *Engine) loadFullState(ctx context.Context, env *pointEnv, r int) (serve
 		return st, err
 	}
 	key := env.keys.ServerMemory(r)
-	f, err := e.readFile(ctx, env, key, "server", r, fl.Server, fmt.Sprintf("the algorithm's server memory of round %d", r),
+	f, err := e.readFile(ctx, env, key, "server", r, fl.Server, fmt.Sprintf("the server memory of round %d", r),
 		"the server state names it; the store was damaged")
 	if err != nil {
 		return serverState{}, err
 	}
-	vs := f.VectorsWith(ownAlgorithm)
-	if st.Algorithm.Vectors == nil {
-		st.Algorithm.Vectors = map[string][]float32{}
-	}
-	for _, name := range private {
-		v, ok := vs[name]
+	vs := f.VectorsWith("")
+	for _, section := range private {
+		v, ok := vs[section]
 		if !ok {
-			return serverState{}, fmt.Errorf("%s has no vector %q, which the server state of round %d names: %w", key, name, r, store.ErrCorrupt)
+			return serverState{}, fmt.Errorf("%s has no vector %q, which the server state of round %d names: %w", key, section, r, store.ErrCorrupt)
 		}
-		st.Algorithm.Vectors[name] = v
+		switch {
+		case strings.HasPrefix(section, ownAlgorithm):
+			st.Algorithm.Set(strings.TrimPrefix(section, ownAlgorithm), v)
+		case strings.HasPrefix(section, ownOptimizer):
+			st.Optimizer.Set(strings.TrimPrefix(section, ownOptimizer), v)
+		default:
+			return serverState{}, fmt.Errorf("%s: the server state of round %d names section %q, of no owner: %w", key, r, section, store.ErrCorrupt)
+		}
 	}
 	return st, nil
 }
