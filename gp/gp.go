@@ -83,15 +83,7 @@ func LOO(k *mat.SymDense, mu []float64, ys [][]float64, w []float64, terms []int
 	if err := ch.InverseTo(&a); err != nil {
 		return 0, nil, ErrNotPD
 	}
-	in := make([]bool, n)
-	if terms == nil {
-		for i := range in {
-			in[i] = true
-		}
-	}
-	for _, i := range terms {
-		in[i] = true
-	}
+	in := termMask(n, terms)
 	diag := make([]float64, n)
 	for i := range n {
 		diag[i] = a.At(i, i)
@@ -114,18 +106,7 @@ func LOO(k *mat.SymDense, mu []float64, ys [][]float64, w []float64, terms []int
 			r.SetVec(i, y[i]-mu[i])
 		}
 		alpha.MulVec(&a, r)
-		lp := 0.0
-		for i := range n {
-			b.SetVec(i, 0)
-			if !in[i] {
-				continue
-			}
-			ai, aii := alpha.AtVec(i), diag[i]
-			lp += 0.5*math.Log(aii) - ai*ai/(2*aii) - 0.5*math.Log(2*math.Pi)
-			b.SetVec(i, ai/aii)
-			c[i] += w[e] * (1 + ai*ai/aii) / (2 * aii)
-		}
-		total += w[e] * lp
+		total += w[e] * looSample(alpha, diag, in, w[e], b, c)
 		ab.MulVec(&a, b)
 		g.RankTwo(g, 0.5*w[e], ab, alpha) // ½ w (A b αᵀ + α bᵀ A)
 	}
@@ -198,4 +179,36 @@ func Mean(ys [][]float64, w []float64, n int) []float64 {
 		}
 	}
 	return mu
+}
+
+// termMask marks the LOO terms T among n clients; nil terms is every client.
+func termMask(n int, terms []int) []bool {
+	in := make([]bool, n)
+	if terms == nil {
+		for i := range in {
+			in[i] = true
+		}
+	}
+	for _, i := range terms {
+		in[i] = true
+	}
+	return in
+}
+
+// looSample returns one sample's Σ_{i∈T} log p(y_i | y_{−i}) from α = A r
+// and A's diagonal, sets b_i = α_i/A_ii (0 outside T) and adds the sample's
+// w·(1 + α_i²/A_ii)/(2A_ii) to c_i: the per-sample part of LOO and LOOGrad.
+func looSample(alpha *mat.VecDense, diag []float64, in []bool, w float64, b *mat.VecDense, c []float64) float64 {
+	lp := 0.0
+	for i, inT := range in {
+		b.SetVec(i, 0)
+		if !inT {
+			continue
+		}
+		ai, aii := alpha.AtVec(i), diag[i]
+		lp += 0.5*math.Log(aii) - ai*ai/(2*aii) - 0.5*math.Log(2*math.Pi)
+		b.SetVec(i, ai/aii)
+		c[i] += w * (1 + ai*ai/aii) / (2 * aii)
+	}
+	return lp
 }

@@ -1,8 +1,6 @@
 package gp
 
 import (
-	"math"
-
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -54,15 +52,7 @@ func LOOGrad(x []float64, n, d int, noise float64, mu []float64, ys [][]float64,
 			dst.SetVec(i, (v.AtVec(i)-dst.AtVec(i))/s)
 		}
 	}
-	in := make([]bool, n)
-	if terms == nil {
-		for i := range in {
-			in[i] = true
-		}
-	}
-	for _, i := range terms {
-		in[i] = true
-	}
+	in := termMask(n, terms)
 	diag := make([]float64, n)
 	for i := range n {
 		zx := 0.0
@@ -90,18 +80,7 @@ func LOOGrad(x []float64, n, d int, noise float64, mu []float64, ys [][]float64,
 			r.SetVec(i, y[i]-mu[i])
 		}
 		apply(alpha, r)
-		lp := 0.0
-		for i := range n {
-			b.SetVec(i, 0)
-			if !in[i] {
-				continue
-			}
-			ai, aii := alpha.AtVec(i), diag[i]
-			lp += 0.5*math.Log(aii) - ai*ai/(2*aii) - 0.5*math.Log(2*math.Pi)
-			b.SetVec(i, ai/aii)
-			c[i] += w[e] * (1 + ai*ai/aii) / (2 * aii)
-		}
-		total += w[e] * lp
+		total += w[e] * looSample(alpha, diag, in, w[e], b, c)
 		apply(ab, b)
 		p1.MulVec(X.T(), alpha) // Xᵀα
 		p2.MulVec(X.T(), ab)    // Xᵀ A b
