@@ -103,7 +103,7 @@ func IsBadInput(err error) bool {
 
 // IsDiverged reports whether err is a numerical blow-up (NaN or Inf): an
 // outcome of the point, not a failure to retry.
-func IsDiverged(err error) bool { return errkind.Of(err) == errkind.Diverged }
+func IsDiverged(err error) bool { return errkind.Is(err, errkind.Diverged) }
 
 // errMissing marks a blob the protocol guarantees but that is absent (a
 // committed round without its model): the store was damaged.

@@ -154,7 +154,7 @@ func (e *Engine) Refuses(ctx context.Context, want Identity) error {
 var ErrRefused = errkind.New(errkind.Refused, "refused")
 
 // IsRefused reports whether err is a refusal (ErrRefused).
-func IsRefused(err error) bool { return errkind.Of(err) == errkind.Refused }
+func IsRefused(err error) bool { return errkind.Is(err, errkind.Refused) }
 
 // checkBuild refuses to continue a point whose last committed round was
 // computed by another build than this engine's: the determinism contract

@@ -107,6 +107,7 @@ func (e *Engine) RunPoint(ctx context.Context, ref steps.PointRef, keepUpdates b
 	report(prep.LastCommitted, acc, false, steps.StatusRunning)
 	status := steps.StatusDone
 	recoveries := 0
+rounds:
 	for r := prep.LastCommitted + 1; r <= prep.Rounds; r++ {
 		sum, err := e.RunRound(ctx, steps.RoundInput{
 			RoundRef: steps.RoundRef{PointRef: ref, Round: r, DataDigest: prep.DataDigest},
@@ -118,6 +119,7 @@ func (e *Engine) RunPoint(ctx context.Context, ref steps.PointRef, keepUpdates b
 		switch steps.AfterRound(err, IsDiverged(err), IsDamaged(err), recoveries) {
 		case steps.EndDiverged:
 			status = steps.StatusDiverged
+			break rounds
 		case steps.Recover:
 			// As the point workflow does: start again from the last good
 			// checkpoint (engine/recover.go).
@@ -129,9 +131,6 @@ func (e *Engine) RunPoint(ctx context.Context, ref steps.PointRef, keepUpdates b
 			continue
 		case steps.Fail:
 			return steps.PointResult{}, err
-		}
-		if status == steps.StatusDiverged {
-			break
 		}
 		if sum.Eval != nil {
 			acc = sum.Eval.TestAcc

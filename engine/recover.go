@@ -54,7 +54,7 @@ func IsDamaged(err error) bool { return damaged(err) }
 
 // damaged reports whether err says a stored file is damaged or missing
 // although the protocol guarantees it.
-func damaged(err error) bool { return errkind.Of(err) == errkind.Damaged }
+func damaged(err error) bool { return errkind.Is(err, errkind.Damaged) }
 
 // verifyCheckpoint checks round r's checkpoint against its manifest c: the
 // model's checksum, the server state (with the algorithm's server memory)

@@ -84,9 +84,10 @@ func (e *Engine) saveState(ctx context.Context, env *pointEnv, r int, st serverS
 	meta := stateMeta{Round: r, Sampler: env.cfg.Sampler.Name, Algorithm: env.cfg.AlgorithmName(),
 		SamplerMeta: st.Sampler.Meta, AlgorithmMeta: st.Algorithm.Meta, ServerOptimizer: env.cfg.ServerOptimizer.Name,
 		Versions: st.Versions, Memory: st.Memory}
+	sends := env.alg.Sends()
 	sent, private := map[string][]float32{}, map[string][]float32{}
 	for name, v := range st.Algorithm.Vectors {
-		if slices.Contains(env.alg.Sends(), name) {
+		if slices.Contains(sends, name) {
 			sent[name] = v
 		} else {
 			private[ownAlgorithm+name] = v
