@@ -946,7 +946,18 @@ func TestNoAllocationPerStep(t *testing.T) {
 					}
 				})
 			}
+			// A garbage collection during a measurement empties sgemm's
+			// sync.Pool of workspaces, which are then allocated once
+			// more. That is sporadic, so a difference is measured twice
+			// more and the fewest count is kept; an allocation per step
+			// shows in every measurement.
 			a2, a12 := allocs(2), allocs(12)
+			for range 2 {
+				if a12 == a2 {
+					break
+				}
+				a2, a12 = min(a2, allocs(2)), min(a12, allocs(12))
+			}
 			if a12 != a2 {
 				t.Errorf("Train allocates %v times with 2 steps and %v with 12: %.1f per step", a2, a12, (a12-a2)/10)
 			}
