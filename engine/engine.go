@@ -56,6 +56,10 @@ type Options struct {
 	Version string
 	// Registry resolves the spec's method names; nil means methods.Builtin().
 	Registry *methods.Registry
+	// Kernels is the trainer's kernel choice (the zero value: the
+	// default kernels). Version should name its numerics
+	// (trainer.KernelChoice.Numerics), as the points it trains record it.
+	Kernels trainer.KernelChoice
 }
 
 // New returns an engine over st with the built-in methods.
@@ -72,7 +76,7 @@ func New(st *store.Store, opts *Options) *Engine {
 		Data:    dataset.NewCache(),
 		DataDir: opts.DataDir,
 		Reg:     reg,
-		Trainer: trainer.New(nil),
+		Trainer: trainer.New(&trainer.Options{Kernels: opts.Kernels}),
 		Workers: opts.Workers,
 		Version: opts.Version,
 		envs:    envCache{max: 32},

@@ -264,9 +264,14 @@ func TestWorkersOfOtherBuildAndBucket(t *testing.T) {
 	}
 	queue := desc.ExecutionConfig.GetTaskQueue().GetName()
 	// The workers record their build as conf.Version ("dev") followed by
-	// trainer.Numerics(), the same for them as for this test process (both
-	// built by go with the same settings, on this CPU).
-	if build := "dev" + trainer.Numerics(); !strings.HasPrefix(queue, e.queue+"@"+build+"@") {
+	// the numerics of their kernel choice, which they read from the
+	// environment they share with this test process (both built by go with
+	// the same settings, on this CPU).
+	kernels, err := trainer.KernelChoiceFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if build := "dev" + kernels.Numerics(); !strings.HasPrefix(queue, e.queue+"@"+build+"@") {
 		t.Errorf("point workflow on task queue %q; want %s@%s@<bucket>", queue, e.queue, build)
 	}
 	t.Logf("points ran on %s; workers: matching %d, other build %d, other bucket %d", queue, match.pid, otherBuildW.pid, otherBucketW.pid)

@@ -37,7 +37,8 @@ import (
 //
 // A switch is read when a configuration's session is built (its first
 // call) or at every op call, depending on the switch; each configuration
-// sets its switches before each of its calls, so both work.
+// sets its switches before each of its calls, so both work. The kernel
+// choices (abKernels) are its Trainer's Options.Kernels instead.
 
 // abSwitches are the switches FLSWEEP_AB can set, by name.
 var abSwitches = map[string]*bool{
@@ -46,14 +47,22 @@ var abSwitches = map[string]*bool{
 	"fuseReLUInto":     &fuseReLUInto,
 	"fuseReLUBackward": &fuseReLUBackward,
 	"planBuffers":      &planBuffers,
-	"useWino45":        &useWino45,
 	"inPlaceA":         &packed.ReadAInPlace,
 	"inPlaceAT":        &packed.ReadATInPlace,
 	"edgeKernel":       &packed.EdgeKernel,
 	"longWino4Chunks":  &longWino4Chunks,
-	"channelLane":      &useCL,
 	"dwTransposed":     &useDwT,
 	"runKernels":       &runKernels,
+}
+
+// abKernels are the switches FLSWEEP_AB can set that are fields of a
+// Trainer's KernelChoice (1: the default kernel, 0: the alternative).
+var abKernels = map[string]func(k *KernelChoice, on bool){
+	"useWino45":   func(k *KernelChoice, on bool) { k.NoF45 = !on },
+	"useWino43":   func(k *KernelChoice, on bool) { k.NoF43 = !on },
+	"winograd":    func(k *KernelChoice, on bool) { k.Im2col = !on },
+	"channelLane": func(k *KernelChoice, on bool) { k.NoChannelLane = !on },
+	"packedGemm":  func(k *KernelChoice, on bool) { k.BLAS = !on },
 }
 
 type abConfig struct {
@@ -67,27 +76,36 @@ type abConfig struct {
 func parseAB(spec string) ([]*abConfig, error) {
 	var cs []*abConfig
 	for _, part := range strings.Split(spec, ";") {
-		c := &abConfig{name: strings.TrimSpace(part), set: map[*bool]bool{}, tr: New(nil)}
+		c := &abConfig{name: strings.TrimSpace(part), set: map[*bool]bool{}}
 		if c.name == "" {
 			c.name = "defaults"
 		}
+		choice := testChoice
 		for _, kv := range strings.Split(part, ",") {
 			kv = strings.TrimSpace(kv)
 			if kv == "" {
 				continue
 			}
 			k, v, ok := strings.Cut(kv, "=")
-			sw := abSwitches[k]
-			if !ok || sw == nil || (v != "0" && v != "1") {
-				names := make([]string, 0, len(abSwitches))
+			sw, kern := abSwitches[k], abKernels[k]
+			if !ok || sw == nil && kern == nil || (v != "0" && v != "1") {
+				names := make([]string, 0, len(abSwitches)+len(abKernels))
 				for n := range abSwitches {
+					names = append(names, n)
+				}
+				for n := range abKernels {
 					names = append(names, n)
 				}
 				slices.Sort(names)
 				return nil, fmt.Errorf("FLSWEEP_AB: %q: want switch=0 or switch=1 with a switch of %v", kv, names)
 			}
-			c.set[sw] = v == "1"
+			if kern != nil {
+				kern(&choice, v == "1")
+			} else {
+				c.set[sw] = v == "1"
+			}
 		}
+		c.tr = New(&Options{Kernels: choice})
 		cs = append(cs, c)
 	}
 	return cs, nil

@@ -24,7 +24,7 @@ func TestAfterStepIsAfterTheStep(t *testing.T) {
 	// σ = 0.1 on every entry, buffers included.
 	c := randVec(rand.New(rand.NewPCG(10, 10)), n.NumParams(), 0.1)
 	const lr = 0.05 // small enough that 3 steps of the CNN stay finite
-	tr := New(nil)
+	tr := newTrainer()
 	for _, steps := range []int{1, 3} {
 		hp := Hyper{Optimizer: OptimizerSGD, LR: lr, Momentum: 0.9, BatchSize: 8, LocalSteps: steps}
 		got := slices.Clone(w0)
@@ -94,7 +94,7 @@ func TestAfterStepBypassesMomentum(t *testing.T) {
 		{"linear β = 0", 0, Objective{Linear: c}, 5},
 		{"after step β = 0", 0, Objective{AfterStep: c}, 5},
 	}
-	tr := New(nil)
+	tr := newTrainer()
 	for _, tt := range tests {
 		hp := Hyper{Optimizer: OptimizerSGD, LR: lr, Momentum: tt.giveMom, BatchSize: 4, LocalSteps: 5}
 		w := slices.Clone(w0)
@@ -130,7 +130,7 @@ func TestLRSum(t *testing.T) {
 		// 2 epochs of ⌈10/4⌉ = 3 batches at η = 0.1.
 		{"epochs", sgdEpochs(0.1, 4, 2), 0.6},
 	}
-	tr := New(nil)
+	tr := newTrainer()
 	for _, tt := range tests {
 		w := initWeights(t, n, 1)
 		res, err := tr.TrainObjective(t.Context(), n, w, ex, tt.give, Objective{AfterStep: make([]float32, n.NumParams())}, rand.New(rand.NewPCG(1, 1)), nil)
@@ -166,7 +166,7 @@ func TestMomentumLRSum(t *testing.T) {
 		// Weight decay is part of the gradient: the gains do not change.
 		{"heavy ball, weight decay", Hyper{Optimizer: OptimizerSGD, LR: 0.1, Momentum: 0.5, WeightDecay: 0.01, BatchSize: 4, LocalSteps: 3}, 0.425},
 	}
-	tr := New(nil)
+	tr := newTrainer()
 	w0 := initWeights(t, n, 1)
 	v := make([]float32, n.NumParams())
 	for j := range v {
@@ -224,7 +224,7 @@ func TestAfterStepValidate(t *testing.T) {
 	for _, tt := range tests {
 		w := initWeights(t, n, 1)
 		w0 := slices.Clone(w)
-		_, err := New(nil).TrainObjective(t.Context(), n, w, ex, sgdSteps(0.1, 4, 2), Objective{AfterStep: tt.give}, rand.New(rand.NewPCG(1, 1)), nil)
+		_, err := newTrainer().TrainObjective(t.Context(), n, w, ex, sgdSteps(0.1, 4, 2), Objective{AfterStep: tt.give}, rand.New(rand.NewPCG(1, 1)), nil)
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "objective.after_step") {
 			t.Errorf("%s: TrainObjective error = %v; want ErrInvalid naming objective.after_step", tt.name, err)
 		}

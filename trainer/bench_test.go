@@ -23,7 +23,7 @@ func benchmarkTrainOn(b *testing.B, spec Spec, in [3]int, batch, steps int) {
 	ex := uniformData(1, 1000, n.Dim(), 10)
 	w0 := initWeights(b, n, 1)
 	w := make([]float32, len(w0))
-	tr := New(nil)
+	tr := newTrainer()
 	hp := sgdSteps(0.01, batch, steps)
 	r := rand.New(rand.NewPCG(1, 1))
 	copy(w, w0)
@@ -47,7 +47,7 @@ func benchmarkPredict(b *testing.B, spec Spec, count int) {
 	n := mustNet(b, spec, mnist, 10)
 	ex := uniformData(1, count, n.Dim(), 10)
 	w := initWeights(b, n, 1)
-	tr := New(nil)
+	tr := newTrainer()
 	loss, correct := make([]float32, count), make([]bool, count)
 	if err := tr.Predict(b.Context(), n, w, ex, loss, correct); err != nil {
 		b.Fatal(err)
@@ -100,7 +100,7 @@ func BenchmarkPredictSizes(b *testing.B) {
 // round's clients; samples/s counts all clients.
 func benchmarkTrainParallel(b *testing.B, spec Spec, batch, steps int) {
 	n := mustNet(b, spec, mnist, 10)
-	tr := New(nil)
+	tr := newTrainer()
 	hp := sgdSteps(0.01, batch, steps)
 	k := runtime.GOMAXPROCS(0)
 	w0 := initWeights(b, n, 1)

@@ -35,7 +35,7 @@ package trainer
 // with the AVX-512 subsets SkylakeX's kernels use, the library is
 // re-initialised with OPENBLAS_CORETYPE set to the family the CPU supports
 // (OpenBLAS's own mechanism for overriding the detection). A user's own
-// OPENBLAS_CORETYPE is always left alone. Core() names the family in use;
+// OPENBLAS_CORETYPE is always left alone. KernelChoice.Core names the family in use;
 // cmd/starter bench prints it.
 
 /*

@@ -26,7 +26,7 @@ func TestBufferPlan(t *testing.T) {
 			planBuffers = plan
 			defer func() { planBuffers = true }()
 			w := append([]float32(nil), w0...)
-			if _, err := New(nil).Train(t.Context(), n, w, ex, sgdSteps(0.01, 20, 2), rand.New(rand.NewPCG(1, 1)), nil); err != nil {
+			if _, err := newTrainer().Train(t.Context(), n, w, ex, sgdSteps(0.01, 20, 2), rand.New(rand.NewPCG(1, 1)), nil); err != nil {
 				t.Fatalf("%s (plan %v): %v", n.Key(), plan, err)
 			}
 			return w
@@ -35,7 +35,7 @@ func TestBufferPlan(t *testing.T) {
 			t.Errorf("%s: weights after 2 steps differ with the buffer plan", n.Key())
 		}
 
-		s, err := newSession[float32](n, 50, true)
+		s, err := newSession[float32](n, testKern, 50, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +76,7 @@ func TestBufferPlanForward(t *testing.T) {
 			planBuffers = plan
 			defer func() { planBuffers = true }()
 			emb, logits = make([]float32, len(ex.Idx)*n.Embedding()), make([]float32, len(ex.Idx)*10)
-			if err := New(nil).Forward(t.Context(), n, w, ex, emb, logits); err != nil {
+			if err := newTrainer().Forward(t.Context(), n, w, ex, emb, logits); err != nil {
 				t.Fatal(err)
 			}
 			return emb, logits
@@ -93,7 +93,7 @@ func TestBufferPlanForward(t *testing.T) {
 // buffer fails instead of training on values the plan may overwrite.
 func TestBufferPlanCheck(t *testing.T) {
 	n := mustNet(t, Spec{Arch: ArchMLP}, mnist, 10)
-	s, err := newSession[float32](n, 4, true)
+	s, err := newSession[float32](n, testKern, 4, true)
 	if err != nil {
 		t.Fatal(err)
 	}

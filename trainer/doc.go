@@ -167,9 +167,8 @@
 // 3×3 and 5×5 stride-1 ones with at least 16 input channels, Winograd's
 // F(4×4, 3×3) (outputs at least 16 wide), F(2×2, 3×3) or F(2×2, 5×5) as 36
 // or 16 smaller products in the transformed domain (winograd.go,
-// winograd43.go, winograd5.go; FLSWEEP_CONV=im2col turns them off and
-// FLSWEEP_WINO43=0 keeps F(2×2, 3×3) for every 3×3 one, numerics of their
-// own). On CPUs
+// winograd43.go, winograd5.go; Options.Kernels (KernelChoice) can turn
+// them off or keep F(2×2, ·), numerics of their own). On CPUs
 // with AVX-512 or AVX2 (with FMA) both builds compute float32 products with
 // our own packed gemm (sgemm.go, internal/packed): a register-blocked
 // kernel over packed blocks of A and B (B read in place where it is stored
@@ -178,7 +177,7 @@
 // order whatever the kernel's blocking, so both instruction sets give the
 // same bits (TestSgemmOrder); on the models' shapes it runs 1.4–2×
 // OpenBLAS's Haswell kernels on an AVX-512 CPU (BenchmarkSgemm), and it
-// needs no cgo. Elsewhere, or with FLSWEEP_GEMM=blas, the build's BLAS computes
+// needs no cgo. Elsewhere, or with KernelChoice.BLAS, the build's BLAS computes
 // them: gonum's pure-Go BLAS by default, with products rewritten into the
 // orientation its kernels run fastest (blas_gonum.go), or with the build
 // tag openblas OpenBLAS through gonum's netlib binding, single-threaded

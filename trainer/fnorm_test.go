@@ -95,7 +95,7 @@ func TestFeatureNormLoss(t *testing.T) {
 	ex := uniformData(3, 3, n.Dim(), 2)
 	ex.Y = []uint8{0, 1, 0}
 	w := initWeights(t, n, 4)
-	tr := New(nil)
+	tr := newTrainer()
 	u := classMeanNorms(t, tr, n, w, ex)
 	const lambda = 2.5
 	targets := []float64{u[0] + 0.3, u[1] - 0.2}
@@ -142,7 +142,7 @@ func TestFeatureNormFiniteDifferences(t *testing.T) {
 			w := make([]float64, n.NumParams())
 			convertCopy(w, w32)
 			// Targets on both sides of the current class means, one NaN.
-			u := classMeanNorms(t, New(nil), n, w32, ex)
+			u := classMeanNorms(t, newTrainer(), n, w32, ex)
 			targets := []float64{1.5 * u[0], 0.5 * u[1], math.NaN()}
 			pen := &FeatureNormPenalty{Lambda: 2, Targets: targets}
 
@@ -224,7 +224,7 @@ func TestFeatureNormMovesNorms(t *testing.T) {
 	n := mustNet(t, Spec{Arch: ArchMLP, Hidden: []int{16, 12}}, [3]int{1, 4, 4}, 3)
 	ex := clusters(8, 60, n.Dim(), 3, 0.2)
 	w0 := initWeights(t, n, 9)
-	tr := New(nil)
+	tr := newTrainer()
 	u0 := classMeanNorms(t, tr, n, w0, ex)
 	targets := []float64{1.5 * u0[0], 0.5 * u0[1], math.NaN()}
 	hp := sgdSteps(0.05, 64, 20) // n ≤ B: every step is the whole set, so Ū_B = Ū
@@ -268,12 +268,12 @@ func TestFeatureNormZero(t *testing.T) {
 		return w
 	}
 	targets := []float64{3, 0.1, math.NaN()}
-	plain := train(New(nil), Objective{})
+	plain := train(newTrainer(), Objective{})
 	loss := -1.0
-	if got := train(New(nil), Objective{FeatureNorm: &FeatureNormPenalty{Targets: targets, Loss: &loss}}); !equalBits(got, plain) || loss != 0 {
+	if got := train(newTrainer(), Objective{FeatureNorm: &FeatureNormPenalty{Targets: targets, Loss: &loss}}); !equalBits(got, plain) || loss != 0 {
 		t.Errorf("λ = 0: weights equal to nil's %v, Loss %v; want equal weights and Loss 0", equalBits(got, plain), loss)
 	}
-	tr := New(nil)
+	tr := newTrainer()
 	on := train(tr, Objective{FeatureNorm: &FeatureNormPenalty{Lambda: 1, Targets: targets}})
 	if equalBits(on, plain) {
 		t.Fatal("λ = 1 changed nothing; the test is vacuous")
@@ -289,7 +289,7 @@ func TestFeatureNormZero(t *testing.T) {
 	if _, err := tr.Gradient(t.Context(), n, w0, ex, 30, g); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New(nil).Gradient(t.Context(), n, w0, ex, 30, gFresh); err != nil {
+	if _, err := newTrainer().Gradient(t.Context(), n, w0, ex, 30, gFresh); err != nil {
 		t.Fatal(err)
 	}
 	if !equalBits(g, gFresh) {
@@ -304,7 +304,7 @@ func TestFeatureNormNoAllocationPerStep(t *testing.T) {
 	ex := uniformData(1, 100, n.Dim(), 4)
 	w0 := initWeights(t, n, 1)
 	w := make([]float32, len(w0))
-	tr := New(nil)
+	tr := newTrainer()
 	var loss float64
 	obj := Objective{FeatureNorm: &FeatureNormPenalty{Lambda: 1, Targets: []float64{1, 2, math.NaN(), 0.5}, Loss: &loss}}
 	allocs := func(steps int) float64 {
@@ -349,7 +349,7 @@ func TestInOrder(t *testing.T) {
 	w0 := initWeights(t, n, 2)
 	train := func(ex Examples, hp Hyper, seed uint64, first []float32) ([]float32, TrainResult) {
 		w := slices.Clone(w0)
-		res, err := New(nil).TrainObjective(t.Context(), n, w, ex, hp, Objective{FirstStep: first}, rand.New(rand.NewPCG(seed, 0)), nil)
+		res, err := newTrainer().TrainObjective(t.Context(), n, w, ex, hp, Objective{FirstStep: first}, rand.New(rand.NewPCG(seed, 0)), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -386,7 +386,7 @@ func TestInOrder(t *testing.T) {
 	var outs [2][]float32
 	for i := range outs {
 		outs[i] = slices.Clone(wc)
-		if _, err := New(nil).Train(t.Context(), cnn, outs[i], sq, hpc, rand.New(rand.NewPCG(uint64(i), 0)), nil); err != nil {
+		if _, err := newTrainer().Train(t.Context(), cnn, outs[i], sq, hpc, rand.New(rand.NewPCG(uint64(i), 0)), nil); err != nil {
 			t.Fatal(err)
 		}
 	}

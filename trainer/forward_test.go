@@ -30,7 +30,7 @@ func TestForward(t *testing.T) {
 			l, c := n.Embedding(), n.Classes()
 			emb, logits := make([]float32, len(ex.Idx)*l), make([]float32, len(ex.Idx)*c)
 			// EvalBatch 2: three batches, the last padded.
-			tr := New(&Options{EvalBatch: 2})
+			tr := New(&Options{EvalBatch: 2, Kernels: testChoice})
 			if err := tr.Forward(t.Context(), n, w, ex, emb, logits); err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +88,7 @@ func TestGradient(t *testing.T) {
 	for _, v := range want {
 		scale = math.Max(scale, math.Abs(v))
 	}
-	tr := New(nil)
+	tr := newTrainer()
 	for _, batch := range []int{3, 4, 10, 64} {
 		got := make([]float32, len(w))
 		loss, err := tr.Gradient(t.Context(), n, w, ex, batch, got)

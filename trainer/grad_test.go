@@ -20,11 +20,11 @@ type gradProbe struct {
 
 func newGradProbe(t *testing.T, n *Net, ex Examples, seed uint64) *gradProbe {
 	t.Helper()
-	s, err := newSession[float64](n, len(ex.Idx), true)
+	s, err := newSession[float64](n, testKern, len(ex.Idx), true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := buildSession[float64](n, len(ex.Idx), true, false)
+	f, err := buildSession[float64](n, testKern, len(ex.Idx), true, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestBiasGradientSumsToZero(t *testing.T) {
 			// (p_j − [j = y])·1 computed in float64 and rounded once to
 			// float32, so |Σ_j db_j| ≤ ε32·Σ_j |db_j| (plus float64
 			// rounding of p, ~1e-15).
-			s, err := newSession[float32](n, 1, true)
+			s, err := newSession[float32](n, testKern, 1, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -274,7 +274,7 @@ func TestBiasGradientSumsToZero(t *testing.T) {
 				hp := sgdSteps(0.1, 16, steps)
 				hp.Momentum = beta
 				w2 := append([]float32(nil), w...)
-				if _, err := New(nil).Train(t.Context(), n, w2, train, hp, rand.New(rand.NewPCG(1, 1)), nil); err != nil {
+				if _, err := newTrainer().Train(t.Context(), n, w2, train, hp, rand.New(rand.NewPCG(1, 1)), nil); err != nil {
 					t.Fatal(err)
 				}
 				biasSumZero(t, w, w2, ob, steps/(1-beta))

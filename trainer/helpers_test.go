@@ -6,6 +6,23 @@ import (
 	"testing"
 )
 
+// testChoice is the kernel choice these tests run under: the default, or
+// what the environment asks for (KernelChoiceFromEnv), as the Makefile's
+// runs of them with FLSWEEP_CONV=im2col, FLSWEEP_WINO43=0, FLSWEEP_WINO45=0
+// and FLSWEEP_GEMM=blas do; testKern is it resolved.
+var testChoice = func() KernelChoice {
+	k, err := KernelChoiceFromEnv()
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
+
+var testKern = testChoice.resolve()
+
+// newTrainer is New with the tests' kernel choice.
+func newTrainer() *Trainer { return New(&Options{Kernels: testChoice}) }
+
 // mnist is the input shape of (Fashion-)MNIST.
 var mnist = [3]int{1, 28, 28}
 

@@ -26,7 +26,7 @@ import (
 // least packed.TransMinN output channels and column rows, so that every
 // product of both layouts takes the packed gemm's main kernel.
 func (g convGeom) cliFits() bool {
-	return useCL && !g.wino && g.k == 3 && g.cin%16 == 0 && g.cout%16 == 0 &&
+	return !g.wino && g.k == 3 && g.cin%16 == 0 && g.cout%16 == 0 &&
 		g.cout >= packed.TransMinN && g.kdim() >= packed.TransMinN
 }
 

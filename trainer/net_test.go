@@ -295,7 +295,7 @@ func TestEvalBatchFor(t *testing.T) {
 		// dropout 512, out 10: 67,082 floats; ⌊8,388,608/67,082⌋ = 125.
 		{Spec{Arch: ArchCNNHiCS}, 125},
 	}
-	tr := New(nil)
+	tr := newTrainer()
 	for _, tt := range tests {
 		n := mustNet(t, tt.spec, mnist, 10)
 		if got := tr.evalBatchFor(n); got != tt.want {

@@ -156,12 +156,12 @@ func TestObjectiveExact(t *testing.T) {
 	hp := sgdSteps(lr, 16, 1) // n ≤ B: the batch is all of ex, in order
 	train := func(o Objective) []float32 {
 		w := slices.Clone(w0)
-		if _, err := New(nil).TrainObjective(t.Context(), n, w, ex, hp, o, rand.New(rand.NewPCG(1, 1)), nil); err != nil {
+		if _, err := newTrainer().TrainObjective(t.Context(), n, w, ex, hp, o, rand.New(rand.NewPCG(1, 1)), nil); err != nil {
 			t.Fatal(err)
 		}
 		return w
 	}
-	s, err := newSession[float32](n, len(ex.Idx), true)
+	s, err := newSession[float32](n, testKern, len(ex.Idx), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestOptStateCarried(t *testing.T) {
 		{Optimizer: OptimizerSGD, LR: 0.1, Momentum: 0.9, BatchSize: 16, LocalSteps: 3},
 		{Optimizer: OptimizerAdam, LR: 0.01, BatchSize: 16, LocalSteps: 3},
 	} {
-		tr := New(nil)
+		tr := newTrainer()
 		run := func(w []float32, hp Hyper, st *OptState) {
 			if _, err := tr.TrainObjective(t.Context(), n, w, ex, hp, Objective{State: st}, rand.New(rand.NewPCG(1, 1)), nil); err != nil {
 				t.Fatal(err)
@@ -301,7 +301,7 @@ func TestFirstStep(t *testing.T) {
 			h := hp
 			h.LocalSteps = steps
 			w := slices.Clone(w0)
-			if _, err := New(nil).TrainObjective(t.Context(), n, w, ex, h, o, rand.New(rand.NewPCG(3, 3)), nil); err != nil {
+			if _, err := newTrainer().TrainObjective(t.Context(), n, w, ex, h, o, rand.New(rand.NewPCG(3, 3)), nil); err != nil {
 				t.Fatal(err)
 			}
 			return w
@@ -331,7 +331,7 @@ func TestPropFairScale(t *testing.T) {
 	hp := sgdSteps(0.1, 16, 1) // one full batch: the minibatch is all of ex
 	train := func(o Objective) ([]float32, float64) {
 		w := slices.Clone(w0)
-		res, err := New(nil).TrainObjective(t.Context(), n, w, ex, hp, o, rand.New(rand.NewPCG(1, 1)), nil)
+		res, err := newTrainer().TrainObjective(t.Context(), n, w, ex, hp, o, rand.New(rand.NewPCG(1, 1)), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -373,7 +373,7 @@ func TestAlignedFullWeight(t *testing.T) {
 	for seed := range uint64(2) {
 		ex := uniformData(10+seed, 40, n.Dim(), 3)
 		w := slices.Clone(w0)
-		if _, err := New(nil).TrainObjective(t.Context(), n, w, ex, sgdSteps(lr, 8, k), Aligned(1, gt), rand.New(rand.NewPCG(seed, 1)), nil); err != nil {
+		if _, err := newTrainer().TrainObjective(t.Context(), n, w, ex, sgdSteps(lr, 8, k), Aligned(1, gt), rand.New(rand.NewPCG(seed, 1)), nil); err != nil {
 			t.Fatal(err)
 		}
 		for j := range w {

@@ -39,6 +39,7 @@ type convGeom struct {
 	wino4     bool // by F(4×4, ·) instead of F(2×2, ·) (winograd43.go, winograd45.go)
 	cl        bool // on the channel-lane path (winograd_cl.go)
 	cli       bool // on the channel-lane im2col path (im2col_cl.go)
+	packed    bool // float32 products by the packed product (KernelChoice.BLAS unset)
 }
 
 const (
@@ -46,15 +47,18 @@ const (
 	maxColFloats = 1 << 21 // largest column matrix (8 MiB of float32)
 )
 
-func newConvGeom(l layer) convGeom {
+// newConvGeom returns the geometry of convolution layer l and the kernels
+// that compute it under k.
+func newConvGeom(l layer, k kernels) convGeom {
 	g := convGeom{
 		name: l.name, cin: l.in[0], cout: l.out[0], k: l.k, s: l.stride, p: l.pad,
 		h: l.in[1], w: l.in[2], ho: l.out[1], wo: l.out[2], bias: l.b >= 0,
+		packed: k.packed,
 	}
-	g.wino = useWinograd && g.winogradFits()
-	g.wino4 = g.wino && (g.k == 3 && useWino43 && g.wino4Fits() || g.k == 5 && useWino45 && g.wino45Fits())
-	g.cl = g.clFits()
-	g.cli = g.cliFits()
+	g.wino = k.winograd && g.winogradFits()
+	g.wino4 = g.wino && (g.k == 3 && k.f43 && g.wino4Fits() || g.k == 5 && k.f45 && g.wino45Fits())
+	g.cl = k.cl && g.clFits()
+	g.cli = k.cl && g.cliFits()
 	return g
 }
 
@@ -898,7 +902,7 @@ func (op *convDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
 // packed.TransMinN rows and columns of C), which sums each entry along k
 // in one order whichever operand is A, so the bits are the same.
 func (g convGeom) dwTransposed() bool {
-	return usePacked && g.cout >= packed.TransMinN && g.kdim() >= packed.TransMinN && useDwT
+	return g.packed && g.cout >= packed.TransMinN && g.kdim() >= packed.TransMinN && useDwT
 }
 
 // useDwT switches dwTransposed off for timing (make bench-ab

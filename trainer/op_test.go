@@ -160,7 +160,7 @@ func TestConvForward(t *testing.T) {
 				return v
 			}
 			x, w, b := rnd(batch*tt.cin*tt.h*tt.w), rnd(tt.cout*tt.cin*tt.k*tt.k), rnd(tt.cout)
-			op := &convOp[float64]{g: newConvGeom(l), ws: &workspace[float64]{}}
+			op := &convOp[float64]{g: newConvGeom(l, testKern), ws: &workspace[float64]{}}
 			args := []G.Value{
 				tensor.New(tensor.WithShape(batch, tt.cin, tt.h, tt.w), tensor.WithBacking(x)),
 				tensor.New(tensor.WithShape(tt.cout, tt.cin, tt.k, tt.k), tensor.WithBacking(w)),
@@ -297,7 +297,7 @@ func testConvHalves[T float](t *testing.T) {
 	} {
 		ho, wo := (c.h+2*c.p-c.k)/2+1, (c.w+2*c.p-c.k)/2+1
 		l := layer{name: "c", in: shape{c.cin, c.h, c.w}, out: shape{2, ho, wo}, k: c.k, stride: 2, pad: c.p, b: -1}
-		g := newConvGeom(l)
+		g := newConvGeom(l, testKern)
 		if !g.halves() {
 			t.Fatalf("%+v: no half-planes", c)
 		}
@@ -462,7 +462,7 @@ func TestReLUPoolSession(t *testing.T) {
 			fuseReLUPool = fuse
 			defer func() { fuseReLUPool = true }()
 			w := append([]float32(nil), w0...)
-			if _, err := New(nil).Train(t.Context(), n, w, ex, sgdSteps(0.01, 20, 2), rand.New(rand.NewPCG(1, 1)), nil); err != nil {
+			if _, err := newTrainer().Train(t.Context(), n, w, ex, sgdSteps(0.01, 20, 2), rand.New(rand.NewPCG(1, 1)), nil); err != nil {
 				t.Fatalf("%s (fused %v): %v", n.Key(), fuse, err)
 			}
 			return w
@@ -503,7 +503,7 @@ func TestReLUIntoSession(t *testing.T) {
 			fuseReLUInto, fuseReLUBackward = fuse, back
 			defer func() { fuseReLUInto, fuseReLUBackward = true, true }()
 			w := append([]float32(nil), w0...)
-			if _, err := New(nil).Train(t.Context(), n, w, ex, sgdSteps(0.01, 20, 2), rand.New(rand.NewPCG(1, 1)), nil); err != nil {
+			if _, err := newTrainer().Train(t.Context(), n, w, ex, sgdSteps(0.01, 20, 2), rand.New(rand.NewPCG(1, 1)), nil); err != nil {
 				t.Fatalf("%s (fused %v): %v", n.Key(), fuse, err)
 			}
 			return w

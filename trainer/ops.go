@@ -204,6 +204,7 @@ type workspace[T float] struct {
 	ta, tb    []T            // gemm: transposed operands (blas_gonum.go)
 	packed    packed.Buffers // the packed product's blocks (sgemm.go)
 	clScratch []T            // channel-lane Winograd: F(4×4, 5×5)'s scratch (winograd_cl.go)
+	blas      bool           // float32 products by the build's BLAS, not the packed product (KernelChoice.BLAS)
 }
 
 func grow[E any](buf *[]E, n int) []E {

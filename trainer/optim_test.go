@@ -67,7 +67,7 @@ func TestOptimizers(t *testing.T) {
 			}
 			w0 := initWeights(t, n, 2)
 			got := slices.Clone(w0)
-			if _, err := New(nil).Train(t.Context(), n, got, ex, tt.hp, rand.New(rand.NewPCG(1, 1)), nil); err != nil {
+			if _, err := newTrainer().Train(t.Context(), n, got, ex, tt.hp, rand.New(rand.NewPCG(1, 1)), nil); err != nil {
 				t.Fatal(err)
 			}
 			probe := newGradProbe(t, n, ex, 0)

@@ -89,14 +89,14 @@ func (op *bnParamGradOp[T]) bindGrad(d []T) { op.d.bind(d) }
 // A training graph computes the mean loss and its gradient with respect to
 // every trainable parameter; an evaluation graph computes the loss with
 // BatchNorm in eval mode and no dropout.
-func newSession[T float](n *Net, batch int, train bool) (s *session[T], err error) {
-	return buildSession[T](n, batch, train, train)
+func newSession[T float](n *Net, k kernels, batch int, train bool) (s *session[T], err error) {
+	return buildSession[T](n, k, batch, train, train)
 }
 
 // buildSession is newSession with the gradient optional: a training-mode
 // graph without one (grad false) computes the training loss only, which
 // the finite-difference tests evaluate many times.
-func buildSession[T float](n *Net, batch int, train, grad bool) (s *session[T], err error) {
+func buildSession[T float](n *Net, k kernels, batch int, train, grad bool) (s *session[T], err error) {
 	buildMu.Lock()
 	defer buildMu.Unlock()
 	defer func() {
@@ -113,6 +113,7 @@ func buildSession[T float](n *Net, batch int, train, grad bool) (s *session[T], 
 		w:     make([]T, n.size),
 		spans: trainableSpans(n),
 	}
+	s.ws.blas = !k.packed
 	if grad {
 		s.g = make([]T, n.size)
 	}
@@ -178,7 +179,7 @@ func buildSession[T float](n *Net, batch int, train, grad bool) (s *session[T], 
 			p := n.params[l.w]
 			s.fused = append(s.fused, span{p.Offset, p.Offset + p.Len})
 		case layerConv:
-			geom := newConvGeom(l)
+			geom := newConvGeom(l, k)
 			geom.needDx = l.src >= 0
 			args := []*G.Node{h, nodes[l.w]}
 			if l.b >= 0 {

@@ -37,7 +37,7 @@ func TestLearns(t *testing.T) {
 			train, test := all, all
 			train.Idx, test.Idx = all.Idx[:600], all.Idx[600:]
 			w := initWeights(t, n, 1)
-			tr := New(nil)
+			tr := newTrainer()
 			before, err := tr.Evaluate(t.Context(), n, w, test)
 			if err != nil {
 				t.Fatal(err)
@@ -70,7 +70,7 @@ func TestLearns(t *testing.T) {
 		t.Run(n.Key(), func(t *testing.T) {
 			train, test := squares(43, 64), squares(44, 40)
 			w := initWeights(t, n, 2)
-			tr := New(nil)
+			tr := newTrainer()
 			if _, err := tr.Train(t.Context(), n, w, train, tt.hp, rand.New(rand.NewPCG(4, 4)), nil); err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +88,7 @@ func TestLearns(t *testing.T) {
 		n := mustNet(t, Spec{Arch: ArchCNNHiCS}, mnist, 10)
 		train, test := squares(41, 64), squares(42, 40)
 		w := initWeights(t, n, 1)
-		tr := New(nil)
+		tr := newTrainer()
 		before, err := tr.Evaluate(t.Context(), n, w, test)
 		if err != nil {
 			t.Fatal(err)
@@ -220,7 +220,7 @@ func testClients(t *testing.T) []client {
 // reused one.
 func TestDeterminism(t *testing.T) {
 	cs := testClients(t)
-	tr := New(nil)
+	tr := newTrainer()
 	seq := make([][]float32, len(cs))
 	for i, c := range cs {
 		w, err := c.train(tr)
@@ -244,7 +244,7 @@ func TestDeterminism(t *testing.T) {
 		}
 		wg.Wait()
 	}
-	fresh, err := cs[len(cs)-1].train(New(nil))
+	fresh, err := cs[len(cs)-1].train(newTrainer())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestDeterminism(t *testing.T) {
 func TestDropoutDrawsFromStream(t *testing.T) {
 	n := mustNet(t, Spec{Arch: ArchCNNHiCS}, mnist, 10)
 	c := client{n, initWeights(t, n, 8), squares(70, 6), sgdSteps(0.05, 8, 1), 1, Objective{}}
-	tr := New(nil)
+	tr := newTrainer()
 	a, err := c.train(tr)
 	if err != nil {
 		t.Fatal(err)
@@ -427,7 +427,7 @@ func TestTrainResult(t *testing.T) {
 		{"epochs", ex, sgdEpochs(0.1, 8, 3), 9, 3 * 21, 3},
 		{"epochs n < B", small, sgdEpochs(0.1, 8, 2), 2, 2 * 5, 2},
 	}
-	tr := New(nil)
+	tr := newTrainer()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := initWeights(t, n, 1)
@@ -486,7 +486,7 @@ func TestBatchNormRunningStats(t *testing.T) {
 	ex := squares(80, 5)
 	w0 := initWeights(t, n, 5)
 	w := slices.Clone(w0)
-	if _, err := New(nil).Train(t.Context(), n, w, ex, sgdSteps(0.01, 8, 1), rand.New(rand.NewPCG(1, 1)), nil); err != nil {
+	if _, err := newTrainer().Train(t.Context(), n, w, ex, sgdSteps(0.01, 8, 1), rand.New(rand.NewPCG(1, 1)), nil); err != nil {
 		t.Fatal(err)
 	}
 	cw, cb, a := paramByName(t, n, "conv1.w"), paramByName(t, n, "conv1.b"), paramByName(t, n, "prelu1.a")
@@ -539,7 +539,7 @@ func TestPredictUsesRunningStats(t *testing.T) {
 	n := mustNet(t, Spec{Arch: ArchCNNHiCS}, mnist, 10)
 	ex := squares(81, 6)
 	w := initWeights(t, n, 6)
-	s, err := newSession[float32](n, len(ex.Idx), true)
+	s, err := newSession[float32](n, testKern, len(ex.Idx), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -555,7 +555,7 @@ func TestPredictUsesRunningStats(t *testing.T) {
 	}
 	trainLoss := slices.Clone(s.xent.loss)
 
-	tr := New(nil)
+	tr := newTrainer()
 	predict := func(w []float32) []float32 {
 		loss := make([]float32, len(ex.Idx))
 		if err := tr.Predict(t.Context(), n, w, ex, loss, nil); err != nil {
@@ -599,7 +599,7 @@ func TestPredictPadding(t *testing.T) {
 	var refOK []bool
 	for _, eb := range []int{500, 8, 1, 21, 5} {
 		loss, ok := make([]float32, 21), make([]bool, 21)
-		if err := New(&Options{EvalBatch: eb}).Predict(t.Context(), n, w, ex, loss, ok); err != nil {
+		if err := New(&Options{EvalBatch: eb, Kernels: testChoice}).Predict(t.Context(), n, w, ex, loss, ok); err != nil {
 			t.Fatal(err)
 		}
 		if ref == nil {
@@ -612,7 +612,7 @@ func TestPredictPadding(t *testing.T) {
 			}
 		}
 	}
-	res, err := New(nil).Evaluate(t.Context(), n, w, ex)
+	res, err := newTrainer().Evaluate(t.Context(), n, w, ex)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -648,17 +648,17 @@ func TestPredictTransposedWeights(t *testing.T) {
 		}
 		return out
 	}
-	ref1, ref2 := logits(New(&Options{EvalBatch: 1}), w1), logits(New(&Options{EvalBatch: 1}), w2)
+	ref1, ref2 := logits(New(&Options{EvalBatch: 1, Kernels: testChoice}), w1), logits(New(&Options{EvalBatch: 1, Kernels: testChoice}), w2)
 	// EvalBatch 32 runs the 41 samples as 32 + 8 + 1: three sessions, the
 	// third taking its weights from the second.
 	for _, eb := range []int{500, 32, 7} {
-		tr := New(&Options{EvalBatch: eb})
+		tr := New(&Options{EvalBatch: eb, Kernels: testChoice})
 		for i, c := range []struct {
 			w, want []float32
 		}{{w1, ref1}, {w2, ref2}, {w1, ref1}} {
 			got := logits(tr, c.w)
 			for q := range got {
-				if d := math.Abs(float64(got[q] - c.want[q])); !usePacked && d <= 1e-5 || got[q] == c.want[q] {
+				if d := math.Abs(float64(got[q] - c.want[q])); !testKern.packed && d <= 1e-5 || got[q] == c.want[q] {
 					continue
 				}
 				t.Fatalf("EvalBatch %d, call %d: logit %d is %v; one sample at a time gave %v", eb, i, q, got[q], c.want[q])
@@ -667,7 +667,7 @@ func TestPredictTransposedWeights(t *testing.T) {
 	}
 	// The training graph's forward pass (x·Wᵀ on the dot-product path):
 	// its mean loss against Predict's.
-	s, err := newSession[float32](n, len(ex.Idx), true)
+	s, err := newSession[float32](n, testKern, len(ex.Idx), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -677,7 +677,7 @@ func TestPredictTransposedWeights(t *testing.T) {
 	if err := s.run(); err != nil {
 		t.Fatal(err)
 	}
-	res, err := New(nil).Evaluate(t.Context(), n, w1, ex)
+	res, err := newTrainer().Evaluate(t.Context(), n, w1, ex)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -715,7 +715,7 @@ func TestBadInput(t *testing.T) {
 		{"empty idx", func(ex *Examples, _ *Hyper, _ *[]float32, _ **rand.Rand) { ex.Idx = nil }, "examples.idx"},
 		{"nil stream", func(_ *Examples, _ *Hyper, _ *[]float32, r **rand.Rand) { *r = nil }, "rand.Rand"},
 	}
-	tr := New(nil)
+	tr := newTrainer()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ex, h, w, r := good, hp, initWeights(t, n, 1), rand.New(rand.NewPCG(1, 1))
@@ -785,7 +785,7 @@ func TestDiverged(t *testing.T) {
 			}
 			before := slices.Clone(w)
 			ex := uniformData(2, 8, tt.net.Dim(), 3)
-			_, err := New(nil).Train(t.Context(), tt.net, w, ex, sgdSteps(tt.lr, 4, 5), rand.New(rand.NewPCG(1, 1)), nil)
+			_, err := newTrainer().Train(t.Context(), tt.net, w, ex, sgdSteps(tt.lr, 4, 5), rand.New(rand.NewPCG(1, 1)), nil)
 			t.Log(err)
 			if !errors.Is(err, ErrDiverged) || !strings.Contains(err.Error(), tt.wantStep) {
 				t.Errorf("Train = %v; want ErrDiverged at %q", err, tt.wantStep)
@@ -804,7 +804,7 @@ func TestCancel(t *testing.T) {
 	before := slices.Clone(w)
 	ctx, cancel := context.WithCancel(t.Context())
 	steps := 0
-	_, err := New(nil).Train(ctx, n, w, ex, sgdSteps(0.1, 4, 100), rand.New(rand.NewPCG(1, 1)), func(p Progress) {
+	_, err := newTrainer().Train(ctx, n, w, ex, sgdSteps(0.1, 4, 100), rand.New(rand.NewPCG(1, 1)), func(p Progress) {
 		steps = p.Step
 		if p.Step == 3 {
 			cancel()
@@ -813,7 +813,7 @@ func TestCancel(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || steps != 3 || !equalBits(w, before) {
 		t.Errorf("Train = %v after %d steps (w changed: %v); want context.Canceled after step 3 and w unchanged", err, steps, !equalBits(w, before))
 	}
-	if err := New(nil).Predict(ctx, n, w, ex, nil, nil); !errors.Is(err, context.Canceled) {
+	if err := newTrainer().Predict(ctx, n, w, ex, nil, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("Predict(cancelled) = %v; want context.Canceled", err)
 	}
 }
@@ -823,7 +823,7 @@ func TestCancel(t *testing.T) {
 func TestSessionPool(t *testing.T) {
 	n := mustNet(t, Spec{Arch: ArchLogReg}, [3]int{1, 4, 4}, 3)
 	ex := uniformData(2, 21, n.Dim(), 3)
-	tr := New(&Options{MaxIdleSessions: 3, EvalBatch: 16})
+	tr := New(&Options{MaxIdleSessions: 3, EvalBatch: 16, Kernels: testChoice})
 	w := initWeights(t, n, 1)
 	for range 3 {
 		// Epochs of 21 = 8 + 8 + 5: graphs for batch 8 and 5, built once.
@@ -871,7 +871,7 @@ func ExampleTrainer_Train() {
 		ex.Y = append(ex.Y, uint8(i%2))
 		ex.Idx = append(ex.Idx, i)
 	}
-	tr := New(nil)
+	tr := newTrainer()
 	hp := Hyper{Optimizer: OptimizerSGD, LR: 0.5, BatchSize: 10, LocalEpochs: 5}
 	res, err := tr.Train(context.Background(), n, w, ex, hp, rand.New(rand.NewPCG(2, 2)), nil)
 	if err != nil {
@@ -899,7 +899,7 @@ func TestDivergedLastStep(t *testing.T) {
 		w[j] = 1e20
 	}
 	before := slices.Clone(w)
-	_, err := New(nil).Train(t.Context(), n, w, uniformData(2, 8, n.Dim(), 3), sgdSteps(1e18, 4, 1), rand.New(rand.NewPCG(1, 1)), nil)
+	_, err := newTrainer().Train(t.Context(), n, w, uniformData(2, 8, n.Dim(), 3), sgdSteps(1e18, 4, 1), rand.New(rand.NewPCG(1, 1)), nil)
 	if !errors.Is(err, ErrDiverged) || !strings.Contains(err.Error(), "out.w") {
 		t.Errorf("Train = %v; want ErrDiverged naming out.w", err)
 	}
@@ -935,7 +935,7 @@ func TestNoAllocationPerStep(t *testing.T) {
 			ex := uniformData(1, 200, n.Dim(), 10)
 			w0 := initWeights(t, n, 1)
 			w := make([]float32, len(w0))
-			tr := New(nil)
+			tr := newTrainer()
 			allocs := func(steps int) float64 {
 				hp := sgdSteps(0.01, c.batch, steps)
 				c.opt(&hp)

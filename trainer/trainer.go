@@ -18,6 +18,9 @@ type Options struct {
 	// MaxIdleSessions bounds the compiled graphs kept between calls; the
 	// least recently used are dropped first. If 0, it is 32.
 	MaxIdleSessions int
+	// Kernels chooses among kernels that round differently; the zero
+	// value is the default set (KernelChoice).
+	Kernels KernelChoice
 }
 
 const (
@@ -33,6 +36,8 @@ const (
 type Trainer struct {
 	evalBatch int
 	maxIdle   int
+	choice    KernelChoice
+	kern      kernels // choice resolved
 
 	mu    sync.Mutex
 	idle  []*session[float32] // least recently returned first
@@ -49,9 +54,15 @@ func New(opts *Options) *Trainer {
 		if opts.MaxIdleSessions > 0 {
 			t.maxIdle = opts.MaxIdleSessions
 		}
+		t.choice = opts.Kernels
 	}
+	t.kern = t.choice.resolve()
 	return t
 }
+
+// Numerics names what, besides the build, decides the bits this Trainer's
+// models train to (KernelChoice.Numerics of its Options.Kernels).
+func (t *Trainer) Numerics() string { return t.choice.Numerics() }
 
 // borrow lends a session for (n, batch, train), compiling one if none is idle.
 func (t *Trainer) borrow(n *Net, batch int, train bool) (*session[float32], error) {
@@ -66,7 +77,7 @@ func (t *Trainer) borrow(n *Net, batch int, train bool) (*session[float32], erro
 	}
 	t.built++
 	t.mu.Unlock()
-	return newSession[float32](n, batch, train)
+	return newSession[float32](n, t.kern, batch, train)
 }
 
 // giveBack returns a session to the pool, dropping the least recently used

@@ -1,7 +1,5 @@
 package trainer
 
-import "os"
-
 // Winograd's minimal filtering F(2×2, 3×3) (Lavin and Gray, "Fast
 // Algorithms for Convolutional Neural Networks", CVPR 2016,
 // arXiv:1509.09308) for the 3×3 stride-1 convolutions: each 2×2 block of
@@ -47,11 +45,10 @@ import "os"
 // at least 8×8, have tiles of 4×4 outputs and drivers of their own
 // (winograd43.go), which these hand over to.
 
-// useWinograd sends the 3×3 and 5×5 stride-1 convolutions with at least
-// winoMinCin input channels to F(2×2, 3×3) and F(2×2, 5×5);
-// FLSWEEP_CONV=im2col keeps im2col for every convolution (the numerics of
-// earlier builds).
-var useWinograd = os.Getenv("FLSWEEP_CONV") != "im2col"
+// The 3×3 and 5×5 stride-1 convolutions with at least winoMinCin input
+// channels take F(2×2, 3×3) and F(2×2, 5×5), unless KernelChoice.Im2col
+// (FLSWEEP_CONV=im2col) keeps im2col for every convolution, the numerics
+// of earlier builds.
 
 // winoMinCin is the fewest input channels a convolution needs for
 // Winograd: its products have depth cin, and the transforms cost per input
@@ -62,7 +59,7 @@ var useWinograd = os.Getenv("FLSWEEP_CONV") != "im2col"
 const winoMinCin = 16
 
 // winogradFits reports whether convolutions of geometry g use Winograd
-// when useWinograd is set.
+// unless KernelChoice.Im2col is set.
 func (g convGeom) winogradFits() bool {
 	return (g.k == 3 || g.k == 5) && g.s == 1 && g.cin >= winoMinCin
 }

@@ -1,7 +1,5 @@
 package trainer
 
-import "os"
-
 // Winograd's F(4×4, 3×3) for the 3×3 stride-1 convolutions (Lavin and
 // Gray 2016): tiles of 4×4 outputs from 6×6 receptive fields, 36 products
 // per chunk and 36 multiply-adds per 16 outputs where F(2×2, 3×3) has 64
@@ -16,11 +14,10 @@ import "os"
 // (column x mod 4, the "phases"), so that the receptive field of tile j
 // is phases 0–3 at j and phases 0–1 at j+1 in each of its rows.
 
-// useWino43 sends the 3×3 convolutions that take Winograd, with outputs
-// wide enough (wino4Fits), to F(4×4, 3×3) rather than F(2×2, 3×3);
-// FLSWEEP_WINO43=0 keeps F(2×2, 3×3) (the numerics of earlier builds,
-// "+wino2" in Numerics).
-var useWino43 = os.Getenv("FLSWEEP_WINO43") != "0"
+// The 3×3 convolutions that take Winograd, with outputs wide enough
+// (wino4Fits), take F(4×4, 3×3) rather than F(2×2, 3×3), unless
+// KernelChoice.NoF43 (FLSWEEP_WINO43=0) keeps F(2×2, 3×3), the numerics of
+// earlier builds ("+wino2" in Numerics).
 
 // wino43MinW is the narrowest output F(4×4, 3×3) takes, and
 // wino43MinWhole the narrowest it takes when its 4×4 tiles cover the

@@ -1,7 +1,5 @@
 package trainer
 
-import "os"
-
 // Winograd's F(4×4, 5×5) for the 5×5 stride-1 convolutions: tiles of 4×4
 // outputs from 8×8 receptive fields, 64 products per chunk and 64
 // multiply-adds per 16 outputs where F(2×2, 5×5) has 144 (and im2col
@@ -31,10 +29,9 @@ import "os"
 // four ways, and the receptive field of tile j is phases 0–3 at j and at
 // j+1 in each of its eight rows.
 
-// useWino45 sends the 5×5 convolutions that take Winograd to F(4×4, 5×5)
-// rather than F(2×2, 5×5); FLSWEEP_WINO45=0 keeps F(2×2, 5×5) (the
-// numerics of earlier builds, "+wino45off" in Numerics).
-var useWino45 = os.Getenv("FLSWEEP_WINO45") != "0"
+// The 5×5 convolutions that take Winograd take F(4×4, 5×5) rather than
+// F(2×2, 5×5), unless KernelChoice.NoF45 (FLSWEEP_WINO45=0) keeps
+// F(2×2, 5×5), the numerics of earlier builds ("+wino45off" in Numerics).
 
 // wino45Fits reports whether F(4×4, 5×5) takes g's Winograd convolution:
 // outputs of at least 8×8, so at least four tiles a sample. The paper

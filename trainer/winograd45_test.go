@@ -100,7 +100,7 @@ func TestWinograd45Transforms(t *testing.T) {
 func checkOnes(t *testing.T, size int, m4 bool, w, n []float64) {
 	t.Helper()
 	l := layer{name: "c", in: shape{1, size, size}, out: shape{1, size, size}, k: 5, stride: 1, pad: 2, b: -1}
-	g := newConvGeom(l)
+	g := newConvGeom(l, testKern)
 	g.wino, g.wino4, g.needDx = true, m4, true
 	ones := make([]float64, size*size)
 	for i := range ones {
@@ -190,7 +190,7 @@ func TestWino4Stage(t *testing.T) {
 					continue
 				}
 				l := layer{name: "c", in: shape{1, h, w}, out: shape{1, ho, wo}, k: k, stride: 1, pad: p, b: -1}
-				g := newConvGeom(l)
+				g := newConvGeom(l, testKern)
 				g.wino, g.wino4 = true, true
 				if !g.winoShort() {
 					continue

@@ -1,8 +1,6 @@
 package trainer
 
 import (
-	"os"
-
 	"github.com/flsweep/flsweep/trainer/internal/packed"
 	"github.com/flsweep/flsweep/trainer/internal/wino"
 )
@@ -35,12 +33,7 @@ import (
 // layouts' products take that kernel), and each transformed value the same
 // expression in the same order as the portable loops. So the bits are
 // those of the tile-lane path; TestChannelLaneWinograd checks it, and
-// FLSWEEP_WINO_CL=0 turns this path off.
-
-// useCL enables the channel-lane path on CPUs with AVX-512 when the packed
-// gemm computes the products (their order is what makes the two layouts'
-// bits equal).
-var useCL = wino.Available && usePacked && os.Getenv("FLSWEEP_WINO_CL") != "0"
+// KernelChoice.NoChannelLane (FLSWEEP_WINO_CL=0) turns this path off.
 
 // clFits reports whether g's convolution takes the channel-lane path:
 // Winograd for 3×3 (F(4×4, ·) or F(2×2, ·)) or F(4×4, 5×5), with channels
@@ -48,9 +41,10 @@ var useCL = wino.Available && usePacked && os.Getenv("FLSWEEP_WINO_CL") != "0"
 // output and transMinN input channels, so that the tile-lane path's
 // weight-gradient products (dM·Vᵀ, C of cout×cin) take the packed gemm's
 // main kernel rather than its dot-product kernel, as the channel-lane
-// ones always do.
+// ones always do. KernelChoice.NoChannelLane, or a CPU without AVX-512,
+// keeps every convolution off it (newConvGeom).
 func (g convGeom) clFits() bool {
-	return useCL && g.wino && (g.k == 3 || g.k == 5 && g.wino4) && g.cin%16 == 0 && g.cout%16 == 0 &&
+	return g.wino && (g.k == 3 || g.k == 5 && g.wino4) && g.cin%16 == 0 && g.cout%16 == 0 &&
 		g.cout >= packed.TransMinM && g.cin >= packed.TransMinN
 }
 

@@ -13,7 +13,7 @@ import (
 // geometries and on outputs that the tiles overhang, with and without
 // padding and bias, in batches of several chunks and of one partial one.
 func TestChannelLaneWinograd(t *testing.T) {
-	if !useCL {
+	if !testKern.cl {
 		t.Skip("no channel-lane path on this CPU (AVX-512) or with FLSWEEP_GEMM=blas")
 	}
 	tests := []struct {
@@ -45,7 +45,7 @@ func TestChannelLaneWinograd(t *testing.T) {
 					if tt.bias {
 						l.b = 0
 					}
-					g := newConvGeom(l)
+					g := newConvGeom(l, testKern)
 					g.needDx = true
 					if !g.wino || g.k == 5 && !g.wino4 {
 						t.Skipf("FLSWEEP_CONV or FLSWEEP_WINO45 sends this geometry to another algorithm")
@@ -91,19 +91,18 @@ func TestChannelLaneWinograd(t *testing.T) {
 // the channel-lane path) for two steps with and without it: the weights
 // and running statistics must come out bit for bit the same.
 func TestChannelLaneTraining(t *testing.T) {
-	if !useCL {
+	if !testKern.cl {
 		t.Skip("no channel-lane path on this CPU (AVX-512) or with FLSWEEP_GEMM=blas")
 	}
 	n := mustNet(t, Spec{Arch: ArchResNet18}, cifar, 10)
 	ex := uniformData(3, 40, n.Dim(), 10)
 	w0 := initWeights(t, n, 5)
 	run := func(cl bool) []float32 {
-		was := useCL
-		useCL = cl
-		defer func() { useCL = was }()
+		choice := testChoice
+		choice.NoChannelLane = !cl
 		w := append([]float32(nil), w0...)
 		r := rand.New(rand.NewPCG(9, 9))
-		if _, err := New(nil).Train(t.Context(), n, w, ex, sgdSteps(0.05, 20, 2), r, nil); err != nil {
+		if _, err := New(&Options{Kernels: choice}).Train(t.Context(), n, w, ex, sgdSteps(0.05, 20, 2), r, nil); err != nil {
 			t.Fatal(err)
 		}
 		return w
@@ -116,7 +115,7 @@ func TestChannelLaneTraining(t *testing.T) {
 // stride-2 and 1×1 convolutions and the CIFAR CNN's first, whole and in
 // chunks.
 func TestDwTransposed(t *testing.T) {
-	if !usePacked {
+	if !testKern.packed {
 		t.Skip("the BLAS computes the products (FLSWEEP_GEMM=blas or no AVX2)")
 	}
 	tests := []struct{ cin, cout, h, k, s, p, batch int }{
@@ -129,7 +128,7 @@ func TestDwTransposed(t *testing.T) {
 		t.Run(fmt.Sprintf("%d-%d-%d-k%d-s%d", tt.cin, tt.cout, tt.h, tt.k, tt.s), func(t *testing.T) {
 			ho := (tt.h+2*tt.p-tt.k)/tt.s + 1
 			l := layer{name: "c", in: shape{tt.cin, tt.h, tt.h}, out: shape{tt.cout, ho, ho}, k: tt.k, stride: tt.s, pad: tt.p, b: -1}
-			g := newConvGeom(l)
+			g := newConvGeom(l, testKern)
 			g.needDx = true
 			if g.wino || !g.dwTransposed() {
 				t.Fatalf("geometry %+v does not take the transposed weight gradient", g)
@@ -151,7 +150,7 @@ func TestDwTransposed(t *testing.T) {
 // convolutions and on stride-1 and stride-3 3×3 convolutions without
 // Winograd, whole batches and chunks of several and of one sample.
 func TestChannelLaneIm2col(t *testing.T) {
-	if !useCL {
+	if !testKern.cl {
 		t.Skip("no channel-lane path on this CPU (AVX-512) or with FLSWEEP_GEMM=blas")
 	}
 	tests := []struct {
@@ -173,7 +172,7 @@ func TestChannelLaneIm2col(t *testing.T) {
 				if tt.bias {
 					l.b = 0
 				}
-				g := newConvGeom(l)
+				g := newConvGeom(l, testKern)
 				g.needDx = true
 				if g.wino {
 					g.wino, g.wino4, g.cl = false, false, false
@@ -224,7 +223,7 @@ func TestRunKernels(t *testing.T) {
 		t.Run(fmt.Sprintf("%d-%d-%d-k%d-p%d", tt.cin, tt.cout, tt.h, tt.k, tt.p), func(t *testing.T) {
 			ho := tt.h + 2*tt.p - tt.k + 1
 			l := layer{name: "c", in: shape{tt.cin, tt.h, tt.h}, out: shape{tt.cout, ho, ho}, k: tt.k, stride: 1, pad: tt.p, b: 0}
-			g := newConvGeom(l)
+			g := newConvGeom(l, testKern)
 			g.needDx = true
 			if g.wino || g.cli {
 				t.Fatalf("geometry %+v does not take im2col", g)

@@ -22,7 +22,7 @@ func convPasses[T float](t *testing.T, g convGeom, batch int, x, w, b, dy []T) (
 // or not.
 func convPassesCache[T float](t *testing.T, g convGeom, batch int, x, w, b, dy []T, cache bool) (y, dx, dw []T) {
 	t.Helper()
-	ws := &workspace[T]{}
+	ws := &workspace[T]{blas: !g.packed}
 	fwd := &convOp[T]{g: g, ws: ws, train: cache}
 	xt := tensor.New(tensor.WithShape(batch, g.cin, g.h, g.w), tensor.WithBacking(x))
 	wt := tensor.New(tensor.WithShape(g.cout, g.cin, g.k, g.k), tensor.WithBacking(w))
@@ -109,7 +109,7 @@ func TestWinogradConv(t *testing.T) {
 			if tt.bias {
 				l.b = 0
 			}
-			g := newConvGeom(l)
+			g := newConvGeom(l, testKern)
 			g.needDx = true
 			r := rand.New(rand.NewPCG(11, 12))
 			rnd := func(n int) []float64 {
@@ -223,7 +223,7 @@ func TestWinogradTransforms(t *testing.T) {
 
 	// Ones through a padded 4×4 image: 4 at corners, 6 on edges, 9 inside.
 	l := layer{name: "c", in: shape{1, 4, 4}, out: shape{1, 4, 4}, k: 3, stride: 1, pad: 1, b: -1}
-	g := newConvGeom(l)
+	g := newConvGeom(l, testKern)
 	g.wino = true
 	x := make([]float64, 16)
 	for i := range x {
@@ -601,7 +601,7 @@ func TestWinoBackwardFused(t *testing.T) {
 			fuseWinoBackward = fuse
 			defer func() { fuseWinoBackward = true }()
 			w := append([]float32(nil), w0...)
-			if _, err := New(nil).Train(t.Context(), n, w, ex, sgdSteps(0.01, 20, 2), rand.New(rand.NewPCG(1, 1)), nil); err != nil {
+			if _, err := newTrainer().Train(t.Context(), n, w, ex, sgdSteps(0.01, 20, 2), rand.New(rand.NewPCG(1, 1)), nil); err != nil {
 				t.Fatalf("%s (fused %v): %v", n.Key(), fuse, err)
 			}
 			return w
@@ -610,7 +610,7 @@ func TestWinoBackwardFused(t *testing.T) {
 			t.Errorf("%s: weights after 2 steps differ with the Winograd gradients in one pass", n.Key())
 		}
 
-		s, err := newSession[float32](n, 20, true)
+		s, err := newSession[float32](n, testKern, 20, true)
 		if err != nil {
 			t.Fatal(err)
 		}

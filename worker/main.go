@@ -81,8 +81,12 @@ func main() {
 
 	// The build this worker records and routes by: the binary's version and
 	// what else decides its bits on this machine.
-	build := conf.Version + trainer.Numerics()
-	acts := &activities.Activities{Engine: engine.New(st, &engine.Options{DataDir: *dataDir, Version: build})}
+	kernels, err := trainer.KernelChoiceFromEnv()
+	if err != nil {
+		log.Fatalln("worker:", err)
+	}
+	build := conf.Version + kernels.Numerics()
+	acts := &activities.Activities{Engine: engine.New(st, &engine.Options{DataDir: *dataDir, Version: build, Kernels: kernels})}
 	opts := worker.Options{
 		MaxConcurrentActivityExecutionSize:      *slots,
 		MaxConcurrentActivityTaskPollers:        *pollers,
@@ -126,7 +130,7 @@ func main() {
 	}
 	log.Printf("worker %s: serving queue %q (workflows: %v) and %q on %s/%s with %d slots; blob %s (bucket %s); data %s; BLAS %s (products %s), elementwise %s; sweeps of identity %s only",
 		build, *queue, *serveWorkflows, *trainQueue, tc.Address, tc.Namespace, *slots, *blobURL, id.Bucket, *dataDir,
-		trainer.BLAS, trainer.Core(), trainer.Kernels(), id)
+		trainer.BLAS, kernels.Core(), trainer.Kernels(), id)
 	<-worker.InterruptCh()
 	for _, w := range ws {
 		w.Stop()

@@ -101,17 +101,17 @@ func benchCommand() *command {
 			}
 			dur := time.Duration(seconds * float64(time.Second))
 			rep := benchReport{
-				Version: conf.Version, BLAS: trainer.BLAS, BLASCore: trainer.Core(), Elementwise: trainer.Kernels(), Cores: runtime.GOMAXPROCS(0),
+				Version: conf.Version, BLAS: trainer.BLAS, BLASCore: g.kernels.Core(), Elementwise: trainer.Kernels(), Cores: runtime.GOMAXPROCS(0),
 				SGEMM: fmt.Sprintf("C = A·B, %d×%d×%d float32, row-major, no transposes, %d goroutines at once, best of 3",
 					sgemmSize, sgemmSize, sgemmSize, runtime.GOMAXPROCS(0)),
 			}
-			rep.MachineSGEMMGFLOPs = machineSGEMM(ctx, false, dur)
-			rep.SGEMMNTGFLOPs = machineSGEMM(ctx, true, dur)
+			rep.MachineSGEMMGFLOPs = machineSGEMM(ctx, g.kernels, false, dur)
+			rep.SGEMMNTGFLOPs = machineSGEMM(ctx, g.kernels, true, dur)
 			for _, m := range sel {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				res, err := benchTrain(ctx, m, batch, clients, dur)
+				res, err := benchTrain(ctx, g.kernels, m, batch, clients, dur)
 				if err != nil {
 					return fmt.Errorf("bench %s: %w", m.name, err)
 				}
@@ -185,7 +185,7 @@ const sgemmSize = 512
 // single-threaded with OpenBLAS; gonum splits large products across
 // goroutines itself), for about d per trial, and returns the best of three
 // trials in GFLOP/s.
-func machineSGEMM(ctx context.Context, transB bool, d time.Duration) float64 {
+func machineSGEMM(ctx context.Context, k trainer.KernelChoice, transB bool, d time.Duration) float64 {
 	const n = sgemmSize
 	p := runtime.GOMAXPROCS(0)
 	mats := make([][3][]float32, p)
@@ -208,7 +208,7 @@ func machineSGEMM(ctx context.Context, transB bool, d time.Duration) float64 {
 			go func() {
 				defer wg.Done()
 				for time.Since(start) < d/3 && ctx.Err() == nil {
-					trainer.SGEMM(transB, n, n, n, mats[i][0], mats[i][1], mats[i][2])
+					trainer.SGEMM(k, transB, n, n, n, mats[i][0], mats[i][1], mats[i][2])
 					calls[i]++
 				}
 			}()
@@ -228,12 +228,12 @@ func machineSGEMM(ctx context.Context, transB bool, d time.Duration) float64 {
 // CIFAR-10's shape, uniform pixels and labels) with plain SGD in calls of
 // 10 local steps of the given batch, after one warm-up call that compiles
 // the graphs; then one client alone.
-func benchTrain(ctx context.Context, m benchModel, batch, clients int, d time.Duration) (benchResult, error) {
+func benchTrain(ctx context.Context, k trainer.KernelChoice, m benchModel, batch, clients int, d time.Duration) (benchResult, error) {
 	n, err := trainer.NewNet(m.spec, m.in, 10)
 	if err != nil {
 		return benchResult{}, err
 	}
-	tr := trainer.New(nil)
+	tr := trainer.New(&trainer.Options{Kernels: k})
 	steps := 10
 	if m.spec.Arch == trainer.ArchResNet18 {
 		steps = 1

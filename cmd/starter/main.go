@@ -58,6 +58,9 @@ type globals struct {
 	temporal                 temporalclient.Config // address, namespace, TLS, API key
 	queue, blob, dataDir, ui string
 	out                      io.Writer
+	// kernels is the trainer's kernel choice, from the environment
+	// (trainer.KernelChoiceFromEnv: FLSWEEP_GEMM, FLSWEEP_CONV, ...).
+	kernels trainer.KernelChoice
 }
 
 func (g *globals) register(fs *flag.FlagSet) {
@@ -145,6 +148,11 @@ func execute(ctx context.Context, c *command, args []string, out, errOut io.Writ
 		}
 		return fmt.Errorf("%v: %w", err, errUsage)
 	}
+	k, err := trainer.KernelChoiceFromEnv()
+	if err != nil {
+		return fmt.Errorf("%v: %w", err, errUsage)
+	}
+	g.kernels = k
 	return c.run(ctx, g, fs.Args())
 }
 
@@ -209,6 +217,6 @@ func needArgs(args []string, n int, synopsis string) error {
 
 // build is the build this starter records for what it computes in-process
 // and compares with a sweep's: conf.Version, suffixed with what decides the
-// bits on this machine besides it (trainer.Numerics: "" on the default
-// path), as the worker's.
-func build() string { return conf.Version + trainer.Numerics() }
+// bits on this machine besides it under its kernel choice
+// (KernelChoice.Numerics: "" on the default path), as the worker's.
+func (g *globals) build() string { return conf.Version + g.kernels.Numerics() }

@@ -93,7 +93,7 @@ func showPartition(ctx context.Context, g *globals, file string, index int, asJS
 		return err
 	}
 	defer st.Close()
-	eng := engine.New(st, &engine.Options{DataDir: g.dataDir, Version: build()})
+	eng := engine.New(st, &engine.Options{DataDir: g.dataDir, Version: g.build(), Kernels: g.kernels})
 	sp, err := eng.PointSplit(ctx, p)
 	if err != nil {
 		return err

@@ -51,7 +51,7 @@ func runCommand() *command {
 				return err
 			}
 			defer st.Close()
-			eng := engine.New(st, &engine.Options{DataDir: g.dataDir, Workers: workers, Version: build()})
+			eng := engine.New(st, &engine.Options{DataDir: g.dataDir, Workers: workers, Version: g.build(), Kernels: g.kernels})
 			lines := make([]pointLine, len(sw.Points))
 			index := map[string]int{}
 			for i, p := range sw.Points {

@@ -300,12 +300,12 @@ func warnBuild(ctx context.Context, g *globals, name string) {
 	}
 	defer st.Close()
 	id, ok, err := engine.RecordedSweepIdentity(ctx, st, name)
-	if err != nil || !ok || id.Build == build() {
+	if err != nil || !ok || id.Build == g.build() {
 		return
 	}
 	fmt.Fprintf(g.out, "note: sweep %s runs on build %q (recorded when it was first planned); this starter is build %q. "+
 		"Only workers of build %q compute its points: start one (a worker's first log line names its build), or run the spec under a new name to compute it with this build.\n",
-		name, id.Build, build(), id.Build)
+		name, id.Build, g.build(), id.Build)
 }
 
 // unfinished returns the number of points of a sweep whose last workflow

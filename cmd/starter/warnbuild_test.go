@@ -27,7 +27,7 @@ func TestWarnBuild(t *testing.T) {
 	for _, c := range []struct {
 		build string
 		note  bool
-	}{{build(), false}, {"v0-other", true}} {
+	}{{g.build(), false}, {"v0-other", true}} {
 		out.Reset()
 		if err := st.PutJSON(t.Context(), "sweeps/s1/IDENTITY.json", engine.Identity{Bucket: "b", Build: c.build}); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,143 @@
+package trainer
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/flsweep/flsweep/trainer/internal/packed"
+	"github.com/flsweep/flsweep/trainer/internal/wino"
+)
+
+// KernelChoice chooses the kernels a Trainer computes with, where more
+// than one computes the same arithmetic with different rounding. The zero
+// value is the default: the fastest set, which gives the same bits on
+// every CPU with AVX2 or AVX-512. Each field turns one default off, to
+// compute the numerics of an earlier build or to time a kernel against
+// another; Numerics names the bits a choice gives. The CLI maps
+// environment variables onto it (KernelChoiceFromEnv).
+type KernelChoice struct {
+	// BLAS computes the float32 products by the build's BLAS (gonum, or
+	// OpenBLAS in the openblas build) instead of the packed product
+	// (package packed), which is faster than OpenBLAS's kernels
+	// (BenchmarkSgemm), needs no cgo, and gives the same bits with
+	// either instruction set. The BLAS's rounding depends on its
+	// kernels. On a CPU without AVX2 the products take the BLAS anyway.
+	// FLSWEEP_GEMM=blas.
+	BLAS bool
+	// Im2col computes every convolution as im2col and one product,
+	// rather than the 3×3 and 5×5 stride-1 ones with enough input
+	// channels by Winograd (winograd.go): the numerics of builds before
+	// Winograd. FLSWEEP_CONV=im2col.
+	Im2col bool
+	// NoF43 keeps F(2×2, 3×3) for every 3×3 Winograd convolution rather
+	// than F(4×4, 3×3) where their outputs are wide enough
+	// (winograd43.go): the numerics before F(4×4, 3×3).
+	// FLSWEEP_WINO43=0.
+	NoF43 bool
+	// NoF45 keeps F(2×2, 5×5) for every 5×5 Winograd convolution rather
+	// than F(4×4, 5×5) (winograd45.go). FLSWEEP_WINO45=0.
+	NoF45 bool
+	// NoChannelLane turns off the channel-lane Winograd and im2col paths
+	// (winograd_cl.go, im2col_cl.go; AVX-512 with the packed product
+	// only). They give the bits of the tile-lane paths, so this changes
+	// the speed only. FLSWEEP_WINO_CL=0.
+	NoChannelLane bool
+}
+
+// KernelChoiceFromEnv reads a KernelChoice from the environment variables
+// its fields name: FLSWEEP_GEMM (packed or blas), FLSWEEP_CONV (winograd
+// or im2col), FLSWEEP_WINO43, FLSWEEP_WINO45 and FLSWEEP_WINO_CL (1 or 0);
+// unset or empty means the default. Any other value is an error naming
+// the variable and the values it takes.
+func KernelChoiceFromEnv() (KernelChoice, error) {
+	var k KernelChoice
+	var errs []string
+	pick := func(name string, dst *bool, def, off string) {
+		switch v := os.Getenv(name); v {
+		case "", def:
+		case off:
+			*dst = true
+		default:
+			errs = append(errs, fmt.Sprintf("%s=%q: want %s (the default) or %s", name, v, def, off))
+		}
+	}
+	pick("FLSWEEP_GEMM", &k.BLAS, "packed", "blas")
+	pick("FLSWEEP_CONV", &k.Im2col, "winograd", "im2col")
+	pick("FLSWEEP_WINO43", &k.NoF43, "1", "0")
+	pick("FLSWEEP_WINO45", &k.NoF45, "1", "0")
+	pick("FLSWEEP_WINO_CL", &k.NoChannelLane, "1", "0")
+	if errs != nil {
+		return KernelChoice{}, fmt.Errorf("kernel choice: %s", strings.Join(errs, "; "))
+	}
+	return k, nil
+}
+
+// kernels is a KernelChoice resolved against this CPU and build: what the
+// graph's ops read.
+type kernels struct {
+	packed   bool // float32 products by package packed, else the build's BLAS
+	winograd bool // 3×3 and 5×5 stride-1 convolutions by Winograd where they fit
+	f43      bool // the Winograd 3×3 ones by F(4×4, 3×3) where wide enough
+	f45      bool // the Winograd 5×5 ones by F(4×4, 5×5) where they fit
+	cl       bool // the channel-lane paths where they fit
+}
+
+func (k KernelChoice) resolve() kernels {
+	p := packed.Available && !k.BLAS
+	return kernels{
+		packed:   p,
+		winograd: !k.Im2col,
+		f43:      !k.NoF43,
+		f45:      !k.NoF45,
+		// The channel-lane paths need AVX-512 (package wino) and the
+		// packed product, whose order along k is what makes their bits
+		// those of the tile-lane paths.
+		cl: wino.Available && p && !k.NoChannelLane,
+	}
+}
+
+// Numerics names what, besides the build (conf.Version), decides the bits
+// a model trains to on this machine under choice k, as a version suffix:
+// "" for the packed products with the vector kernels, which give the same
+// bits on every CPU with AVX2 or AVX-512 (the default); else
+// "+blas-<kernels>" when the build's BLAS computes the products (k.BLAS,
+// or a CPU without AVX2: its rounding depends on its kernels),
+// "+portable" when the elementwise sums run in the portable loops' order
+// (a build without GOEXPERIMENT=simd, or a CPU without AVX2), "+im2col"
+// when every convolution runs as im2col (k.Im2col), "+wino2" when the 3×3
+// Winograd ones all take F(2×2, 3×3) (k.NoF43) and "+wino45off" when the
+// 5×5 ones take F(2×2, 5×5) (k.NoF45). Workers and in-process runs record
+// conf.Version + Numerics as their build, so a point's rounds, and the
+// workers a sweep's tasks are routed to, agree on it.
+func (k KernelChoice) Numerics() string {
+	r := k.resolve()
+	var s string
+	if !r.packed {
+		s += "+blas-" + strings.ToLower(strings.ReplaceAll(blasCore(), " ", ""))
+	}
+	if vec.name == "" {
+		s += "+portable"
+	}
+	if !r.winograd {
+		s += "+im2col"
+	} else {
+		if !r.f43 {
+			s += "+wino2"
+		}
+		if !r.f45 {
+			s += "+wino45off"
+		}
+	}
+	return s
+}
+
+// Core names the kernels that compute the float32 products under choice
+// k: the packed product's ("packed AVX-512", "packed AVX2"), or the
+// BLAS's (blasCore).
+func (k KernelChoice) Core() string {
+	if k.resolve().packed {
+		return "packed " + packed.Kernels()
+	}
+	return blasCore()
+}
