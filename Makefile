@@ -29,7 +29,7 @@ test: bin/temporal bin/minio bin/temporal-server postgres data vet workflowcheck
 	@if command -v $(PYTHON) >/dev/null; then echo "The peer benchmark's table (infra/bench/peer/join.py):"; \
 	$(PYTHON) -m unittest infra/bench/peer/join_test.py; else echo "no python3: join.py's tests skipped"; fi
 	@echo "AVX-512 and AVX2 kernels against the portable loops and the fusions they allow (GOEXPERIMENT=simd; each set the CPU runs):"
-	GOEXPERIMENT=simd $(GO) test -count=1 -run 'Vec|Numerics|Winograd|MaskedBN|ReLU|ChannelLane|NoAllocation' ./trainer/
+	GOEXPERIMENT=simd $(GO) test -count=1 -run 'Vec|Numerics|Winograd|MaskedBN|ReLU|ChannelLane|NoAllocation' ./trainer/ ./trainer/internal/vector/
 	@echo "Every convolution as im2col (FLSWEEP_CONV=im2col, the numerics before Winograd):"
 	FLSWEEP_CONV=im2col $(GO) test -count=1 -run 'Numerics|Conv|Grad|Train' ./trainer/
 	@echo "The 3×3 convolutions all by F(2×2, 3×3) (FLSWEEP_WINO43=0, the numerics before F(4×4, 3×3)):"
@@ -87,7 +87,7 @@ LDFLAGS := -X github.com/flsweep/flsweep/conf.Version=$(VERSION)
 LDFLAGS_OPENBLAS := -X github.com/flsweep/flsweep/conf.Version=$(VERSION)+openblas
 # The OpenBLAS build is the fast one: OpenBLAS for the products, and Go's
 # experimental simd package (GOEXPERIMENT=simd) for AVX-512 or AVX2 elementwise
-# kernels (trainer/kernels_simd.go, kernels_avx2.go; portable loops on older CPUs).
+# kernels (trainer/internal/vector; portable loops on older CPUs).
 # On CPUs with AVX2 or AVX-512 both builds take their products from the packed
 # gemm instead (trainer/internal/packed), so OpenBLAS matters only on older ones.
 OPENBLAS_ENV := CGO_ENABLED=1 CGO_LDFLAGS=-lopenblas GOEXPERIMENT=simd

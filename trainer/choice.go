@@ -116,7 +116,7 @@ func (k KernelChoice) Numerics() string {
 	if !r.packed {
 		s += "+blas-" + strings.ToLower(strings.ReplaceAll(blasCore(), " ", ""))
 	}
-	if vec.name == "" {
+	if vec.Name == "" {
 		s += "+portable"
 	}
 	if !r.winograd {

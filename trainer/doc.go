@@ -194,7 +194,7 @@
 // are branch-free and their sums run in four float64 lanes; both builds
 // compile with GOEXPERIMENT=simd and replace the hot loops (ReLU, PReLU,
 // BatchNorm, max-pool, per-channel sums) with AVX-512 or AVX2 kernels on
-// CPUs that have them (kernels.go, kernels_simd.go, kernels_avx2.go), whose
+// CPUs that have them (kernels.go, internal/vector), whose
 // sums agree bit for bit. `starter bench`
 // measures samples/s and GFLOP/s per model against the machine's SGEMM
 // rate.

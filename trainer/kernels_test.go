@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/flsweep/flsweep/trainer/internal/vector"
 )
 
 // vecData returns n float32 values: mostly normal, with NaNs, infinities,
@@ -40,7 +42,7 @@ func sameBits(t *testing.T, what string, got, want []float32) {
 }
 
 // TestVecKernels checks each set of vector kernels the CPU runs
-// (kernels_simd.go, kernels_avx2.go) against the portable loops: the
+// (package vector) against the portable loops: the
 // elementwise ones bit for bit, the float64 sums to within rounding and,
 // bit for bit, against sums16, the 16-lane order every set keeps. It
 // checks nothing in a build without them.
@@ -55,7 +57,7 @@ func eachVecSet(t *testing.T, test func(*testing.T)) {
 	saved := vec
 	defer func() { vec = saved }()
 	for _, set := range vecSets {
-		t.Run(set.name, func(t *testing.T) {
+		t.Run(set.Name, func(t *testing.T) {
 			vec = set
 			test(t)
 		})
@@ -68,30 +70,30 @@ func testVecKernels(t *testing.T) {
 		x, d := vecData(r, n), vecData(r, n)
 		got, want := make([]float32, n), make([]float32, n)
 		saved := vec
-		vec.add = nil
+		vec.Add = nil
 		addInto(want, x, d)
 		vec = saved
-		vec.add(got, x, d)
+		vec.Add(got, x, d)
 		sameBits(t, "add", got, want)
-		vec.relu, vec.reluDx = nil, nil
+		vec.ReLU, vec.ReLUDx = nil, nil
 		relu(want, x)
 		vec = saved
-		vec.relu(got, x)
+		vec.ReLU(got, x)
 		sameBits(t, "relu", got, want)
-		vec.relu, vec.add = nil, nil
+		vec.ReLU, vec.Add = nil, nil
 		addInto(want, x, d)
 		relu(want, want)
 		vec = saved
-		vec.addReLU(got, x, d)
+		vec.AddReLU(got, x, d)
 		sameBits(t, "addReLU", got, want)
-		vec.relu, vec.reluDx = nil, nil
+		vec.ReLU, vec.ReLUDx = nil, nil
 		reluDx(want, x, d)
 		vec = saved
-		vec.reluDx(got, x, d)
+		vec.ReLUDx(got, x, d)
 		sameBits(t, "reluDx", got, want)
 		for _, a := range []float32{0.25, -0.5, 0} {
-			vec.prelu(got, x, d, a)
-			preluGo(want, x, d, a)
+			vec.PReLU(got, x, d, a)
+			vector.PReLUGo(want, x, d, a)
 			sameBits(t, "prelu", got, want)
 		}
 	}
@@ -101,13 +103,13 @@ func testVecKernels(t *testing.T) {
 		x, d := vecData(r, n), vecData(r, n)
 		got, want := make([]float32, n), make([]float32, n)
 		s, sh, k := vecData(r, c), vecData(r, c), vecData(r, c)
-		vec.bnAffine(got, x, s, sh, hw)
+		vec.BNAffine(got, x, s, sh, hw)
 		for i, v := range x {
 			ch := i / hw % c
 			want[i] = v*s[ch] + sh[ch]
 		}
 		sameBits(t, "bnAffine", got, want)
-		vec.bnAffineReLU(got, x, s, sh, hw)
+		vec.BNAffineReLU(got, x, s, sh, hw)
 		for i, v := range want {
 			if !(v > 0 || v != v) {
 				want[i] = 0
@@ -119,7 +121,7 @@ func testVecKernels(t *testing.T) {
 			want[i] = v + sh[0]
 		}
 		sameBits(t, "addBias (bnAffine with scale 1)", got, want)
-		vec.bnDx(got, d, x, s, sh, k, hw)
+		vec.BNDx(got, d, x, s, sh, k, hw)
 		for i, v := range x {
 			ch := i / hw % c
 			want[i] = s[ch]*d[i] + sh[ch]*v + k[ch]
@@ -147,9 +149,9 @@ func testVecKernels(t *testing.T) {
 			mag[ch] += math.Abs(xv) + math.Abs(dv) + math.Abs(dv*(xv-mean[ch])) + (xv-mean[ch])*(xv-mean[ch])
 		}
 		gSum, gSq, gDy, gDyx := make([]float64, c), make([]float64, c), make([]float64, c), make([]float64, c)
-		vec.channelSum(gSum, f, c, hw)
-		vec.channelSqDev(gSq, f, mean, hw)
-		vec.channelDot(gDy, gDyx, f, g, mean, hw)
+		vec.ChannelSum(gSum, f, c, hw)
+		vec.ChannelSqDev(gSq, f, mean, hw)
+		vec.ChannelDot(gDy, gDyx, f, g, mean, hw)
 		for ch := range c {
 			for _, q := range []struct {
 				what      string
@@ -161,14 +163,14 @@ func testVecKernels(t *testing.T) {
 			}
 		}
 		saved := vec
-		vec.negDot = nil
+		vec.NegDot = nil
 		wantNeg := negDot(f, g)
 		vec = saved
 		var magN float64
 		for i := range f {
 			magN += math.Abs(float64(f[i]) * float64(g[i]))
 		}
-		if gotNeg := vec.negDot(f, g); math.Abs(gotNeg-wantNeg) > 1e-13*(magN+1) {
+		if gotNeg := vec.NegDot(f, g); math.Abs(gotNeg-wantNeg) > 1e-13*(magN+1) {
 			t.Errorf("shape %v: negDot = %v, portable %v", shape, gotNeg, wantNeg)
 		}
 		for ch := range c {
@@ -182,13 +184,13 @@ func testVecKernels(t *testing.T) {
 				}
 			}
 		}
-		if got, want := vec.negDot(f, g), negDot16(f, g); math.Float64bits(got) != math.Float64bits(want) {
+		if got, want := vec.NegDot(f, g), negDot16(f, g); math.Float64bits(got) != math.Float64bits(want) {
 			t.Errorf("shape %v: negDot = %v, want %v in the 16-lane order", shape, got, want)
 		}
 		if n > 0 {
 			f[n-1] = float32(math.NaN())
-			vec.channelSum(gSum, f, c, hw)
-			if !math.IsNaN(gSum[c-1]) || !math.IsNaN(vec.negDot(f, g)) {
+			vec.ChannelSum(gSum, f, c, hw)
+			if !math.IsNaN(gSum[c-1]) || !math.IsNaN(vec.NegDot(f, g)) {
 				t.Errorf("shape %v: a NaN input does not make the sums NaN", shape)
 			}
 		}
@@ -287,9 +289,9 @@ func testVecMaxPool(t *testing.T) {
 			n := planes * (h / 2) * (w / 2)
 			gy, wy := make([]float32, n), make([]float32, n)
 			ga, wa := make([]int32, n), make([]int32, n)
-			vec.maxPool(gy, ga, x, planes, h, w)
+			vec.MaxPool(gy, ga, x, planes, h, w)
 			saved := vec
-			vec.maxPool = nil
+			vec.MaxPool = nil
 			maxPool32(wy, wa, x, planes, h, w)
 			vec = saved
 			sameBits(t, "maxpool y", gy, wy)
@@ -323,8 +325,8 @@ func TestMaskedBNKernels(t *testing.T) {
 				}
 			}
 			out, masked := make([]float32, n), make([]float32, n)
-			vec.bnAffineReLU(out, x, s, sh, hw)
-			vec.reluDx(masked, out, dy)
+			vec.BNAffineReLU(out, x, s, sh, hw)
+			vec.ReLUDx(masked, out, dy)
 			zeros := 0
 			for i, v := range masked {
 				if v == 0 && dy[i] != 0 {
@@ -335,8 +337,8 @@ func TestMaskedBNKernels(t *testing.T) {
 				t.Fatalf("shape %v: the ReLU masks nothing", shape)
 			}
 			got, want := make([]float32, n), make([]float32, n)
-			vec.bnDx(want, masked, x, a, bb, k, hw)
-			vec.bnDxReLU(got, dy, x, a, bb, k, s, sh, hw)
+			vec.BNDx(want, masked, x, a, bb, k, hw)
+			vec.BNDxReLU(got, dy, x, a, bb, k, s, sh, hw)
 			sameBits(t, "bnDxReLU", got, want)
 
 			mean := make([]float64, c)
@@ -352,11 +354,11 @@ func TestMaskedBNKernels(t *testing.T) {
 					f[i] = float32(r.NormFloat64())
 				}
 			}
-			vec.bnAffineReLU(out, f, s, sh, hw)
-			vec.reluDx(masked, out, g)
+			vec.BNAffineReLU(out, f, s, sh, hw)
+			vec.ReLUDx(masked, out, g)
 			wDy, wDyx, gDy, gDyx := make([]float64, c), make([]float64, c), make([]float64, c), make([]float64, c)
-			vec.channelDot(wDy, wDyx, f, masked, mean, hw)
-			vec.channelDotReLU(gDy, gDyx, f, g, mean, s, sh, hw)
+			vec.ChannelDot(wDy, wDyx, f, masked, mean, hw)
+			vec.ChannelDotReLU(gDy, gDyx, f, g, mean, s, sh, hw)
 			for ch := range c {
 				if math.Float64bits(gDy[ch]) != math.Float64bits(wDy[ch]) || math.Float64bits(gDyx[ch]) != math.Float64bits(wDyx[ch]) {
 					t.Errorf("shape %v channel %d: channelDotReLU = %v, %v; want %v, %v", shape, ch, gDy[ch], gDyx[ch], wDy[ch], wDyx[ch])

@@ -28,7 +28,7 @@ func TestNumerics(t *testing.T) {
 			}
 		}
 		has("+blas-", k.BLAS || !packed.Available, "products by "+k.Core())
-		has("+portable", vec.name == "", "elementwise kernels "+Kernels())
+		has("+portable", vec.Name == "", "elementwise kernels "+Kernels())
 		has("+im2col", k.Im2col, "Im2col")
 		has("+wino2", k.NoF43 && !k.Im2col, "NoF43 with Winograd")
 		has("+wino45off", k.NoF45 && !k.Im2col, "NoF45 with Winograd")

@@ -8,6 +8,8 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/flsweep/flsweep/trainer/internal/vector"
 )
 
 // actOp is an elementwise activation on a tensor of any shape:
@@ -148,13 +150,13 @@ func (op *actDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 func relu[T float](y, x []T) {
 	if y32, ok := any(y).([]float32); ok {
 		x32 := any(x).([]float32)[:len(y32)]
-		if vec.relu != nil {
-			vec.relu(y32, x32)
+		if vec.ReLU != nil {
+			vec.ReLU(y32, x32)
 			return
 		}
 		for i, v := range x32 {
 			b := math.Float32bits(v)
-			y32[i] = math.Float32frombits(b & (posMask(b) | nanMask(b)))
+			y32[i] = math.Float32frombits(b & (vector.PosMask(b) | nanMask(b)))
 		}
 		return
 	}
@@ -172,12 +174,12 @@ func relu[T float](y, x []T) {
 func reluDx[T float](dx, x, dy []T) {
 	if dx32, ok := any(dx).([]float32); ok {
 		x32, dy32 := any(x).([]float32)[:len(dx32)], any(dy).([]float32)[:len(dx32)]
-		if vec.reluDx != nil {
-			vec.reluDx(dx32, x32, dy32)
+		if vec.ReLUDx != nil {
+			vec.ReLUDx(dx32, x32, dy32)
 			return
 		}
 		for i, v := range x32 {
-			dx32[i] = math.Float32frombits(math.Float32bits(dy32[i]) & posMask(math.Float32bits(v)))
+			dx32[i] = math.Float32frombits(math.Float32bits(dy32[i]) & vector.PosMask(math.Float32bits(v)))
 		}
 		return
 	}
@@ -189,12 +191,6 @@ func reluDx[T float](dx, x, dy []T) {
 		}
 	}
 }
-
-// posMask is all ones if the float32 with bits b is > 0 (and not NaN),
-// else 0: exactly then b − 1 < 0x7f800000 as unsigned (+0 wraps around to
-// 0xffffffff; negative numbers and NaNs are ≥ 0x7f800000), and the sign
-// of the 64-bit difference is the mask.
-func posMask(b uint32) uint32 { return uint32((int64(b-1) - 0x7f800000) >> 63) }
 
 // nanMask is all ones if the float32 with bits b is NaN, else 0: NaN has a
 // magnitude > 0x7f800000 (+Inf).

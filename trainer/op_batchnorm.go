@@ -50,8 +50,8 @@ type bnOp[T float] struct {
 	// (reluInto): the affine map and the ReLU in one pass, the same values.
 	relu bool
 	// maskGrad makes the backward pass of such an op take the gradient of
-	// the ReLU's output and mask it in its own passes (vec.bnDxReLU,
-	// vec.channelDotReLU), where the mask x·scale + shift > 0 is computed
+	// the ReLU's output and mask it in its own passes (vec.BNDxReLU,
+	// vec.ChannelDotReLU), where the mask x·scale + shift > 0 is computed
 	// from the forward pass's coefficients exactly as the forward pass
 	// computed the ReLU's input: the same values as a separate ReLU
 	// gradient's, without its pass. Only with the vector kernels.
@@ -136,12 +136,12 @@ func (op *bnOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		sc := float64(gamma[c]) * op.inv[c]
 		scale[c], shift[c] = T(sc), T(float64(beta[c])-op.mean[c]*sc)
 	}
-	if y32, ok := any(y).([]float32); ok && op.relu && vec.bnAffineReLU != nil {
-		vec.bnAffineReLU(y32, any(x).([]float32), any(scale).([]float32), any(shift).([]float32), op.hw)
+	if y32, ok := any(y).([]float32); ok && op.relu && vec.BNAffineReLU != nil {
+		vec.BNAffineReLU(y32, any(x).([]float32), any(scale).([]float32), any(shift).([]float32), op.hw)
 		return t, nil
 	}
-	if y32, ok := any(y).([]float32); ok && vec.bnAffine != nil {
-		vec.bnAffine(y32, any(x).([]float32), any(scale).([]float32), any(shift).([]float32), op.hw)
+	if y32, ok := any(y).([]float32); ok && vec.BNAffine != nil {
+		vec.BNAffine(y32, any(x).([]float32), any(scale).([]float32), any(shift).([]float32), op.hw)
 	} else {
 		for p := 0; p*op.hw < len(y); p++ {
 			s, b := scale[p%op.c], shift[p%op.c]
@@ -164,10 +164,10 @@ func (op *bnOp[T]) batchStats(x []T, batch int) {
 	acc := grow(&op.acc, 2*op.c)
 	sum, ss := acc[:op.c], acc[op.c:]
 	x32, vector := any(x).([]float32)
-	vector = vector && vec.channelSum != nil
+	vector = vector && vec.ChannelSum != nil
 	plane := func(n, c int) []T { return x[(n*op.c+c)*op.hw:][:op.hw] }
 	if vector {
-		vec.channelSum(sum, x32, op.c, op.hw)
+		vec.ChannelSum(sum, x32, op.c, op.hw)
 	} else {
 		for c := range op.c {
 			sum[c] = 0
@@ -180,7 +180,7 @@ func (op *bnOp[T]) batchStats(x []T, batch int) {
 		op.mean[c] = sum[c] / N
 	}
 	if vector {
-		vec.channelSqDev(ss, x32, op.mean, op.hw)
+		vec.ChannelSqDev(ss, x32, op.mean, op.hw)
 	} else {
 		for c := range op.c {
 			ss[c] = 0
@@ -236,11 +236,11 @@ var fuseReLUBackward = true
 
 // vecMaskGrad reports whether the vector kernels can run a BatchNorm's
 // backward pass with its ReLU's mask (float32, with the forward pass in
-// vec.bnAffineReLU, whose rounding the mask repeats).
+// vec.BNAffineReLU, whose rounding the mask repeats).
 func vecMaskGrad[T float]() bool {
 	var z T
 	_, f32 := any(z).(float32)
-	return f32 && vec.bnAffineReLU != nil && vec.bnDxReLU != nil && vec.channelDotReLU != nil
+	return f32 && vec.BNAffineReLU != nil && vec.BNDxReLU != nil && vec.ChannelDotReLU != nil
 }
 
 // channelSums returns, per channel, Σ dy and Σ dy·x̂ of the current
@@ -250,12 +250,12 @@ func (op *bnOp[T]) channelSums(x, dy []T, batch int) *bnSums {
 	if s.gen == op.gen {
 		return s
 	}
-	if x32, ok := any(x).([]float32); ok && vec.channelDot != nil {
+	if x32, ok := any(x).([]float32); ok && vec.ChannelDot != nil {
 		if dy32 := any(dy).([]float32); op.maskGrad {
 			scale, shift := any(op.coef[:op.c]).([]float32), any(op.coef[op.c:2*op.c]).([]float32)
-			vec.channelDotReLU(s.sdy, s.sdyx, x32, dy32, op.mean, scale, shift, op.hw)
+			vec.ChannelDotReLU(s.sdy, s.sdyx, x32, dy32, op.mean, scale, shift, op.hw)
 		} else {
-			vec.channelDot(s.sdy, s.sdyx, x32, dy32, op.mean, op.hw)
+			vec.ChannelDot(s.sdy, s.sdyx, x32, dy32, op.mean, op.hw)
 		}
 		for c := range op.c {
 			s.sdyx[c] *= op.inv[c]
@@ -331,11 +331,11 @@ func (op *bnDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	}
 	if dx32, ok := any(dx).([]float32); ok && f.maskGrad {
 		scale, shift := any(f.coef[:f.c]).([]float32), any(f.coef[f.c:2*f.c]).([]float32)
-		vec.bnDxReLU(dx32, any(dy).([]float32), any(x).([]float32), any(ca).([]float32), any(cb).([]float32), any(cc).([]float32), scale, shift, f.hw)
+		vec.BNDxReLU(dx32, any(dy).([]float32), any(x).([]float32), any(ca).([]float32), any(cb).([]float32), any(cc).([]float32), scale, shift, f.hw)
 		return t, nil
 	}
-	if dx32, ok := any(dx).([]float32); ok && vec.bnDx != nil {
-		vec.bnDx(dx32, any(dy).([]float32), any(x).([]float32), any(ca).([]float32), any(cb).([]float32), any(cc).([]float32), f.hw)
+	if dx32, ok := any(dx).([]float32); ok && vec.BNDx != nil {
+		vec.BNDx(dx32, any(dy).([]float32), any(x).([]float32), any(ca).([]float32), any(cb).([]float32), any(cc).([]float32), f.hw)
 		return t, nil
 	}
 	for p := 0; p*f.hw < len(dx); p++ {

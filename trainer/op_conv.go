@@ -681,8 +681,8 @@ func (op *convOp[T]) Do(vs ...G.Value) (G.Value, error) {
 // affine map where the CPU has them: x·1 + b is x + b exactly, so the
 // bits are the loop's.
 func addBias[T float](y, x, b []T) {
-	if y32, ok := any(y).([]float32); ok && vec.bnAffine != nil {
-		vec.bnAffine(y32, any(x).([]float32), unitScale[:], any(b).([]float32), len(y))
+	if y32, ok := any(y).([]float32); ok && vec.BNAffine != nil {
+		vec.BNAffine(y32, any(x).([]float32), unitScale[:], any(b).([]float32), len(y))
 		return
 	}
 	for i, v := range x[:len(y)] {

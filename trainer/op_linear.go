@@ -278,8 +278,8 @@ func (op *biasGradOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		op.acc = make([]float64, op.c)
 	}
 	clear(op.acc)
-	if dy32, ok := any(dy).([]float32); ok && spatial > 1 && vec.channelSum != nil {
-		vec.channelSum(op.acc, dy32, op.c, spatial)
+	if dy32, ok := any(dy).([]float32); ok && spatial > 1 && vec.ChannelSum != nil {
+		vec.ChannelSum(op.acc, dy32, op.c, spatial)
 	} else {
 		for i := 0; i < batch; i++ {
 			if spatial == 1 {

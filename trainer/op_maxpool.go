@@ -113,8 +113,8 @@ func (op *maxPoolOp[T]) pool(y, x []T, planes int) {
 // of the window in row-major order, as the generic loop does, and the
 // first NaN wins its window.
 func maxPool32(y []float32, arg []int32, x []float32, planes, h, w int) {
-	if vec.maxPool != nil {
-		vec.maxPool(y, arg, x, planes, h, w)
+	if vec.MaxPool != nil {
+		vec.MaxPool(y, arg, x, planes, h, w)
 		return
 	}
 	ho, wo := h/2, w/2

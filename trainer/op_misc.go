@@ -126,8 +126,8 @@ func (op *addOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	t, y := op.y.get(vs[0].Shape()...)
-	if y32, ok := any(y).([]float32); ok && op.relu && vec.addReLU != nil {
-		vec.addReLU(y32, any(a).([]float32), any(b).([]float32))
+	if y32, ok := any(y).([]float32); ok && op.relu && vec.AddReLU != nil {
+		vec.AddReLU(y32, any(a).([]float32), any(b).([]float32))
 		return t, nil
 	}
 	addInto(y, a, b)
@@ -141,8 +141,8 @@ func (op *addOp[T]) Do(vs ...G.Value) (G.Value, error) {
 // them: one rounding per element either way, so the same bits. As a
 // scalar loop it took 2% of a ResNet-18 step (1.8 ns a float).
 func addInto[T float](y, a, b []T) {
-	if y32, ok := any(y).([]float32); ok && vec.add != nil {
-		vec.add(y32, any(a).([]float32), any(b).([]float32))
+	if y32, ok := any(y).([]float32); ok && vec.Add != nil {
+		vec.Add(y32, any(a).([]float32), any(b).([]float32))
 		return
 	}
 	for i, v := range a[:len(y)] {

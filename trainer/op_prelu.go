@@ -8,6 +8,8 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/flsweep/flsweep/trainer/internal/vector"
 )
 
 // preluOp is PyTorch's nn.PReLU() with one slope a shared by all channels
@@ -51,15 +53,15 @@ func (op *preluOp[T]) Do(vs ...G.Value) (G.Value, error) {
 
 // prelu writes y = d where x > 0 and y = a·d elsewhere (NaN x included):
 // the forward pass with d = x, the input gradient with d = dy. For float32
-// the choice is a bit mask (posMask), without branches.
+// the choice is a bit mask (vector.PosMask), without branches.
 func prelu[T float](y, x, d []T, a T) {
 	if y32, ok := any(y).([]float32); ok {
 		x32, d32 := any(x).([]float32), any(d).([]float32)
-		if vec.prelu != nil {
-			vec.prelu(y32, x32, d32, float32(a))
+		if vec.PReLU != nil {
+			vec.PReLU(y32, x32, d32, float32(a))
 			return
 		}
-		preluGo(y32, x32, d32, float32(a))
+		vector.PReLUGo(y32, x32, d32, float32(a))
 		return
 	}
 	for i, v := range x {
@@ -68,15 +70,6 @@ func prelu[T float](y, x, d []T, a T) {
 		} else {
 			y[i] = a * d[i]
 		}
-	}
-}
-
-// preluGo is prelu's float32 loop.
-func preluGo(y, x, d []float32, a float32) {
-	x, d = x[:len(y)], d[:len(y)]
-	for i, v := range x {
-		m, b := posMask(math.Float32bits(v)), math.Float32bits(d[i])
-		y[i] = math.Float32frombits(b&m) + a*math.Float32frombits(b&^m)
 	}
 }
 
@@ -163,8 +156,8 @@ func (op *preluDaOp[T]) Do(vs ...G.Value) (G.Value, error) {
 // the previous addition); the lanes are combined in a fixed order.
 func negDot[T float](x, dy []T) float64 {
 	if x32, ok := any(x).([]float32); ok {
-		if vec.negDot != nil {
-			return vec.negDot(x32, any(dy).([]float32))
+		if vec.NegDot != nil {
+			return vec.NegDot(x32, any(dy).([]float32))
 		}
 		d32 := any(dy).([]float32)[:len(x32)]
 		var s [4]float64
@@ -172,12 +165,12 @@ func negDot[T float](x, dy []T) float64 {
 		for ; i+4 <= len(x32); i += 4 {
 			for l := range 4 {
 				b := math.Float32bits(x32[i+l])
-				s[l] += float64(math.Float32frombits(b&^posMask(b))) * float64(d32[i+l])
+				s[l] += float64(math.Float32frombits(b&^vector.PosMask(b))) * float64(d32[i+l])
 			}
 		}
 		for ; i < len(x32); i++ {
 			b := math.Float32bits(x32[i])
-			s[0] += float64(math.Float32frombits(b&^posMask(b))) * float64(d32[i])
+			s[0] += float64(math.Float32frombits(b&^vector.PosMask(b))) * float64(d32[i])
 		}
 		return (s[0] + s[1]) + (s[2] + s[3])
 	}

@@ -8,6 +8,8 @@ import (
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/flsweep/flsweep/trainer/internal/vector"
 )
 
 // TestXentStable feeds the fused cross-entropy logits with large margins,
@@ -348,11 +350,11 @@ func TestReLUPoolFused(t *testing.T) {
 func eachVecSetOrNot(t *testing.T, test func(*testing.T)) {
 	saved := vec
 	defer func() { vec = saved }()
-	vec = vecSet{}
+	vec = vector.Set{}
 	t.Run("portable", test)
 	for _, set := range vecSets {
 		vec = set
-		t.Run(set.name, test)
+		t.Run(set.Name, test)
 	}
 }
 

@@ -180,7 +180,7 @@ func wino43WeightsGradAVX2(du []float32, cout, cin int, dw, tmp []float32) {
 		a4v, b4, c4 := col(4, i)
 		a5, b5, c5 := col(5, i)
 		// Row by row (not a range over an array of the rows: Go copies
-		// such an array with legacy-SSE moves, kernels_simd.go).
+		// such an array with legacy-SSE moves, internal/vector/avx512.go).
 		gtRow := func(u int, m0, m1, m2, m3, m4, m5 f8) {
 			g0, g1, g2 := gt3v(m0, m1, m2, m3, m4, m5)
 			g0.StoreSlice(tmp[(3*u)*oc+i:])
@@ -398,7 +398,7 @@ func wino4TilesAVX2(g convGeom, plane, d []float32, L, t0 int, split bool) {
 
 // wino4TilesVec is wino4TilesAVX2 on the geometry's numbers: g.th() and
 // g.tw() copy g with legacy-SSE moves, which must not run after the
-// first vector instruction (kernels_simd.go), and where they were in the
+// first vector instruction (internal/vector/avx512.go), and where they were in the
 // same function the compiler placed a vector zeroing before them.
 //
 //go:noinline

@@ -217,7 +217,7 @@ func wino45WeightsAVX2(w []float32, cout, cin int, u, _ []float32) {
 			}
 		}
 		// The block's copies out and the next block's gathering are
-		// scalar and memmove code: legacy SSE (kernels_simd.go).
+		// scalar and memmove code: legacy SSE (internal/vector/avx512.go).
 		archsimd.ClearAVXUpperBits()
 		for x := range blk {
 			copy(u[x*oc+i0:][:wBlock], blk[x][:])

@@ -1,6 +1,6 @@
 //go:build goexperiment.simd && amd64
 
-package trainer
+package vector
 
 import (
 	"math"
@@ -76,7 +76,7 @@ func preluAVX2(y, x, d []float32, a float32) {
 	}
 	archsimd.ClearAVXUpperBits()
 	if i < n {
-		preluGo(y[i:], x[i:], d[i:], a)
+		PReLUGo(y[i:], x[i:], d[i:], a)
 	}
 }
 
@@ -356,12 +356,12 @@ func negDotAVX2(x, dy []float32) float64 {
 	r := sumLanes(&l)
 	for ; i < len(x); i++ {
 		b := math.Float32bits(x[i])
-		r += float64(math.Float32frombits(b&^posMask(b))) * float64(dy[i])
+		r += float64(math.Float32frombits(b&^PosMask(b))) * float64(dy[i])
 	}
 	return r
 }
 
-// Constants of maxPoolAVX2, loaded from arrays (see kernels_simd.go).
+// Constants of maxPoolAVX2, loaded from arrays (see avx512.go).
 var (
 	// grouped is where the 8 windows of a step sit after SelectFromPairGrouped
 	// splits two rows of 8 into their even and odd elements, half by half:

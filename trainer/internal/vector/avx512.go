@@ -1,13 +1,13 @@
 //go:build goexperiment.simd && amd64
 
-package trainer
+package vector
 
 import (
 	"math"
 	"simd/archsimd"
 )
 
-// AVX-512 versions of the float32 inner loops (see kernels.go): vectors of
+// AVX-512 versions of the float32 inner loops (see vector.go): vectors of
 // 16 float32 or 8 float64 lanes, tails in masked loads and stores or in
 // scalar code.
 //
@@ -30,24 +30,21 @@ import (
 
 func init() {
 	if archsimd.X86.AVX512() {
-		vecSets = append(vecSets, vecSet{
-			name: "AVX-512", add: addAVX, relu: reluAVX, reluDx: reluDxAVX, prelu: preluAVX,
-			bnAffine: bnAffineAVX, bnAffineReLU: bnAffineReLUAVX, addReLU: addReLUAVX, bnDx: bnDxAVX, maxPool: maxPoolAVX,
-			channelSum: channelSumAVX, channelSqDev: channelSqDevAVX, channelDot: channelDotAVX, negDot: negDotAVX,
-			bnDxReLU: bnDxReLUAVX, channelDotReLU: channelDotReLUAVX,
+		Sets = append(Sets, Set{
+			Name: "AVX-512", Add: addAVX, ReLU: reluAVX, ReLUDx: reluDxAVX, PReLU: preluAVX,
+			BNAffine: bnAffineAVX, BNAffineReLU: bnAffineReLUAVX, AddReLU: addReLUAVX, BNDx: bnDxAVX, MaxPool: maxPoolAVX,
+			ChannelSum: channelSumAVX, ChannelSqDev: channelSqDevAVX, ChannelDot: channelDotAVX, NegDot: negDotAVX,
+			BNDxReLU: bnDxReLUAVX, ChannelDotReLU: channelDotReLUAVX,
 		})
 	}
 	if archsimd.X86.AVX2() {
-		// kernels_avx2.go
-		vecSets = append(vecSets, vecSet{
-			name: "AVX2", add: addVecAVX2, relu: reluAVX2, reluDx: reluDxAVX2, prelu: preluAVX2,
-			bnAffine: bnAffineAVX2, bnAffineReLU: bnAffineReLUAVX2, addReLU: addReLUAVX2, bnDx: bnDxAVX2, maxPool: maxPoolAVX2,
-			channelSum: channelSumAVX2, channelSqDev: channelSqDevAVX2, channelDot: channelDotAVX2, negDot: negDotAVX2,
-			bnDxReLU: bnDxReLUAVX2, channelDotReLU: channelDotReLUAVX2,
+		// avx2.go
+		Sets = append(Sets, Set{
+			Name: "AVX2", Add: addVecAVX2, ReLU: reluAVX2, ReLUDx: reluDxAVX2, PReLU: preluAVX2,
+			BNAffine: bnAffineAVX2, BNAffineReLU: bnAffineReLUAVX2, AddReLU: addReLUAVX2, BNDx: bnDxAVX2, MaxPool: maxPoolAVX2,
+			ChannelSum: channelSumAVX2, ChannelSqDev: channelSqDevAVX2, ChannelDot: channelDotAVX2, NegDot: negDotAVX2,
+			BNDxReLU: bnDxReLUAVX2, ChannelDotReLU: channelDotReLUAVX2,
 		})
-	}
-	if len(vecSets) > 0 {
-		vec = vecSets[0]
 	}
 }
 
@@ -112,7 +109,7 @@ func preluAVX(y, x, d []float32, a float32) {
 	}
 	archsimd.ClearAVXUpperBits()
 	if i < n {
-		preluGo(y[i:], x[i:], d[i:], a)
+		PReLUGo(y[i:], x[i:], d[i:], a)
 	}
 }
 
@@ -401,7 +398,7 @@ func negDotAVX(x, dy []float32) float64 {
 	s := sumLanes(&lanes)
 	for ; i < len(x); i++ {
 		b := math.Float32bits(x[i])
-		s += float64(math.Float32frombits(b&^posMask(b))) * float64(dy[i])
+		s += float64(math.Float32frombits(b&^PosMask(b))) * float64(dy[i])
 	}
 	return s
 }
