@@ -28,16 +28,17 @@ type Progress struct {
 // them (a point's results do not depend on what runs beside it). Points
 // already done are skipped; a point interrupted earlier resumes from its
 // highest committed round. progress may be called from several goroutines
-// at once. At the first point that fails the others are cancelled; the
-// error is the failed point's (the first in the plan's order, if several
-// failed), with the results of the points that ended.
+// at once; a point that fails reports StatusFailed. As in the sweep
+// workflow, a failed point does not stop the others (steps.PointsFailed):
+// when every point that could run has run, the error is a
+// *steps.PointsFailed naming the failed ones, which wraps the first's
+// error. A cancelled ctx stops every point and returns ctx's error. The
+// results are those of the points that ended.
 func (e *Engine) RunSweep(ctx context.Context, in steps.PlanSweepInput, progress func(Progress)) ([]steps.PointResult, error) {
 	plan, err := e.PlanSweep(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	results := make([]*steps.PointResult, len(plan.Points))
 	errs := make([]error, len(plan.Points))
 	slots := make(chan struct{}, max(1, plan.Concurrency))
@@ -53,15 +54,18 @@ func (e *Engine) RunSweep(ctx context.Context, in steps.PlanSweepInput, progress
 		wg.Add(1)
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			res, err := e.RunPoint(ctx, steps.PointRef{Sweep: plan.Name, Point: p.ID}, plan.KeepUpdates, func(pr Progress) {
+			report := func(pr Progress) {
 				if progress != nil {
 					pr.Point = p
 					progress(pr)
 				}
-			})
+			}
+			res, err := e.RunPoint(ctx, steps.PointRef{Sweep: plan.Name, Point: p.ID}, plan.KeepUpdates, report)
 			if err != nil {
-				errs[i] = fmt.Errorf("point %s (%s): %w", p.ID, p.Label, err)
-				cancel()
+				errs[i] = err
+				if ctx.Err() == nil {
+					report(Progress{Done: true, Status: steps.StatusFailed})
+				}
 				return
 			}
 			results[i] = &res
@@ -74,18 +78,27 @@ func (e *Engine) RunSweep(ctx context.Context, in steps.PlanSweepInput, progress
 			done = append(done, *r)
 		}
 	}
-	// The first failure that is not a cancellation this function caused.
-	for _, err := range errs {
-		if err != nil && !errors.Is(err, context.Canceled) {
-			return done, err
+	if err := ctx.Err(); err != nil {
+		return done, err
+	}
+	pf := &steps.PointsFailed{Sweep: plan.Name, Total: len(plan.Points), Resume: fmt.Sprintf("`starter run --local -f %s` again", in.File)}
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		p := plan.Points[i]
+		if pf.Err == nil {
+			pf.Err = fmt.Errorf("point %s (%s): %w", p.ID, p.Label, err)
+		}
+		pf.Failed++
+		if len(pf.First) < steps.MaxFailuresNamed {
+			pf.First = append(pf.First, steps.FailedPoint{ID: p.ID, Label: p.Label, Error: err.Error()})
 		}
 	}
-	for _, err := range errs {
-		if err != nil {
-			return done, err
-		}
+	if pf.Failed > 0 {
+		return done, pf
 	}
-	return done, ctx.Err()
+	return done, nil
 }
 
 // RunPoint runs one point to its end in this process.

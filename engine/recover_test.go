@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"gocloud.dev/blob/fileblob"
@@ -276,5 +278,44 @@ func TestIdentity(t *testing.T) {
 	after, _ := b.Store.List(ctx, pk.Prefix())
 	if strings.Join(before, " ") != strings.Join(after, " ") {
 		t.Errorf("the refused PreparePoint changed the store:\nbefore %v\nafter  %v", before, after)
+	}
+}
+
+// TestRunSweepRunsPastAFailedPoint: as the sweep workflow does
+// (steps.PointsFailed), the in-process runner runs every point it can when
+// one fails, here one whose rounds another build computed: the other point
+// ends done and identical to an undisturbed run, the failed one reports
+// StatusFailed, and the sweep's error names it, says how to go on and keeps
+// its kind (bad input).
+func TestRunSweepRunsPastAFailedPoint(t *testing.T) {
+	ctx := context.Background()
+	_, want := runLocal(t, newEngine(t))
+	a := newFileEngine(t, "v1")
+	plan, ref, _ := interrupted(t, a, 3)
+	one := spec + "run: {concurrency: 1}\n" // the failed point first, then the other
+	b := New(a.Store, &Options{Workers: 3, Version: "v2"})
+	var mu sync.Mutex
+	status := map[string]string{}
+	res, err := b.RunSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(one)}, func(p Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		status[p.Point.ID] = p.Status
+	})
+	var pf *steps.PointsFailed
+	if !errors.As(err, &pf) || pf.Failed != 1 || pf.Total != 2 || len(pf.First) != 1 || pf.First[0].ID != ref.Point {
+		t.Fatalf("RunSweep error = %#v; want PointsFailed naming point %s of 2", err, ref.Point)
+	}
+	if !IsBadInput(err) || !strings.Contains(err.Error(), `build "v1"`) || !strings.Contains(err.Error(), "`starter run --local -f t.yaml` again") {
+		t.Errorf("error %q: want bad input naming build v1 and how to go on", err)
+	}
+	other := plan.Points[1].ID
+	if status[ref.Point] != steps.StatusFailed || status[other] != steps.StatusDone {
+		t.Errorf("statuses %v; want %s failed and %s done", status, ref.Point, other)
+	}
+	if len(res) != 1 || res[0].Point != other || res[0].Status != steps.StatusDone {
+		t.Fatalf("results %+v; want point %s done", res, other)
+	}
+	if !reflect.DeepEqual(res[0], want.Results[1]) {
+		t.Errorf("the point that ran: %+v; an undisturbed run: %+v", res[0], want.Results[1])
 	}
 }

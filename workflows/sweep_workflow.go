@@ -399,12 +399,13 @@ func sweepPaged(ctx workflow.Context, in SweepInput) (SweepResult, error) {
 	counts := Counts(st.Codes)
 	res := SweepResult{Name: plan.Name, Total: plan.Count, Counts: counts, Failed: st.Failed, Points: st.Listed}
 	if n := counts[steps.StatusFailed]; n > 0 {
-		var failed []string
-		for _, p := range st.Failed[:min(len(st.Failed), 10)] {
-			failed = append(failed, fmt.Sprintf("%s (%s): %s", p.ID, p.Label, p.Error))
+		// The sweep ends so once every point that could run has run
+		// (steps.PointsFailed).
+		pf := &steps.PointsFailed{Sweep: plan.Name, Failed: n, Total: plan.Count, Resume: fmt.Sprintf("`starter sweep resume %s`", plan.Name)}
+		for _, p := range st.Failed {
+			pf.First = append(pf.First, steps.FailedPoint{ID: p.ID, Label: p.Label, Error: p.Error})
 		}
-		return res, temporal.NewApplicationError(fmt.Sprintf("%d of %d points failed; fix the cause and run `starter sweep resume %s`; the first: %v",
-			n, plan.Count, plan.Name, failed), "PointsFailed")
+		return res, temporal.NewApplicationError(pf.Error(), "PointsFailed")
 	}
 	return res, nil
 }

@@ -65,7 +65,11 @@ func runCommand() *command {
 				mu.Lock()
 				defer mu.Unlock()
 				l := &lines[index[p.Point.ID]]
-				l.Round, l.Rounds, l.TestAcc, l.HasAcc, l.Status = p.Round, p.Rounds, p.TestAcc, true, p.Status
+				if p.Status == steps.StatusFailed {
+					l.Status = p.Status // its bar keeps the rounds it ran
+				} else {
+					l.Round, l.Rounds, l.TestAcc, l.HasAcc, l.Status = p.Round, p.Rounds, p.TestAcc, true, p.Status
+				}
 				r.draw("run "+sw.Name, lines, "", p.Done)
 			})
 			r.draw("run "+sw.Name, lines, "", true)
