@@ -15,7 +15,6 @@ import (
 type update struct {
 	delta      []float32
 	vectors    fl.State
-	summary    fl.ClientSummary
 	wroteState bool
 }
 
@@ -31,7 +30,7 @@ func (e *Engine) loadUpdate(ctx context.Context, env *pointEnv, r, k int) (updat
 	if err := f.Decode("meta", &m); err != nil {
 		return update{}, fmt.Errorf("%s: %w", key, err)
 	}
-	u.summary, u.wroteState = m.Summary, m.WroteState
+	u.wroteState = m.WroteState
 	if u.delta, err = f.Vector("delta", env.net.NumParams()); err != nil {
 		return update{}, fmt.Errorf("%s: %w", key, err)
 	}
@@ -215,13 +214,21 @@ func (e *Engine) InspectUpdates(ctx context.Context, in steps.InspectInput) ([]s
 		}
 		return e.probeUpdates(ctx, env, in, global)
 	}
+	if len(in.Summaries) != len(in.Clients) {
+		return nil, fmt.Errorf("inspect round %d: %d summaries for %d clients: %w", in.Round, len(in.Summaries), len(in.Clients), fl.ErrInvalid)
+	}
+	for i, k := range in.Clients {
+		if in.Summaries[i].Client != k {
+			return nil, fmt.Errorf("inspect round %d: summary %d is client %d's, not client %d's: %w", in.Round, i, in.Summaries[i].Client, k, fl.ErrInvalid)
+		}
+	}
 	var out []steps.Finding
 	if env.cfg.Attack.At(in.Round) {
-		if out, err = e.attackUpdates(ctx, env, in.Round, global, in.Clients); err != nil {
+		if out, err = e.attackUpdates(ctx, env, in.Round, global, in.Clients, in.Summaries); err != nil {
 			return nil, err
 		}
 	}
-	for _, k := range in.Clients {
+	for i, k := range in.Clients {
 		if len(env.inspectors) == 0 {
 			break
 		}
@@ -230,7 +237,7 @@ func (e *Engine) InspectUpdates(ctx context.Context, in steps.InspectInput) ([]s
 			return nil, err
 		}
 		for _, ins := range env.inspectors {
-			res, err := ins.Inspect(fl.Inspection{Round: in.Round, Client: k, Global: global, Delta: u.delta, Summary: u.summary})
+			res, err := ins.Inspect(fl.Inspection{Round: in.Round, Client: k, Global: global, Delta: u.delta, Summary: in.Summaries[i]})
 			if err != nil {
 				return nil, fmt.Errorf("round %d client %d: inspector %s: %w", in.Round, k, ins.name, err)
 			}

@@ -71,13 +71,13 @@ func auxSet(ds *dataset.Dataset, seed uint64, n int) (trainer.Examples, error) {
 // attackUpdates attacks the updates of clients in round r (every method of
 // the point's attack block) and returns one finding per client. A method
 // that does not apply is recorded; any other error fails the step.
-func (e *Engine) attackUpdates(ctx context.Context, env *pointEnv, r int, global []float32, clients []int) ([]steps.Finding, error) {
+func (e *Engine) attackUpdates(ctx context.Context, env *pointEnv, r int, global []float32, clients []int, sums []fl.ClientSummary) ([]steps.Finding, error) {
 	st, sent, err := e.clientInputs(ctx, env, r, false)
 	if err != nil {
 		return nil, err
 	}
 	var out []steps.Finding
-	for _, k := range clients {
+	for i, k := range clients {
 		u, err := e.loadUpdate(ctx, env, r, k)
 		if err != nil {
 			return nil, err
@@ -87,7 +87,7 @@ func (e *Engine) attackUpdates(ctx context.Context, env *pointEnv, r int, global
 			return nil, err
 		}
 		f, err := e.attackClient(ctx, env, r, k, global, algorithm.Client{Round: r, ID: k, Global: global, Server: sent, State: cs,
-			Local: &clientLocal{e: e, ctx: ctx, env: env, round: r, client: k}}, u)
+			Local: &clientLocal{e: e, ctx: ctx, env: env, round: r, client: k}}, u, sums[i].LabelCounts)
 		if err != nil {
 			return nil, fmt.Errorf("round %d client %d: attack: %w", r, k, err)
 		}
@@ -134,7 +134,7 @@ func (e *Engine) probeUpdates(ctx context.Context, env *pointEnv, in steps.Inspe
 			return err
 		}
 		c.Local = &clientLocal{e: e, ctx: ctx, env: env, round: r, client: k, probe: true}
-		f, err := e.attackClient(ctx, env, r, k, global, c, update{delta: up.Delta, summary: fl.ClientSummary{LabelCounts: up.Train.LabelCounts}})
+		f, err := e.attackClient(ctx, env, r, k, global, c, update{delta: up.Delta}, up.Train.LabelCounts)
 		if err != nil {
 			return fmt.Errorf("round %d client %d: attack on its probe update: %w", r, k, err)
 		}
@@ -149,14 +149,15 @@ func (e *Engine) probeUpdates(ctx context.Context, env *pointEnv, in steps.Inspe
 	return out, err
 }
 
-// attackClient runs every method on client k's update u.
-func (e *Engine) attackClient(ctx context.Context, env *pointEnv, r, k int, global []float32, c algorithm.Client, u update) (attackFinding, error) {
-	if len(u.summary.LabelCounts) != env.net.Classes() {
+// attackClient runs every method on client k's update u, scored against
+// truth, the label counts of the samples its training processed.
+func (e *Engine) attackClient(ctx context.Context, env *pointEnv, r, k int, global []float32, c algorithm.Client, u update, truth []int) (attackFinding, error) {
+	if len(truth) != env.net.Classes() {
 		return attackFinding{}, fmt.Errorf("the update's summary has %d label counts for %d classes (was it trained before the attack block was added?): %w",
-			len(u.summary.LabelCounts), env.net.Classes(), fl.ErrInvalid)
+			len(truth), env.net.Classes(), fl.ErrInvalid)
 	}
 	local, lerr := attack.FromHyper(env.roundHyper(r), len(env.part.Train[k]))
-	f := attackFinding{Truth: u.summary.LabelCounts, Local: local}
+	f := attackFinding{Truth: truth, Local: local}
 	in := attack.Input{Net: env.net, Global: global, Delta: u.delta, Local: local, Aux: env.aux}
 	if x, ok, err := algorithm.Expose(env.alg, c, u.delta); err != nil {
 		return f, err

@@ -521,7 +521,7 @@ run: {keep_updates: true}
 	sk, _ := store.SweepKeys(plan.Name)
 	inspected := map[string]int{}
 	for _, s := range rec.Seen() {
-		inspected[fmt.Sprint(s.Round, s.Client, s.Delta)]++
+		inspected[fmt.Sprint(s.Round, s.Client, s.Delta, s.SummaryClient, s.Steps)]++
 	}
 	trained := 0
 	for _, c := range want.Clients {
@@ -535,8 +535,10 @@ run: {keep_updates: true}
 			t.Fatal(err)
 		}
 		d, _ := f.Vector("delta", -1)
-		if n := inspected[fmt.Sprint(c.Round, c.Client, store.Checksum(d))]; n != 1 {
-			t.Errorf("round %d client %d: update inspected %d times; want once", c.Round, c.Client, n)
+		// Once, with its own update and its own summary (the round hands
+		// TrainClients' summaries on to InspectUpdates).
+		if n := inspected[fmt.Sprint(c.Round, c.Client, store.Checksum(d), c.Client, *c.Steps)]; n != 1 {
+			t.Errorf("round %d client %d: update and summary (%d steps) inspected %d times; want once", c.Round, c.Client, *c.Steps, n)
 		}
 		if !strings.HasPrefix(c.Findings, `{"record":{"norm":`) {
 			t.Errorf("round %d client %d: findings %q; want the recorder's", c.Round, c.Client, c.Findings)

@@ -158,7 +158,7 @@ func (e *Engine) trainClient(ctx context.Context, env *pointEnv, c trainedClient
 		}
 		sum.LossAfter = &l
 	}
-	if err := e.putUpdate(ctx, env, r, k, up, sum); err != nil {
+	if err := e.putUpdate(ctx, env, r, k, up); err != nil {
 		return sum, err
 	}
 	if !up.State.Empty() {
@@ -184,17 +184,18 @@ func checkVector(what string, v []float32, n, r, k int) error {
 	return nil
 }
 
-// updateMeta is an update file's JSON section: the client's summary, and
-// whether its round wrote a new version of its state.
+// updateMeta is an update file's JSON section: whether its round wrote a
+// new version of the client's state. The client's summary is not in it:
+// TrainClients returns it, and the round hands it on to InspectUpdates,
+// Aggregate and CommitRound (steps.Round).
 type updateMeta struct {
-	Summary    fl.ClientSummary `json:"summary"`
-	WroteState bool             `json:"wrote_state,omitempty"`
+	WroteState bool `json:"wrote_state,omitempty"`
 }
 
 // putUpdate stores client k's upload of round r: Δ_k as "delta" and the
 // algorithm's further vectors as "up/<name>".
-func (e *Engine) putUpdate(ctx context.Context, env *pointEnv, r, k int, up algorithm.Upload, sum fl.ClientSummary) error {
-	f, err := store.NewFile("update", env.net.Key(), r, k).AddF32("delta", up.Delta).AddJSON("meta", updateMeta{Summary: sum, WroteState: !up.State.Empty()})
+func (e *Engine) putUpdate(ctx context.Context, env *pointEnv, r, k int, up algorithm.Upload) error {
+	f, err := store.NewFile("update", env.net.Key(), r, k).AddF32("delta", up.Delta).AddJSON("meta", updateMeta{WroteState: !up.State.Empty()})
 	if err != nil {
 		return err
 	}

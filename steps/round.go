@@ -63,7 +63,7 @@ func Round(x Exec, in RoundInput) (RoundSummary, error) {
 	}
 	var findings []Finding
 	if in.Phases.Inspect {
-		if findings, err = r.inspect(sel, sent); err != nil {
+		if findings, err = r.inspect(sel, sums, sent); err != nil {
 			return RoundSummary{}, err
 		}
 	}
@@ -190,12 +190,15 @@ func (r *round) train(sel fl.Selection, broadcast bool) ([]fl.ClientSummary, err
 	return sums, nil
 }
 
-// inspect fans out the inspectors over the round's updates in chunks.
-func (r *round) inspect(sel fl.Selection, sent bool) ([]Finding, error) {
+// inspect fans out the inspectors over the round's updates in chunks, each
+// with its clients' summaries (sums, in selection order).
+func (r *round) inspect(sel fl.Selection, sums []fl.ClientSummary, sent bool) ([]Finding, error) {
 	r.x.Status(fmt.Sprintf("round %d: inspecting %d updates", r.in.Round, len(sel.Clients)))
 	var ins []InspectInput
+	lo := 0
 	for _, c := range chunks(sel.Clients, r.in.ClientsPerActivity) {
-		ins = append(ins, InspectInput{RoundRef: r.in.RoundRef, Clients: c})
+		ins = append(ins, InspectInput{RoundRef: r.in.RoundRef, Clients: c, Summaries: sums[lo : lo+len(c) : lo+len(c)]})
+		lo += len(c)
 	}
 	if _, ok := slices.BinarySearch(r.in.Phases.Probe, r.in.Round); ok {
 		ins = append(ins, InspectInput{RoundRef: r.in.RoundRef, Probe: true, Selected: sel.Clients, Broadcast: sent})

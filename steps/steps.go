@@ -262,6 +262,10 @@ type RoundPhase struct {
 type InspectInput struct {
 	RoundRef
 	Clients []int `json:"clients"`
+	// Summaries are the clients' summaries as TrainClients returned them,
+	// in Clients order: the one copy of them (update files hold the
+	// uploads only).
+	Summaries []fl.ClientSummary `json:"summaries,omitempty"`
 	// Probe asks instead for probe updates of every client not in
 	// Selected, attacked and dropped (attack.clients: all). Broadcast says
 	// whether the round sent a broadcast vector, which probes train with.

@@ -199,6 +199,8 @@ func (a Align) Objective(c algorithm.Client) (trainer.Objective, error) {
 type Inspection struct {
 	Round, Client int
 	Delta         string // store.Checksum of the update
+	// Of the summary it was handed: the client it names, and its steps.
+	SummaryClient, Steps int
 }
 
 // Recorder is an inspector that records every update it inspects and finds
@@ -211,7 +213,7 @@ type Recorder struct {
 // Inspect implements fl.Inspector.
 func (r *Recorder) Inspect(u fl.Inspection) (json.RawMessage, error) {
 	r.mu.Lock()
-	r.seen = append(r.seen, Inspection{Round: u.Round, Client: u.Client, Delta: store.Checksum(u.Delta)})
+	r.seen = append(r.seen, Inspection{Round: u.Round, Client: u.Client, Delta: store.Checksum(u.Delta), SummaryClient: u.Summary.Client, Steps: u.Summary.Steps})
 	r.mu.Unlock()
 	s := 0.0
 	for _, v := range u.Delta {
