@@ -39,7 +39,7 @@ test: bin/temporal bin/minio bin/temporal-server postgres data vet workflowcheck
 	@echo "The trainer on the build's BLAS instead of the packed products (FLSWEEP_GEMM=blas):"
 	FLSWEEP_GEMM=blas $(GO) test -count=1 ./trainer/
 	@if $(HAVE_OPENBLAS); then echo "OpenBLAS build:"; \
-	$(OPENBLAS_ENV) $(GO) test -count=1 -tags openblas ./trainer/ ./engine/ ./algorithm/; \
+	$(OPENBLAS_ENV) $(GO) test -count=1 -tags openblas ./trainer/ ./trainer/internal/gemm/ ./engine/ ./algorithm/; \
 	else echo "OpenBLAS is not installed: the trainer's OpenBLAS build is not tested ('make openblas' installs it)"; fi
 
 ## conformance: the full conformance matrix (methods/conformance): every algorithm × {SGD, momentum 0.9, Adam} ×
@@ -58,7 +58,7 @@ conformance: data
 ## scale: a round at 100, 1,000 and 10,000 clients (10 a round), planning 1,000 to 20,000 points, the status query's handler
 bench: build build-purego bin/temporal data
 	infra/bench/peer.sh models
-	$(GO) test -run '^$$' -bench Sgemm -benchtime 0.3s ./trainer/
+	$(GO) test -run '^$$' -bench Sgemm -benchtime 0.3s ./trainer/internal/gemm/
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./aggregate/
 	$(GO) test -run '^$$' -bench Select -benchtime 3x ./methods/
 	$(GO) test -run '^$$' -bench RLU -benchtime 10x ./attack/

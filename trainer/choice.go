@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
+	kgemm "github.com/flsweep/flsweep/trainer/internal/gemm"
 	"github.com/flsweep/flsweep/trainer/internal/packed"
 	"github.com/flsweep/flsweep/trainer/internal/wino"
 )
@@ -114,7 +116,7 @@ func (k KernelChoice) Numerics() string {
 	r := k.resolve()
 	var s string
 	if !r.packed {
-		s += "+blas-" + strings.ToLower(strings.ReplaceAll(blasCore(), " ", ""))
+		s += "+blas-" + strings.ToLower(strings.ReplaceAll(kgemm.BLASCore(), " ", ""))
 	}
 	if vec.Name == "" {
 		s += "+portable"
@@ -134,10 +136,25 @@ func (k KernelChoice) Numerics() string {
 
 // Core names the kernels that compute the float32 products under choice
 // k: the packed product's ("packed AVX-512", "packed AVX2"), or the
-// BLAS's (blasCore).
-func (k KernelChoice) Core() string {
-	if k.resolve().packed {
-		return "packed " + packed.Kernels()
+// BLAS's (gemm.BLASCore).
+func (k KernelChoice) Core() string { return kgemm.Core(k.BLAS) }
+
+// BLAS names the float32 BLAS of this build: "gonum" (pure Go, the
+// default) or "openblas" (build tag openblas).
+const BLAS = kgemm.BLAS
+
+// SGEMM is the trainer's float32 product under choice kc, C = A·op(B) for
+// row-major A (m×k), op(B) (k×n; B is n×k when transB) and C (m×n),
+// exported for the benchmark that measures the machine's SGEMM rate
+// (cmd/starter bench).
+func SGEMM(kc KernelChoice, transB bool, m, n, k int, a, b, c []float32) {
+	ldb := n
+	if transB {
+		ldb = k
 	}
-	return blasCore()
+	buf := gemmBuffers.Get().(*kgemm.Buffers)
+	defer gemmBuffers.Put(buf)
+	kgemm.Sgemm(buf, !kc.resolve().packed, false, transB, m, n, k, 1, a, k, b, ldb, 0, c, n)
 }
+
+var gemmBuffers = sync.Pool{New: func() any { return new(kgemm.Buffers) }}

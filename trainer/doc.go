@@ -170,7 +170,7 @@
 // winograd43.go, winograd5.go; Options.Kernels (KernelChoice) can turn
 // them off or keep F(2×2, ·), numerics of their own). On CPUs
 // with AVX-512 or AVX2 (with FMA) both builds compute float32 products with
-// our own packed gemm (sgemm.go, internal/packed): a register-blocked
+// our own packed gemm (internal/gemm, internal/packed): a register-blocked
 // kernel over packed blocks of A and B (B read in place where it is stored
 // k×n; 14×32 with AVX-512, 6×16 with AVX2) and a dot-product kernel for
 // A·Bᵀ (4×6, 4×3), in Go assembly. Every entry of C is summed in one fixed
@@ -179,12 +179,12 @@
 // OpenBLAS's Haswell kernels on an AVX-512 CPU (BenchmarkSgemm), and it
 // needs no cgo. Elsewhere, or with KernelChoice.BLAS, the build's BLAS computes
 // them: gonum's pure-Go BLAS by default, with products rewritten into the
-// orientation its kernels run fastest (blas_gonum.go), or with the build
+// orientation its kernels run fastest (internal/gemm/gonum.go), or with the build
 // tag openblas OpenBLAS through gonum's netlib binding, single-threaded
 // per call so that clients run in parallel and results stay deterministic,
 // on the widest kernels the CPU supports (Debian's OpenBLAS 0.3.21 falls
 // back to SSE3 kernels on CPUs newer than itself, a factor of 4 on the
-// development machine's Xeon; blas_openblas.go; make openblas). Plain SGD
+// development machine's Xeon; internal/gemm/openblas.go; make openblas). Plain SGD
 // runs inside the linear layers' weight-gradient gemms (fusedSGD in
 // op_linear.go), which saves the MLP a pass over its weights and gradient
 // every step. Evaluation graphs multiply by their linear weights transposed

@@ -32,11 +32,10 @@ import (
 	"unsafe"
 
 	"github.com/chewxy/hm"
-	"github.com/flsweep/flsweep/trainer/internal/packed"
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/gonum"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	kgemm "github.com/flsweep/flsweep/trainer/internal/gemm"
 )
 
 // float is the element type of a graph: float32 in production, float64 in
@@ -201,8 +200,7 @@ type workspace[T float] struct {
 	pad       []T            // convolutions: a chunk's input or input gradient, zero-padded
 	wino      []T            // Winograd convolutions: the transforms' scratch (winograd.go)
 	du        []T            // Winograd convolutions: the transformed weight gradient
-	ta, tb    []T            // gemm: transposed operands (blas_gonum.go)
-	packed    packed.Buffers // the packed product's blocks (sgemm.go)
+	gemm      kgemm.Buffers  // the products' scratch (package gemm)
 	clScratch []T            // channel-lane Winograd: F(4×4, 5×5)'s scratch (winograd_cl.go)
 	blas      bool           // float32 products by the build's BLAS, not the packed product (KernelChoice.BLAS)
 }
@@ -215,57 +213,31 @@ func grow[E any](buf *[]E, n int) []E {
 }
 
 // gemm computes C = alpha·op(A)·op(B) + beta·C for row-major A, B, C, where
-// op(X) is X or Xᵀ; op(A) is m×k, op(B) is k×n and C is m×n. float32 goes
-// to the build's BLAS (blas_gonum.go or, with the openblas build tag,
-// blas_openblas.go); float64, used by the finite-difference tests only,
-// always goes to gonum.
+// op(X) is X or Xᵀ; op(A) is m×k, op(B) is k×n and C is m×n (package
+// gemm): float32 by the packed product unless the session chose the
+// build's BLAS (ws.blas), float64, used by the finite-difference tests
+// only, by gonum.
 func gemm[T float](ws *workspace[T], tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}
 	switch a := any(a).(type) {
 	case []float32:
-		sgemm(any(ws).(*workspace[float32]), tA, tB, m, n, k, float32(alpha), a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+		ws32 := any(ws).(*workspace[float32])
+		kgemm.Sgemm(&ws32.gemm, ws32.blas, tA, tB, m, n, k, float32(alpha), a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
 	case []float64:
-		gonumBLAS.Dgemm(trans(tA), trans(tB), m, n, k, float64(alpha), a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
+		kgemm.Dgemm(tA, tB, m, n, k, float64(alpha), a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
 	}
-}
-
-// gonumBLAS is gonum's pure-Go BLAS. Its gemm splits C into blocks and
-// computes each block on one goroutine, summing along k in a fixed order, so
-// results do not depend on scheduling.
-var gonumBLAS gonum.Implementation
-
-func trans(t bool) blas.Transpose {
-	if t {
-		return blas.Trans
-	}
-	return blas.NoTrans
 }
 
 // transpose writes the r×c row-major matrix src (rows ld apart) into dst as
-// its c×r transpose: float32 in packed's 8×8 AVX2 blocks where the CPU
-// runs the packed gemm (an evaluation session transposes its linear
-// weights on every load: 1.24 s of the demo's 34 s of CPU in the tiles
-// below, 0.33 s in the blocks), else in 32×32 tiles so both sides stay in
-// cache.
+// its c×r transpose (gemm.Transpose).
 func transpose[T float](dst, src []T, r, c, ld int) {
-	if d, ok := any(dst).([]float32); ok && packed.Available {
-		packed.Transpose(d, any(src).([]float32), r, c, ld)
-		return
-	}
-	const tile = 32
-	for i0 := 0; i0 < r; i0 += tile {
-		i1 := min(i0+tile, r)
-		for j0 := 0; j0 < c; j0 += tile {
-			j1 := min(j0+tile, c)
-			for i := i0; i < i1; i++ {
-				row := src[i*ld : i*ld+c]
-				for j := j0; j < j1; j++ {
-					dst[j*r+i] = row[j]
-				}
-			}
-		}
+	switch d := any(dst).(type) {
+	case []float32:
+		kgemm.Transpose(d, any(src).([]float32), r, c, ld)
+	case []float64:
+		kgemm.Transpose(d, any(src).([]float64), r, c, ld)
 	}
 }
 

@@ -1,11 +1,11 @@
 //go:build !openblas
 
-package trainer
+package gemm
 
 import "github.com/flsweep/flsweep/trainer/internal/packed"
 
 // BLAS names the float32 BLAS of this build: "gonum" (pure Go, the
-// default) or "openblas" (build tag openblas, see blas_openblas.go).
+// default) or "openblas" (build tag openblas, see openblas.go).
 const BLAS = "gonum"
 
 // blasSgemm is gemm for float32 on gonum's pure-Go BLAS.
@@ -19,18 +19,18 @@ const BLAS = "gonum"
 // into that one by transposing an operand into the workspace first, which
 // costs k·n (or k·m) copies against m·n·k multiply-adds; it is done when the
 // other dimension is at least minTransposeGain.
-func blasSgemm(ws *workspace[float32], tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func blasSgemm(ws *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	const minTransposeGain = 8
 	if !tB && m >= minTransposeGain {
 		// B is k×n: its transpose is n×k.
 		bt := grow(&ws.tb, n*k)
-		transpose(bt, b, k, n, ldb)
+		Transpose(bt, b, k, n, ldb)
 		b, ldb, tB = bt, k, true
 	}
 	if tA && n >= minTransposeGain {
 		// A is stored k×m: its transpose is m×k.
 		at := grow(&ws.ta, m*k)
-		transpose(at, a, k, m, lda)
+		Transpose(at, a, k, m, lda)
 		a, lda, tA = at, k, false
 	}
 	gonumGemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
@@ -81,5 +81,5 @@ func gonumGemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b 
 	}
 }
 
-// blasCore names the kernels of this build's BLAS: gonum's pure-Go assembly.
-func blasCore() string { return "pure Go" }
+// BLASCore names the kernels of this build's BLAS: gonum's pure-Go assembly.
+func BLASCore() string { return "pure Go" }

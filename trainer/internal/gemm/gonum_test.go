@@ -1,6 +1,6 @@
 //go:build !openblas
 
-package trainer
+package gemm
 
 import (
 	"math"

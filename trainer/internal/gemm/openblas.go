@@ -1,6 +1,6 @@
 //go:build openblas
 
-package trainer
+package gemm
 
 // This file makes OpenBLAS, through gonum's cgo binding
 // gonum.org/v1/netlib/blas/netlib, the float32 BLAS of the build. Build with
@@ -35,8 +35,8 @@ package trainer
 // with the AVX-512 subsets SkylakeX's kernels use, the library is
 // re-initialised with OPENBLAS_CORETYPE set to the family the CPU supports
 // (OpenBLAS's own mechanism for overriding the detection). A user's own
-// OPENBLAS_CORETYPE is always left alone. KernelChoice.Core names the family in use;
-// cmd/starter bench prints it.
+// OPENBLAS_CORETYPE is always left alone. BLASCore names the family in
+// use; cmd/starter bench prints it.
 
 /*
 #cgo LDFLAGS: -lopenblas
@@ -103,8 +103,8 @@ func cpuLevels() (avx512, avx2 bool) {
 		cpu.X86.HasAVX2 && cpu.X86.HasFMA
 }
 
-// blasCore names OpenBLAS's kernel family in use, e.g. "SkylakeX".
-func blasCore() string {
+// BLASCore names OpenBLAS's kernel family in use, e.g. "SkylakeX".
+func BLASCore() string {
 	setupOnce.Do(setup)
 	return corename()
 }
@@ -130,7 +130,7 @@ var sseOnly = map[string]bool{
 
 // blasSgemm is gemm for float32 on OpenBLAS, which handles every orientation
 // at full speed.
-func blasSgemm(_ *workspace[float32], tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func blasSgemm(_ *Buffers, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	setupOnce.Do(setup)
 	openBLAS.Sgemm(trans(tA), trans(tB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }

@@ -1,6 +1,6 @@
 //go:build openblas
 
-package trainer
+package gemm
 
 import (
 	"os"
@@ -32,13 +32,13 @@ func TestBetterCore(t *testing.T) {
 
 // TestCoreInUse checks that the process runs OpenBLAS kernels as wide as
 // the CPU: on an AVX-512 CPU an AVX-512 family, whatever the library
-// detected by itself. It asks OpenBLAS (blasCore), not Core, which names
+// detected by itself. It asks OpenBLAS (BLASCore), not Core, which names
 // the packed products when they, not OpenBLAS, serve the trainer.
 func TestCoreInUse(t *testing.T) {
 	if _, set := os.LookupEnv("OPENBLAS_CORETYPE"); set {
 		t.Skip("OPENBLAS_CORETYPE is set: the user's choice stands")
 	}
-	name := blasCore()
+	name := BLASCore()
 	core := strings.ToLower(name)
 	t.Logf("OpenBLAS kernels: %s", name)
 	avx512, avx2 := cpuLevels()
