@@ -196,13 +196,13 @@ func (o *outBuf[T]) get(shape ...int) (*tensor.Dense, []T) {
 // do not outlive their Do. Each buffer grows to the largest size asked for
 // and is then reused, so a compiled graph allocates nothing per step.
 type workspace[T float] struct {
-	col, aux  []T            // convolutions: the column matrix and a channel-major copy of dy
-	pad       []T            // convolutions: a chunk's input or input gradient, zero-padded
-	wino      []T            // Winograd convolutions: the transforms' scratch (winograd.go)
-	du        []T            // Winograd convolutions: the transformed weight gradient
-	gemm      kgemm.Buffers  // the products' scratch (package gemm)
-	clScratch []T            // channel-lane Winograd: F(4×4, 5×5)'s scratch (winograd_cl.go)
-	blas      bool           // float32 products by the build's BLAS, not the packed product (KernelChoice.BLAS)
+	col, aux  []T           // convolutions: the column matrix and a channel-major copy of dy
+	pad       []T           // convolutions: a chunk's input or input gradient, zero-padded
+	wino      []T           // Winograd convolutions: the transforms' scratch (winograd.go)
+	du        []T           // Winograd convolutions: the transformed weight gradient
+	gemm      kgemm.Buffers // the products' scratch (package gemm)
+	clScratch []T           // channel-lane Winograd: F(4×4, 5×5)'s scratch (winograd_cl.go)
+	blas      bool          // float32 products by the build's BLAS, not the packed product (KernelChoice.BLAS)
 }
 
 func grow[E any](buf *[]E, n int) []E {
