@@ -164,6 +164,7 @@ func (e *Engine) observe(ctx context.Context, env *pointEnv, l fl.Learner, in st
 	w, b := env.net.Output()
 	next, err := l.Observe(fl.ObserveInput{Round: in.Round, Pop: env.pop, State: st.Sampler, Selection: in.Selection,
 		Answers: in.Answers, Clients: in.Clients,
+		Vector: func(a fl.Answer) ([]float32, error) { return e.answerVector(ctx, env, in.Round, a) },
 		Rand:   env.sampleStream(in.Round),
 		Output: fl.OutputLayer{W: w.Offset, B: b.Offset, Classes: env.net.Classes(), Embedding: env.net.Embedding()},
 		Delta: func(k int) ([]float32, error) {

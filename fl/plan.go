@@ -122,6 +122,9 @@ type ObserveInput struct {
 	Selection Selection
 	Answers   []Answer
 	Clients   []ClientSummary // in Selection.Clients order
+	// Vector reads the vector of a gradient answer of the round, as
+	// PlanInput.Vector does (DivFL remembers its clients' gradients).
+	Vector func(a Answer) ([]float32, error)
 	// Output locates the model's output layer in a delta.
 	Output OutputLayer
 	// Delta returns selected client k's uploaded update Δ_k = θ_k − θ^t

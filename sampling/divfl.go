@@ -44,18 +44,30 @@ import (
 //     represents, Σ_{k∈S} ω_k = 1), "uniform" (HiCS-FL's code, ω_k = 1/m) or
 //     "size" (the DivFL code's aggregate: ω_k = n_k / Σ_{j∈S} n_j).
 //
+// Refresh "selected" is the DivFL code's setting instead (melodi-lab/divfl,
+// flearn/trainers/fedavg.py, clientsel_algo submodular): in round 1 every
+// client sends its gradient as above; in every later round the server
+// selects from the gradients it remembers, each as of the last round its
+// client was selected, and only the selected clients send theirs, at the
+// round's θ^t (the code's solve_inner computes it before local training),
+// which replace what it remembered. It asks m clients a round instead of n,
+// at the price of stale gradients. The greedy, its stream and the weights
+// are those of the ideal setting. (The code's trainer calls its lazy greedy,
+// the same selection as greedy: exact.)
+//
 // Not offered: the HiCS-FL code's variant, where every client runs its full
 // local training every round and the server selects round t's clients from
 // the updates θ_k − θ of round t−1, needs a query that trains without
-// aggregating (an "update" question); nor the DivFL code's
-// communication-efficient setting, where only the selected clients'
-// gradients are refreshed (it could remember them with
-// ObserveInput.Remember).
+// aggregating (an "update" question).
 type DivFL struct {
 	M         int     `json:"m"`         // clients per round
 	Greedy    string  `json:"greedy"`    // "stochastic" (default) or "exact"
 	Subsample float64 `json:"subsample"` // stochastic greedy's candidate fraction, (0, 1]
 	Weights   string  `json:"weights"`   // "group" (default), "uniform" or "size"
+	// Refresh is whose gradients a round asks for: every client's ("", the
+	// paper's ideal setting; "all" means the same) or, from round 2 on, the
+	// selected clients' only ("selected", the DivFL code's).
+	Refresh string `json:"refresh,omitempty"`
 }
 
 // DivFL's option values.
@@ -65,6 +77,8 @@ const (
 	WeightsGroup     = "group"
 	WeightsUniform   = "uniform"
 	WeightsSize      = "size"
+	RefreshAll       = "all"
+	RefreshSelected  = "selected"
 )
 
 var _ fl.Planner = DivFL{}
@@ -89,7 +103,84 @@ func NewDivFL(m int, opts fl.Options) (fl.Planner, error) {
 	if d.Weights != WeightsGroup && d.Weights != WeightsUniform && d.Weights != WeightsSize {
 		return nil, fmt.Errorf("sampler.weights = %q; use %q, %q or %q: %w", d.Weights, WeightsGroup, WeightsUniform, WeightsSize, fl.ErrInvalid)
 	}
+	switch d.Refresh {
+	case "", RefreshAll:
+		// The default, left out of the resolved options so that the
+		// points of earlier specs keep them.
+		d.Refresh = ""
+	case RefreshSelected:
+		return DivFLSelected{d}, nil
+	default:
+		return nil, fmt.Errorf("sampler.refresh = %q; use %q (every client's gradient every round, the paper's) or %q (the selected clients' only, the DivFL code's): %w",
+			d.Refresh, RefreshAll, RefreshSelected, fl.ErrInvalid)
+	}
 	return d, nil
+}
+
+// DivFLSelected is DivFL with Refresh "selected" (see DivFL): a Learner
+// whose per-client memory holds each client's last gradient.
+type DivFLSelected struct{ DivFL }
+
+var _ fl.Learner = DivFLSelected{}
+
+// Init implements fl.Learner: nothing is remembered before round 1.
+func (d DivFLSelected) Init(fl.Population) (fl.State, error) { return fl.State{}, nil }
+
+// Plan implements fl.Planner: in round 1 as DivFL; later, select from the
+// remembered gradients, ask the selected clients for theirs, then return
+// the same selection (Plan is pure: the remembered gradients and the stream
+// are those of the first call).
+func (d DivFLSelected) Plan(in fl.PlanInput, r *rand.Rand) (fl.Plan, error) {
+	if in.Round == 1 {
+		return d.DivFL.Plan(in, r)
+	}
+	n := in.Pop.N()
+	if d.M > n {
+		return fl.Plan{}, fmt.Errorf("clients_per_round = %d exceeds the %d clients; lower it: %w", d.M, n, fl.ErrInvalid)
+	}
+	gs := make([][]float32, n)
+	for k := range n {
+		g, err := in.Recall(k)
+		if err != nil {
+			return fl.Plan{}, fmt.Errorf("divfl: remembered gradient of client %d: %w", k, err)
+		}
+		if len(g) == 0 || k > 0 && len(g) != len(gs[0]) {
+			return fl.Plan{}, fmt.Errorf("divfl: round %d: client %d has a remembered gradient of %d values (every client's is remembered from round 1 on): %w", in.Round, k, len(g), fl.ErrInvalid)
+		}
+		gs[k] = g
+	}
+	dist := Distances(gs)
+	sel := d.selection(dist, in.Pop, GreedyFacility(dist, n, in.Pop.P, d.M, d.candidates(n), r))
+	if len(in.Answers) == 0 {
+		return fl.Plan{Query: &fl.Query{Ask: fl.AskGradient, Clients: slices.Clone(sel.Clients)}}, nil
+	}
+	asked := make([]int, 0, len(in.Answers))
+	for _, a := range in.Answers {
+		if a.Ask != fl.AskGradient {
+			return fl.Plan{}, fmt.Errorf("divfl: answer %+v is not a gradient: %w", a, fl.ErrInvalid)
+		}
+		asked = append(asked, a.Client)
+	}
+	if slices.Sort(asked); !slices.Equal(asked, sel.Clients) {
+		return fl.Plan{}, fmt.Errorf("divfl: round %d: answers of clients %v; it asked its selection %v: %w", in.Round, asked, sel.Clients, fl.ErrInvalid)
+	}
+	return fl.Plan{Selection: sel}, nil
+}
+
+// Observe implements fl.Learner: remember every gradient the round's query
+// answered (every client's in round 1, the selected clients' later).
+func (d DivFLSelected) Observe(in fl.ObserveInput) (fl.State, error) {
+	for _, a := range in.Answers {
+		if a.Ask != fl.AskGradient {
+			continue
+		}
+		g, err := in.Vector(a)
+		if err != nil {
+			return fl.State{}, fmt.Errorf("divfl: gradient of client %d: %w", a.Client, err)
+		}
+		in.Remember(a.Client, g)
+	}
+	return in.State, nil
 }
 
 // candidates returns the size of stochastic greedy's candidate sets among

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/flsweep/flsweep/fl"
@@ -268,5 +269,80 @@ func TestDivFLRejects(t *testing.T) {
 	big, _ := sampling.NewDivFL(4, nil)
 	if _, err := big.Plan(fl.PlanInput{Pop: pop}, rand.New(rand.NewPCG(1, 1))); !errors.Is(err, fl.ErrInvalid) {
 		t.Errorf("4 of 3 clients: err = %v; want ErrInvalid", err)
+	}
+}
+
+// TestDivFLRefreshSelected follows the DivFL code's setting over three
+// rounds of 1-D gradients, equal weights, exact greedy (by hand: a greedy
+// step adds the client that lowers Σ_i min_{k∈S} |g_i − g_k| most, the
+// lower client on a tie). Round 1 asks every client: g = (0, 1, 2, 100,
+// 101, 102); the first pick is client 2 (cost 300, tied with client 3),
+// the second client 4 (cost 5): {2, 4}. Every client's gradient then moves
+// to 10 + k, but round 2 selects from memory, round 1's gradients, so
+// {2, 4} again, asks only them and remembers 12 and 14. Round 3 selects
+// from (0, 1, 12, 100, 14, 102): first client 2 (203, tied with client 4),
+// then client 3 (27, tied with client 5): {2, 3}.
+func TestDivFLRefreshSelected(t *testing.T) {
+	pop := population(t, equalSizes(6), fl.ImportanceUniform)
+	p, err := sampling.NewDivFL(2, fl.Options{"greedy": "exact", "refresh": "selected"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, ok := p.(fl.Learner)
+	if !ok {
+		t.Fatalf("refresh: selected gives %T; want a Learner", p)
+	}
+	memory := map[int][]float32{}
+	var fresh [][]float32 // the round's ∇F_k(θ^t)
+	round := func(r int, wantAsked, wantSel []int) {
+		t.Helper()
+		in := fl.PlanInput{Round: r, Pop: pop,
+			Recall: func(k int) ([]float32, error) { return memory[k], nil },
+			Vector: func(a fl.Answer) ([]float32, error) { return fresh[a.Client], nil }}
+		q, err := l.Plan(in, nil)
+		if err != nil || q.Query == nil || q.Query.Ask != fl.AskGradient || !slices.Equal(q.Query.Clients, wantAsked) {
+			t.Fatalf("round %d: first plan %+v, %v; want a gradient query of %v", r, q, err, wantAsked)
+		}
+		for _, k := range q.Query.Clients {
+			in.Answers = append(in.Answers, fl.Answer{Query: 1, Ask: fl.AskGradient, Client: k, Samples: 1})
+		}
+		s, err := l.Plan(in, nil)
+		if err != nil || s.Selection == nil || !slices.Equal(s.Selection.Clients, wantSel) {
+			t.Fatalf("round %d: second plan %+v, %v; want clients %v", r, s, err, wantSel)
+		}
+		if _, err := l.Observe(fl.ObserveInput{Round: r, Pop: pop, Selection: *s.Selection, Answers: in.Answers, Vector: in.Vector,
+			Remember: func(k int, v []float32) { memory[k] = v }}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := []int{0, 1, 2, 3, 4, 5}
+	fresh = [][]float32{{0}, {1}, {2}, {100}, {101}, {102}}
+	round(1, all, []int{2, 4})
+	fresh = [][]float32{{10}, {11}, {12}, {13}, {14}, {15}}
+	round(2, []int{2, 4}, []int{2, 4})
+	want := []float32{0, 1, 12, 100, 14, 102}
+	for k := range all {
+		if len(memory[k]) != 1 || memory[k][0] != want[k] {
+			t.Fatalf("after round 2, client %d's remembered gradient is %v; want %v", k, memory[k], want[k])
+		}
+	}
+	round(3, []int{2, 3}, []int{2, 3})
+
+	// Answers of other clients than its selection are bad input, and so is
+	// a client without a remembered gradient after round 1.
+	in := fl.PlanInput{Round: 4, Pop: pop, Recall: func(k int) ([]float32, error) { return memory[k], nil },
+		Answers: []fl.Answer{{Query: 1, Ask: fl.AskGradient, Client: 0}, {Query: 1, Ask: fl.AskGradient, Client: 5}}}
+	if _, err := l.Plan(in, nil); !errors.Is(err, fl.ErrInvalid) {
+		t.Errorf("answers of clients it did not ask: err = %v; want ErrInvalid", err)
+	}
+	delete(memory, 4)
+	if _, err := l.Plan(fl.PlanInput{Round: 4, Pop: pop, Recall: in.Recall}, nil); !errors.Is(err, fl.ErrInvalid) || !strings.Contains(err.Error(), "client 4") {
+		t.Errorf("client 4 forgotten: err = %v; want ErrInvalid naming it", err)
+	}
+	if _, err := sampling.NewDivFL(2, fl.Options{"refresh": "stale"}); !errors.Is(err, fl.ErrInvalid) || !strings.Contains(err.Error(), "sampler.refresh") {
+		t.Errorf("refresh: stale: err = %v; want ErrInvalid naming sampler.refresh", err)
+	}
+	if d, err := sampling.NewDivFL(2, fl.Options{"refresh": "all"}); err != nil || d != (sampling.DivFL{M: 2, Greedy: "stochastic", Subsample: 0.1, Weights: "group"}) {
+		t.Errorf("refresh: all gives %+v, %v; want the default DivFL", d, err)
 	}
 }

@@ -122,6 +122,7 @@ func Rows() []Row {
 		smp("random", "random"),
 		smp("pow-d", "{name: pow-d, d: 10}"),
 		smp("divfl", "divfl"),
+		{Name: "divfl (refresh selected, official code)", Kind: KindSampler, Method: "divfl", Block: "{name: divfl, refresh: selected}"},
 		smp("fedcor", "fedcor"),
 		smp("hics", "hics"),
 		smp("clustered-similarity", "clustered-similarity"),
