@@ -100,23 +100,24 @@ func (e *Engine) attackUpdates(ctx context.Context, env *pointEnv, r int, global
 	return out, nil
 }
 
-// probeUpdates attacks round r's probe updates (attack.clients: all):
-// every client not selected trains from θ^{r−1} as the round would have
-// trained it (its state as its last round left it, the server's sent
-// vectors and the round's broadcast) on its probe stream; the update is
-// attacked and dropped, and no state is written.
+// probeUpdates attacks round r's probe updates (attack.clients: all) of
+// a chunk of the clients the round did not select (steps.Round chunks
+// them): each trains from θ^{r−1} as the round would have trained it (its
+// state as its last round left it, the server's sent vectors and the
+// round's broadcast) on its probe stream; the update is attacked and
+// dropped, and no state is written.
 func (e *Engine) probeUpdates(ctx context.Context, env *pointEnv, in steps.InspectInput, global []float32) ([]steps.Finding, error) {
 	r := in.Round
+	for _, k := range in.Clients {
+		if k < 0 || k >= env.pop.N() {
+			return nil, fmt.Errorf("probe round %d: client %d out of [0, %d): %w", r, k, env.pop.N(), fl.ErrInvalid)
+		}
+	}
 	st, sent, err := e.clientInputs(ctx, env, r, in.Broadcast)
 	if err != nil {
 		return nil, err
 	}
-	var probes []int
-	for k := range env.pop.N() {
-		if !slices.Contains(in.Selected, k) {
-			probes = append(probes, k)
-		}
-	}
+	probes := in.Clients
 	out := make([]steps.Finding, len(probes))
 	err = e.parallel(len(probes), func(i int) error {
 		k := probes[i]

@@ -63,11 +63,16 @@ type inspector struct {
 	fl.Inspector
 }
 
-// phases returns the optional phases the point's methods use.
-func (m pointMethods) phases() steps.Phases {
+// phases returns the optional phases the point's methods use, in a
+// population of n clients.
+func (m pointMethods) phases(n int) steps.Phases {
 	_, broadcasts := m.alg.(algorithm.Broadcaster)
 	_, refines := m.alg.(algorithm.Refiner)
-	return steps.Phases{Broadcast: broadcasts, Inspect: len(m.inspectors) > 0 || m.attacks, Refine: refines, Probe: m.probe}
+	p := steps.Phases{Broadcast: broadcasts, Inspect: len(m.inspectors) > 0 || m.attacks, Refine: refines, Probe: m.probe}
+	if len(p.Probe) > 0 {
+		p.Population = n
+	}
+	return p
 }
 
 // buildMethods builds c's sampler, rule, algorithm and inspectors, checks

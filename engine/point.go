@@ -26,7 +26,7 @@ func (e *Engine) PreparePoint(ctx context.Context, ref steps.PointRef) (steps.Pr
 		return steps.PrepareOutput{}, err
 	}
 	out := steps.PrepareOutput{Rounds: env.cfg.Rounds, EvalEvery: env.cfg.EvalEvery, NumParams: env.net.NumParams(),
-		DataDigest: env.data.Digest, Phases: env.phases(), ClientsPerRound: env.cfg.ClientsPerRound}
+		DataDigest: env.data.Digest, Phases: env.phases(env.pop.N()), ClientsPerRound: env.cfg.ClientsPerRound}
 	var done doneManifest
 	switch err := e.Store.GetJSON(ctx, env.keys.Done(), &done); {
 	case err == nil:

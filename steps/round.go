@@ -201,7 +201,15 @@ func (r *round) inspect(sel fl.Selection, sums []fl.ClientSummary, sent bool) ([
 		lo += len(c)
 	}
 	if _, ok := slices.BinarySearch(r.in.Phases.Probe, r.in.Round); ok {
-		ins = append(ins, InspectInput{RoundRef: r.in.RoundRef, Probe: true, Selected: sel.Clients, Broadcast: sent})
+		var probes []int
+		for k := range r.in.Phases.Population {
+			if _, selected := slices.BinarySearch(sel.Clients, k); !selected {
+				probes = append(probes, k)
+			}
+		}
+		for _, c := range chunks(probes, r.in.ClientsPerActivity) {
+			ins = append(ins, InspectInput{RoundRef: r.in.RoundRef, Probe: true, Clients: c, Broadcast: sent})
+		}
 	}
 	outs, err := CallAll(r.x, InspectUpdates, ins)
 	if err != nil {

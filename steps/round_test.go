@@ -115,8 +115,10 @@ func TestRoundPhases(t *testing.T) {
 		{"pow-d: a loss query first", &script{sel: sel, queries: []fl.Query{{Ask: fl.AskLoss, Clients: []int{1, 2, 5, 7, 9}}}}, roundIn(Phases{}, false, 2),
 			[]string{"SelectClients", "QueryClients×3", "SelectClients", "TrainClients×2", "Aggregate", "CommitRound"}, 3},
 		{"every phase, the broadcast asks", &script{sel: sel, bcastQueries: []fl.Query{{Ask: fl.AskGradient, Clients: []int{2, 5, 7}}}},
-			roundIn(Phases{Broadcast: true, Inspect: true, Refine: true, Probe: []int{3}}, true, 3),
-			[]string{"SelectClients", "Broadcast", "QueryClients×1", "Broadcast", "TrainClients×1", "InspectUpdates×2", "RefineUpdates", "Aggregate", "Evaluate", "CommitRound"}, 3},
+			roundIn(Phases{Broadcast: true, Inspect: true, Refine: true, Probe: []int{3}, Population: 10}, true, 3),
+			// The selected clients' updates in one chunk, the 7 probes in
+			// chunks of 3.
+			[]string{"SelectClients", "Broadcast", "QueryClients×1", "Broadcast", "TrainClients×1", "InspectUpdates×4", "RefineUpdates", "Aggregate", "Evaluate", "CommitRound"}, 3},
 		{"nobody selected", &script{sel: fl.Selection{}}, roundIn(Phases{Broadcast: true, Refine: true}, false, 1),
 			[]string{"SelectClients", "TrainClients×0", "Aggregate", "CommitRound"}, 0},
 	} {
@@ -130,6 +132,20 @@ func TestRoundPhases(t *testing.T) {
 			}
 			if sum.Round != 3 || sum.Clients != tt.commit {
 				t.Errorf("summary %+v; want round 3 with %d clients", sum, tt.commit)
+			}
+			if tt.in.Phases.Probe == nil {
+				return
+			}
+			var got [][]int
+			for _, in := range tt.s.ins["InspectUpdates"] {
+				i := in.(InspectInput)
+				if i.Probe != (i.Summaries == nil) || i.Probe && !i.Broadcast {
+					t.Errorf("inspect input %+v: probes carry no summaries and the broadcast flag, the rest their summaries", i)
+				}
+				got = append(got, i.Clients)
+			}
+			if want := [][]int{{2, 5, 7}, {0, 1, 3}, {4, 6, 8}, {9}}; !reflect.DeepEqual(got, want) {
+				t.Errorf("inspected chunks %v; want the selection, then the other clients in chunks of 3: %v", got, want)
 			}
 		})
 	}

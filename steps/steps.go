@@ -159,6 +159,10 @@ type Phases struct {
 	// Probe lists the rounds whose unselected clients train probe updates
 	// for the attacks (attack.clients: all), ascending.
 	Probe []int `json:"probe,omitempty"`
+	// Population is the point's number of clients when Probe is set: a
+	// probe round trains every client it did not select, in chunks of
+	// ClientsPerActivity as the training does.
+	Population int `json:"population,omitempty"`
 }
 
 // PrepareOutput is a point's state when its workflow (re)starts.
@@ -266,12 +270,12 @@ type InspectInput struct {
 	// in Clients order: the one copy of them (update files hold the
 	// uploads only).
 	Summaries []fl.ClientSummary `json:"summaries,omitempty"`
-	// Probe asks instead for probe updates of every client not in
-	// Selected, attacked and dropped (attack.clients: all). Broadcast says
-	// whether the round sent a broadcast vector, which probes train with.
-	Probe     bool  `json:"probe,omitempty"`
-	Selected  []int `json:"selected,omitempty"`
-	Broadcast bool  `json:"broadcast,omitempty"`
+	// Probe asks instead for probe updates of Clients, a chunk of the
+	// clients the round did not select, attacked and dropped
+	// (attack.clients: all). Broadcast says whether the round sent a
+	// broadcast vector, which probes train with.
+	Probe     bool `json:"probe,omitempty"`
+	Broadcast bool `json:"broadcast,omitempty"`
 }
 
 func (i InspectInput) Label() string { return label("inspect", i.Clients, i.Round) }
