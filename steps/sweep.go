@@ -36,16 +36,13 @@ type PointsFailed struct {
 }
 
 func (e *PointsFailed) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d of %d points failed; fix the cause and run %s; the first: [", e.Failed, e.Total, e.Resume)
-	for i, p := range e.First[:min(len(e.First), MaxFailuresNamed)] {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		fmt.Fprintf(&b, "%s (%s): %s", p.ID, p.Label, p.Error)
+	// Sprintf, not Fprintf into a builder: the sweep workflow calls it,
+	// and workflowcheck takes every io.Writer for a side effect.
+	named := make([]string, 0, min(len(e.First), MaxFailuresNamed))
+	for _, p := range e.First[:min(len(e.First), MaxFailuresNamed)] {
+		named = append(named, fmt.Sprintf("%s (%s): %s", p.ID, p.Label, p.Error))
 	}
-	b.WriteByte(']')
-	return b.String()
+	return fmt.Sprintf("%d of %d points failed; fix the cause and run %s; the first: [%s]", e.Failed, e.Total, e.Resume, strings.Join(named, " "))
 }
 
 func (e *PointsFailed) Unwrap() error { return e.Err }
