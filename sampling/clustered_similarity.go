@@ -147,7 +147,7 @@ func (c ClusteredSimilarity) Observe(in fl.ObserveInput) (fl.State, error) {
 
 // UpdateDistances returns the N×N matrix of distances between the vectors
 // (nil: a zero vector of the others' length), each a float64 sum in
-// coordinate order: DistanceArccos clamps the cosine to [−1, 1] and gives 0
+// coordinate order, the rows shared among the cores (pairwise): DistanceArccos clamps the cosine to [−1, 1] and gives 0
 // when either norm is 0 (and on the diagonal), as the code does.
 func UpdateDistances(g [][]float32, distance string) ([][]float64, error) {
 	n := len(g)
@@ -164,28 +164,22 @@ func UpdateDistances(g [][]float32, distance string) ([][]float64, error) {
 		}
 	}
 	d := squareMatrix(n)
-	var norm []float64
-	if distance == DistanceArccos {
-		norm = make([]float64, n)
+	switch distance {
+	case DistanceArccos:
+		norm := make([]float64, n)
 		for k, v := range g {
 			norm[k] = math.Sqrt(dot32(v, v))
 		}
-	}
-	for u := range n {
-		for k := u + 1; k < n; k++ {
-			var x float64
-			switch distance {
-			case DistanceArccos:
-				if norm[u] > 0 && norm[k] > 0 {
-					x = arccos(dot32(g[u], g[k]) / (norm[u] * norm[k]))
-				}
-			case DistanceL1, DistanceL2:
-				x = minkowski32(g[u], g[k], dim, distance == DistanceL2)
-			default:
-				return nil, fmt.Errorf("distance %q is unknown; use %q, %q or %q: %w", distance, DistanceArccos, DistanceL1, DistanceL2, fl.ErrInvalid)
+		pairwise(d, dim, func(u, k int) float64 {
+			if norm[u] > 0 && norm[k] > 0 {
+				return arccos(dot32(g[u], g[k]) / (norm[u] * norm[k]))
 			}
-			d[u][k], d[k][u] = x, x
-		}
+			return 0
+		})
+	case DistanceL1, DistanceL2:
+		pairwise(d, dim, func(u, k int) float64 { return minkowski32(g[u], g[k], dim, distance == DistanceL2) })
+	default:
+		return nil, fmt.Errorf("distance %q is unknown; use %q, %q or %q: %w", distance, DistanceArccos, DistanceL1, DistanceL2, fl.ErrInvalid)
 	}
 	return d, nil
 }

@@ -269,16 +269,20 @@ func (d DivFL) selection(dist []float64, pop fl.Population, s []int) *fl.Selecti
 
 // Distances returns the n×n Euclidean distances ‖g_i − g_j‖ between the
 // vectors gs (row-major, float64; exact zeros on the diagonal), each summed
-// in float64 in index order. It costs n(n−1)/2 passes over two vectors.
+// in float64 in index order. It costs n(n−1)/2 passes over two vectors,
+// shared among the cores (pairwise; the result does not depend on how).
 func Distances(gs [][]float32) []float64 {
 	n := len(gs)
 	out := make([]float64, n*n)
-	for i := range n {
-		for j := i + 1; j < n; j++ {
-			v := math.Sqrt(squaredDistance(gs[i], gs[j]))
-			out[i*n+j], out[j*n+i] = v, v
-		}
+	rows := make([][]float64, n)
+	for i := range rows {
+		rows[i] = out[i*n : (i+1)*n]
 	}
+	work := 0
+	if n > 0 {
+		work = len(gs[0])
+	}
+	pairwise(rows, work, func(i, j int) float64 { return math.Sqrt(squaredDistance(gs[i], gs[j])) })
 	return out
 }
 

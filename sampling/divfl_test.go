@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -344,5 +345,62 @@ func TestDivFLRefreshSelected(t *testing.T) {
 	}
 	if d, err := sampling.NewDivFL(2, fl.Options{"refresh": "all"}); err != nil || d != (sampling.DivFL{M: 2, Greedy: "stochastic", Subsample: 0.1, Weights: "group"}) {
 		t.Errorf("refresh: all gives %+v, %v; want the default DivFL", d, err)
+	}
+}
+
+// TestDistancesParallelExact: on matrices large enough to be shared among
+// goroutines, DivFL's distances and every update distance equal the same
+// sums computed one entry at a time, bit for bit, whatever GOMAXPROCS.
+func TestDistancesParallelExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	const n, dim = 37, 3000 // n²/2·dim > 2²⁰: the parallel path
+	gs := make([][]float32, n)
+	for i := range gs {
+		gs[i] = make([]float32, dim)
+		for j := range gs[i] {
+			gs[i][j] = float32(r.NormFloat64())
+		}
+	}
+	gs[7] = make([]float32, dim) // a zero vector: arccos gives 0
+	l2 := func(a, b []float32) float64 {
+		s := [4]float64{}
+		i := 0
+		for ; i+4 <= len(a); i += 4 {
+			for l := range 4 {
+				e := float64(a[i+l]) - float64(b[i+l])
+				s[l] += e * e
+			}
+		}
+		for ; i < len(a); i++ {
+			e := float64(a[i]) - float64(b[i])
+			s[0] += e * e
+		}
+		return math.Sqrt((s[0] + s[1]) + (s[2] + s[3]))
+	}
+	for _, procs := range []int{1, 2, 5} {
+		was := runtime.GOMAXPROCS(procs)
+		d := sampling.Distances(gs)
+		for _, distance := range []string{sampling.DistanceArccos, sampling.DistanceL1, sampling.DistanceL2} {
+			u, err := sampling.UpdateDistances(gs, distance)
+			if err != nil {
+				t.Fatal(err)
+			}
+			one, _ := sampling.UpdateDistances([][]float32{gs[3], gs[29]}, distance) // a 2×2 matrix: the serial path
+			if math.Float64bits(u[3][29]) != math.Float64bits(one[0][1]) || u[29][3] != u[3][29] || u[5][5] != 0 {
+				t.Errorf("GOMAXPROCS %d, %s: d[3][29] = %v, d[29][3] = %v, alone %v", procs, distance, u[3][29], u[29][3], one[0][1])
+			}
+		}
+		runtime.GOMAXPROCS(was)
+		for i := range n {
+			for j := range n {
+				want := 0.0
+				if i != j {
+					want = l2(gs[i], gs[j])
+				}
+				if math.Float64bits(d[i*n+j]) != math.Float64bits(want) {
+					t.Fatalf("GOMAXPROCS %d: d[%d][%d] = %v; one entry at a time %v", procs, i, j, d[i*n+j], want)
+				}
+			}
+		}
 	}
 }
