@@ -86,8 +86,36 @@ func Ward(rows [][]float64) ([]Merge, error) {
 func Euclidean(rows [][]float64) []float64 {
 	n := len(rows)
 	d := make([]float64, n*(n-1)/2)
+	work := 0
+	if n > 0 {
+		work = len(rows[0])
+	}
+	Triangle(n, n*work/2, func(i int) {
+		a := rows[i]
+		at := Index(n, i, i+1)
+		for j := i + 1; j < n; j++ {
+			b := rows[j][:len(a)]
+			s := 0.0
+			for k, v := range a {
+				e := v - b[k]
+				s += e * e
+			}
+			d[at] = math.Sqrt(s)
+			at++
+		}
+	})
+	return d
+}
+
+// Triangle calls row(i) for every row i < n−1 of a pairwise triangle (row
+// i computes the pairs (i, j), j > i), on up to GOMAXPROCS goroutines: row
+// i goes to worker i mod workers, which balances the triangle. work is the
+// cost of a row (about n/2 entries times an entry's); below 2¹⁶ per row
+// everything runs on the calling goroutine. row must write only its own
+// entries, so the result does not depend on how the rows are shared out.
+func Triangle(n, work int, row func(i int)) {
 	workers := min(runtime.GOMAXPROCS(0), max(1, n-1))
-	if n*len(rows[0]) < 1<<16 {
+	if work < 1<<16 {
 		workers = 1 // too small to be worth a goroutine
 	}
 	var wg sync.WaitGroup
@@ -96,23 +124,11 @@ func Euclidean(rows [][]float64) []float64 {
 		go func() {
 			defer wg.Done()
 			for i := w; i < n-1; i += workers {
-				a := rows[i]
-				at := Index(n, i, i+1)
-				for j := i + 1; j < n; j++ {
-					b := rows[j][:len(a)]
-					s := 0.0
-					for k, v := range a {
-						e := v - b[k]
-						s += e * e
-					}
-					d[at] = math.Sqrt(s)
-					at++
-				}
+				row(i)
 			}
 		}()
 	}
 	wg.Wait()
-	return d
 }
 
 // Index returns the position of pair (i, j), i ≠ j, in a condensed matrix

@@ -353,7 +353,7 @@ func TestDivFLRefreshSelected(t *testing.T) {
 // sums computed one entry at a time, bit for bit, whatever GOMAXPROCS.
 func TestDistancesParallelExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
-	const n, dim = 37, 3000 // n²/2·dim > 2²⁰: the parallel path
+	const n, dim = 37, 4000 // a row's work n·dim/2 > 2¹⁶: the parallel path (cluster.Triangle)
 	gs := make([][]float32, n)
 	for i := range gs {
 		gs[i] = make([]float32, dim)
