@@ -201,6 +201,16 @@ func (e *Engine) observe(ctx context.Context, env *pointEnv, l fl.Learner, in st
 // InspectUpdates runs the point's inspectors over a chunk of round r's
 // updates before aggregation (docs/architecture.md, "The round").
 func (e *Engine) InspectUpdates(ctx context.Context, in steps.InspectInput) ([]steps.Finding, error) {
+	if !in.Probe {
+		if len(in.Summaries) != len(in.Clients) {
+			return nil, fmt.Errorf("inspect round %d: %d summaries for %d clients: %w", in.Round, len(in.Summaries), len(in.Clients), fl.ErrInvalid)
+		}
+		for i, k := range in.Clients {
+			if in.Summaries[i].Client != k {
+				return nil, fmt.Errorf("inspect round %d: summary %d is client %d's, not client %d's: %w", in.Round, i, in.Summaries[i].Client, k, fl.ErrInvalid)
+			}
+		}
+	}
 	env, err := e.roundEnv(ctx, in.RoundRef)
 	if err != nil {
 		return nil, err
@@ -214,14 +224,6 @@ func (e *Engine) InspectUpdates(ctx context.Context, in steps.InspectInput) ([]s
 			return nil, nil
 		}
 		return e.probeUpdates(ctx, env, in, global)
-	}
-	if len(in.Summaries) != len(in.Clients) {
-		return nil, fmt.Errorf("inspect round %d: %d summaries for %d clients: %w", in.Round, len(in.Summaries), len(in.Clients), fl.ErrInvalid)
-	}
-	for i, k := range in.Clients {
-		if in.Summaries[i].Client != k {
-			return nil, fmt.Errorf("inspect round %d: summary %d is client %d's, not client %d's: %w", in.Round, i, in.Summaries[i].Client, k, fl.ErrInvalid)
-		}
 	}
 	var out []steps.Finding
 	if env.cfg.Attack.At(in.Round) {

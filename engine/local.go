@@ -91,9 +91,7 @@ func (e *Engine) RunSweep(ctx context.Context, in steps.PlanSweepInput, progress
 			pf.Err = fmt.Errorf("point %s (%s): %w", p.ID, p.Label, err)
 		}
 		pf.Failed++
-		if len(pf.First) < steps.MaxFailuresNamed {
-			pf.First = append(pf.First, steps.FailedPoint{ID: p.ID, Label: p.Label, Error: err.Error()})
-		}
+		pf.First = append(pf.First, steps.FailedPoint{ID: p.ID, Label: p.Label, Error: err.Error()})
 	}
 	if pf.Failed > 0 {
 		return done, pf

@@ -25,8 +25,9 @@ type FailedPoint struct {
 
 // PointsFailed is the error a sweep ends with when Failed of its Total
 // points failed. Err is the first failed point's error in plan order (so
-// its kind, errkind.Of, is the sweep's), First up to MaxFailuresNamed of
-// the failed points, and Resume the command that runs what is left.
+// its kind, errkind.Of, is the sweep's), First the failed points in plan
+// order that the runner kept (the message names up to MaxFailuresNamed),
+// and Resume the command that runs what is left.
 type PointsFailed struct {
 	Sweep         string
 	Failed, Total int

@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	kgemm "github.com/flsweep/flsweep/trainer/internal/gemm"
-	"github.com/flsweep/flsweep/trainer/internal/packed"
 	"github.com/flsweep/flsweep/trainer/internal/wino"
 )
 
@@ -86,7 +85,7 @@ type kernels struct {
 }
 
 func (k KernelChoice) resolve() kernels {
-	p := packed.Available && !k.BLAS
+	p := kgemm.Packed(k.BLAS)
 	return kernels{
 		packed:   p,
 		winograd: !k.Im2col,

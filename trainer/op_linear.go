@@ -7,6 +7,8 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	kgemm "github.com/flsweep/flsweep/trainer/internal/gemm"
 )
 
 // linearOp is PyTorch's nn.Linear with the weight stored as [out, in]:
@@ -114,7 +116,7 @@ func (op *linearOp[T]) Do(vs ...G.Value) (G.Value, error) {
 // not depend on the batch it is evaluated in.
 func (op *linearOp[T]) transposeW() {
 	op.wt = grow(&op.wtOwn, len(op.w))
-	transpose(op.wt, op.w, op.out, op.in, op.in)
+	kgemm.Transpose(op.wt, op.w, op.out, op.in, op.in)
 }
 
 // SymDiff returns dx = dy·W, dW = dyᵀ·x and db = Σ_rows dy.

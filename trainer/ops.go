@@ -230,17 +230,6 @@ func gemm[T float](ws *workspace[T], tA, tB bool, m, n, k int, alpha T, a []T, l
 	}
 }
 
-// transpose writes the r×c row-major matrix src (rows ld apart) into dst as
-// its c×r transpose (gemm.Transpose).
-func transpose[T float](dst, src []T, r, c, ld int) {
-	switch d := any(dst).(type) {
-	case []float32:
-		kgemm.Transpose(d, any(src).([]float32), r, c, ld)
-	case []float64:
-		kgemm.Transpose(d, any(src).([]float64), r, c, ld)
-	}
-}
-
 // convertCopy copies src into dst, converting the element type.
 func convertCopy[D, S float](dst []D, src []S) {
 	if d, ok := any(dst).([]float32); ok {

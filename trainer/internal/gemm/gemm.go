@@ -27,12 +27,16 @@ type Buffers struct {
 // X or Xᵀ; op(A) is m×k, op(B) is k×n and C is m×n: by the packed product
 // unless useBLAS or the CPU lacks AVX2, else by the build's BLAS.
 func Sgemm(buf *Buffers, useBLAS bool, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	if packed.Available && !useBLAS {
+	if Packed(useBLAS) {
 		packed.Sgemm(&buf.Packed, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
 	blasSgemm(buf, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
+
+// Packed reports whether float32 products take the packed product: on a
+// CPU with AVX2 or AVX-512, unless useBLAS.
+func Packed(useBLAS bool) bool { return packed.Available && !useBLAS }
 
 // Dgemm is Sgemm in float64, always on gonum's BLAS.
 func Dgemm(tA, tB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
@@ -43,7 +47,7 @@ func Dgemm(tA, tB bool, m, n, k int, alpha float64, a []float64, lda int, b []fl
 // product's ("packed AVX-512", "packed AVX2") unless useBLAS or the CPU
 // lacks AVX2, else the BLAS's (BLASCore).
 func Core(useBLAS bool) string {
-	if packed.Available && !useBLAS {
+	if Packed(useBLAS) {
 		return "packed " + packed.Kernels()
 	}
 	return BLASCore()
@@ -67,7 +71,7 @@ func trans(t bool) blas.Transpose {
 // weights on every load: 1.24 s of the demo's 34 s of CPU in the tiles
 // below, 0.33 s in the blocks), else in 32×32 tiles so both sides stay in
 // cache.
-func Transpose[T float32 | float64](dst, src []T, r, c, ld int) {
+func Transpose[T ~float32 | ~float64](dst, src []T, r, c, ld int) {
 	if d, ok := any(dst).([]float32); ok && packed.Available {
 		packed.Transpose(d, any(src).([]float32), r, c, ld)
 		return
