@@ -47,6 +47,7 @@ type Engine struct {
 	steps        map[string]handler
 	idMu         sync.Mutex
 	bucketID     string // the bucket's identity marker, once read (BucketID)
+	clock        stepClock
 }
 
 // Options configure New.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/flsweep/flsweep/fl"
 	"github.com/flsweep/flsweep/steps"
@@ -62,13 +63,14 @@ type exec struct {
 	ctx      context.Context
 	handlers map[string]handler
 	status   func(string)
+	clock    *stepClock
 }
 
 var _ steps.Exec = exec{}
 
 func (e *Engine) exec(ctx context.Context, status func(string)) exec {
 	e.handlersOnce.Do(func() { e.steps = e.handlers() })
-	return exec{ctx: ctx, handlers: e.steps, status: status}
+	return exec{ctx: ctx, handlers: e.steps, status: status, clock: &e.clock}
 }
 
 func (x exec) Run(s steps.Info, in, out any) error {
@@ -80,7 +82,9 @@ func (x exec) Run(s steps.Info, in, out any) error {
 	if err != nil {
 		return fmt.Errorf("%s: encode input: %w", s.Name, err)
 	}
+	start := time.Now()
 	res, err := h(x.ctx, b)
+	x.clock.add(s.Name, time.Since(start))
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/fileblob" // file:// URLs
@@ -55,17 +56,23 @@ type Store struct {
 	// buckets keep it, for the server to check the upload against.
 	local                     bool
 	written, read, puts, gets atomic.Int64
+	putNanos, getNanos        atomic.Int64
 }
 
 // Traffic is what a Store has written and read since it was opened.
 type Traffic struct {
 	Written, Read int64 // bytes
 	Puts, Gets    int64 // objects
+	// PutTime and GetTime are the wall times of the writes and reads,
+	// summed over calls (concurrent ones counted each), failed ones
+	// included.
+	PutTime, GetTime time.Duration
 }
 
 // Traffic returns the bytes and objects written and read so far.
 func (s *Store) Traffic() Traffic {
-	return Traffic{Written: s.written.Load(), Read: s.read.Load(), Puts: s.puts.Load(), Gets: s.gets.Load()}
+	return Traffic{Written: s.written.Load(), Read: s.read.Load(), Puts: s.puts.Load(), Gets: s.gets.Load(),
+		PutTime: time.Duration(s.putNanos.Load()), GetTime: time.Duration(s.getNanos.Load())}
 }
 
 // Open opens the bucket at url (file:///abs/dir, mem://, s3://bucket?...).
@@ -89,7 +96,10 @@ func (s *Store) Bucket() *blob.Bucket { return s.b }
 
 // Put writes data at key; the write is all-or-nothing.
 func (s *Store) Put(ctx context.Context, key string, data []byte) error {
-	if err := s.write(ctx, key, data); err != nil {
+	start := time.Now()
+	err := s.write(ctx, key, data)
+	s.putNanos.Add(int64(time.Since(start)))
+	if err != nil {
 		return fmt.Errorf("store: write %s: %w", key, err)
 	}
 	s.written.Add(int64(len(data)))
@@ -121,7 +131,9 @@ func (s *Store) write(ctx context.Context, key string, data []byte) error {
 
 // Get reads the object at key.
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	start := time.Now()
 	b, err := s.b.ReadAll(ctx, key)
+	s.getNanos.Add(int64(time.Since(start)))
 	if err != nil {
 		if gcerrors.Code(err) == gcerrors.NotFound {
 			return nil, fmt.Errorf("store: %s: %w", key, ErrNotFound)

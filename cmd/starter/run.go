@@ -19,6 +19,7 @@ func runCommand() *command {
 	var local bool
 	var workers int
 	var cpuprofile string
+	var timings bool
 	return &command{
 		name: "run", summary: "run a sweep's points in this process, without Temporal, run.concurrency at once (debugging, benchmarks, parity)",
 		flags: func(fs *flag.FlagSet) {
@@ -26,6 +27,7 @@ func runCommand() *command {
 			fs.BoolVar(&local, "local", false, "run in-process (required: the only mode of run)")
 			fs.IntVar(&workers, "workers", 0, "clients trained at once (0: one per core)")
 			fs.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
+			fs.BoolVar(&timings, "timings", false, "print where the time went: each step's calls and time, the blob store's reads and writes, the peak memory")
 		},
 		run: func(ctx context.Context, g *globals, args []string) error {
 			if file == "" || !local || len(args) > 0 {
@@ -83,6 +85,10 @@ func runCommand() *command {
 			tr := st.Traffic()
 			fmt.Fprintf(g.out, "\nran %d points in %s; blob store: %.1f MB written, %.1f MB read (%.2f MB and %.2f MB per round)\n\n",
 				len(sw.Points), time.Since(start).Round(time.Millisecond), mb(tr.Written), mb(tr.Read), mb(tr.Written)/float64(rounds), mb(tr.Read)/float64(rounds))
+			if timings {
+				printTimings(g.out, eng.StepTimes(), tr, rounds, time.Since(start))
+				fmt.Fprintln(g.out)
+			}
 			return printResults(ctx, g, sw.Name, false, nil)
 		},
 	}
