@@ -49,13 +49,15 @@ conformance: data
 	FLSWEEP_CONFORMANCE=full FLSWEEP_CONFORMANCE_OUT=$(CURDIR)/methods/conformance/full.md \
 	  $(GO) test -count=1 -timeout 0 -v -run '^TestConformance$$' ./methods/conformance/
 
-## bench: benchmarks (figures only; nothing is asserted): training speed per model beside the PyTorch peer
+## bench: benchmarks (figures; nothing is asserted but the cross-device memory ceiling): training speed per model beside the PyTorch peer
 ## (infra/bench/peer.sh models: the paper models in PyTorch when python3-torch is installed ('make torch'), ours with
 ## the default build, and the pure-Go build; BENCH_MODELS selects), aggregation, the demo's round time: a plain
 ## PyTorch FedAvg loop beside ours in-process and through Temporal (infra/bench/peer.sh demo), per method (FedAvg,
 ## SCAFFOLD, pow-d; blob bytes per round), one RLU attack (MLP, 1,000 auxiliary samples),
 ## and `starter query` over a 100-point sweep of 200 rounds (open the views; summary, curve, two-sweep comparison, clients);
 ## scale: a round at 100, 1,000 and 10,000 clients (10 a round), planning 1,000 to 20,000 points, the status query's handler
+## cross-device: one point per method at 1,000 and 10,000 clients, 100 a round (infra/bench/crossdevice.sh: each step's time,
+## blob I/O, peak memory under 4 GB); Ward's row distances, direct and Gram form
 bench: build build-purego bin/temporal data
 	infra/bench/peer.sh models
 	$(GO) test -run '^$$' -bench Sgemm -benchtime 0.3s ./trainer/internal/gemm/
@@ -69,6 +71,7 @@ bench: build build-purego bin/temporal data
 	$(GO) test -run '^$$' -bench 'StatusAnswer' ./workflows/
 	infra/bench/peer.sh demo
 	infra/bench/methods.sh
+	infra/bench/crossdevice.sh
 
 ## bench-ab: time trainer switches against each other in one process, their training calls interleaved round by
 ## round (a shared VM drifts more between minutes than the changes measured): AB is ';'-separated configurations of
