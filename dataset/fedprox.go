@@ -133,6 +133,15 @@ func FedProxSynthetic(opts FedProxOptions) (*Dataset, error) {
 	}
 	d := &Dataset{Name: "fedprox-synthetic", Classes: fedProxClasses, Shape: [3]int{1, 1, fedProxDim}}
 	d.Natural = &NaturalSplit{Train: make([][]int, n), Test: make([][]int, n)}
+	// The splits are allocated once at their final sizes: grown by append,
+	// the old and new arrays and the garbage of earlier doublings held the
+	// process at three times the data (4.2 GB for 1.3 GB at 10,000 users).
+	trainTotal := 0
+	for _, nk := range sizes {
+		trainTotal += int(0.9 * float64(nk))
+	}
+	d.Train.X, d.Train.Y = make([]float32, 0, trainTotal*fedProxDim), make([]uint8, 0, trainTotal)
+	d.Test.X, d.Test.Y = make([]float32, 0, (total-trainTotal)*fedProxDim), make([]uint8, 0, total-trainTotal)
 	x := make([]float32, fedProxDim)
 	order := []int{}
 	var xs []float32
@@ -165,6 +174,7 @@ func FedProxSynthetic(opts FedProxOptions) (*Dataset, error) {
 		}
 		shuffle(order, src)
 		trainLen := int(0.9 * float64(nk))
+		d.Natural.Train[k], d.Natural.Test[k] = make([]int, 0, trainLen), make([]int, 0, nk-trainLen)
 		for p, i := range order {
 			split, list := &d.Train, &d.Natural.Train[k]
 			if p >= trainLen {

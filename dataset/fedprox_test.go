@@ -161,3 +161,31 @@ func TestLoadSpec(t *testing.T) {
 		t.Error("the cache does not key on the generator options")
 	}
 }
+
+// TestFedProxSyntheticKnownDigest: the data of two settings, pinned by
+// their digests (computed when the splits were still grown by append: the
+// preallocation changed no value), and the splits allocated at their final
+// sizes, which keeps the peak memory near the data's (1.1 GB at 10,000
+// users, 4.2 GB before).
+func TestFedProxSyntheticKnownDigest(t *testing.T) {
+	for _, tt := range []struct {
+		iid  bool
+		want string
+	}{
+		{false, "8aebe1ebfaaa77a71cdc9f36afaa59e6649e4e8c034d47d0f146e1089e9e08cb"},
+		{true, "7e173557a233a6ee419c6cf170dc6f25354066905aa78e24a79f223e136aa7d7"},
+	} {
+		d, err := FedProxSynthetic(FedProxOptions{Alpha: 1, Beta: 1, Users: 30, IID: tt.iid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Digest != tt.want {
+			t.Errorf("iid %t: digest %s; want %s", tt.iid, d.Digest, tt.want)
+		}
+		for _, s := range []Split{d.Train, d.Test} {
+			if cap(s.X) != len(s.X) || cap(s.Y) != len(s.Y) {
+				t.Errorf("iid %t: a split has %d of %d values, %d of %d labels allocated; want them allocated at their final size", tt.iid, len(s.X), cap(s.X), len(s.Y), cap(s.Y))
+			}
+		}
+	}
+}
