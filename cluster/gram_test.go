@@ -133,8 +133,9 @@ func TestEuclideanGramForm(t *testing.T) {
 }
 
 // TestEuclideanTakesGramFormBySize: Euclidean is the direct form below
-// GramWork and the Gram form from it on, bit for bit, and the Gram form
-// does not depend on GOMAXPROCS.
+// GramWork, and from it on the Gram form, bit for bit, unless most pairs
+// are close (rows in tight groups: the direct form); the Gram form does
+// not depend on GOMAXPROCS.
 func TestEuclideanTakesGramFormBySize(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	rowsOf := func(n, dim int) [][]float64 {
@@ -146,6 +147,17 @@ func TestEuclideanTakesGramFormBySize(t *testing.T) {
 			}
 		}
 		return rows
+	}
+	// 1100 rows in two tight groups: half the pairs are close, so the direct
+	// form at any size.
+	grouped := rowsOf(1100, 1100)
+	for i, r := range grouped {
+		for j := range r {
+			r[j] = 0.01*r[j] + float64(1+i%2)
+		}
+	}
+	if got, want := cluster.Euclidean(grouped), cluster.EuclideanDirect(grouped); !sameBits(got, want) {
+		t.Error("1100 rows in 2 tight groups: Euclidean is not the direct form")
 	}
 	small := rowsOf(40, 30)
 	if got, want := cluster.Euclidean(small), cluster.EuclideanDirect(small); !sameBits(got, want) {

@@ -100,18 +100,44 @@ func Ward(rows [][]float64) ([]Merge, error) {
 // the direct form's bits. Elsewhere the Gram value's relative error is at
 // most about 2·d·ε/gramRecompute (ε = 2⁻⁵³), 4·10⁻¹¹ at d = 10,000, and
 // measured near 10⁻¹⁴ (TestEuclideanGramForm). The price of the exact
-// close pairs: where most rows are close to each other (one tight cluster
-// of clients), most pairs are summed directly and the Gram form is no
-// faster than the direct one.
+// close pairs: where most rows are close to each other (clients in a few
+// tight groups), most pairs would be summed directly after the products,
+// so when an estimate on a fixed sample of pairs (closeShare) finds a
+// quarter of them close or more, Euclidean takes the direct form at any
+// size.
 func Euclidean(rows [][]float64) []float64 {
 	n := len(rows)
 	if n < 2 {
 		return []float64{}
 	}
-	if float64(n)*float64(n-1)/2*float64(len(rows[0])) >= gramWork {
+	if float64(n)*float64(n-1)/2*float64(len(rows[0])) >= gramWork && closeShare(rows) < gramMaxClose {
 		return euclideanGram(rows)
 	}
 	return euclideanDirect(rows)
+}
+
+// closeShare estimates the share of pairs the Gram form would sum directly
+// (squared distance below gramRecompute·(‖a‖² + ‖b‖²)) from up to
+// gramSample pairs at fixed positions: a function of the rows alone, so
+// the form Euclidean takes is too.
+func closeShare(rows [][]float64) float64 {
+	n := len(rows)
+	pairs := min(gramSample, n*(n-1)/2)
+	close := 0
+	for t := range pairs {
+		i := (t * 7919) % n
+		j := (i + 1 + (t*104729)%(n-1)) % n
+		a, b := rows[i], rows[j]
+		d, sa, sb := direct(a, b), 0.0, 0.0
+		for k, v := range a {
+			sa += v * v
+			sb += b[k] * b[k]
+		}
+		if d*d < gramRecompute*(sa+sb) {
+			close++
+		}
+	}
+	return float64(close) / float64(pairs)
 }
 
 const (
@@ -127,6 +153,15 @@ const (
 	// rows' tied merges break the other way); centring the rows first, which
 	// shrinks the norms, did not keep them at 1/16.
 	gramRecompute = 1.0 / 16
+	// gramMaxClose: when closeShare estimates this share of the pairs or
+	// more to be close, Euclidean sums every pair directly instead: the
+	// Gram form would pay for the products and then for most of the direct
+	// sums too (at 10,000 rows in BenchmarkHiCS10000's tight groups, 68%
+	// of the pairs are close, and the Gram form took longer than the
+	// direct sums).
+	gramMaxClose = 0.25
+	// gramSample pairs estimate the share of close pairs.
+	gramSample = 4096
 	// gramBlock rows are multiplied at once (two panels of gramBlock·d
 	// float64 and a gramBlock² product in memory).
 	gramBlock = 512
