@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 
@@ -24,12 +25,12 @@ func (e *Engine) SelectClients(ctx context.Context, in steps.SelectInput) (fl.Pl
 	if err != nil {
 		return fl.Plan{}, err
 	}
-	return e.plan(ctx, env, in.Round, st, in.Answers)
+	return e.plan(ctx, env, in.Round, st, in.Answers, in.Note)
 }
 
 // plan runs the sampler and checks what it returns.
-func (e *Engine) plan(ctx context.Context, env *pointEnv, r int, st serverState, answers []fl.Answer) (fl.Plan, error) {
-	p, err := env.sampler.Plan(fl.PlanInput{Round: r, Pop: env.pop, State: st.Sampler, Answers: answers,
+func (e *Engine) plan(ctx context.Context, env *pointEnv, r int, st serverState, answers []fl.Answer, note json.RawMessage) (fl.Plan, error) {
+	p, err := env.sampler.Plan(fl.PlanInput{Round: r, Pop: env.pop, State: st.Sampler, Answers: answers, Note: note,
 		Vector: func(a fl.Answer) ([]float32, error) { return e.answerVector(ctx, env, r, a) },
 		Recall: func(k int) ([]float32, error) { return e.recall(ctx, env, st, k) },
 	}, env.sampleStream(r))

@@ -24,6 +24,12 @@ const (
 type Query struct {
 	Ask     Ask   `json:"ask"`
 	Clients []int `json:"clients"` // distinct, ascending
+	// Note, if not empty, is handed back unread with the answers
+	// (PlanInput.Note): what the planner decided before asking, so that the
+	// call that reads the answers need not decide it again (DivFL's code
+	// setting keeps its selection there instead of recomputing N distances
+	// over N remembered gradients).
+	Note json.RawMessage `json:"note,omitempty"`
 }
 
 // Validate checks q against a population of n clients.
@@ -69,6 +75,10 @@ type PlanInput struct {
 	// Answers holds every answer given so far in this round, in the order
 	// asked; empty on the first call.
 	Answers []Answer
+	// Note is the Note of the query the last answers answer (Query.Note);
+	// empty on the first call, and when the query had none or was run by
+	// a build that did not pass notes.
+	Note json.RawMessage
 	// Vector reads the vector of a gradient answer (DivFL's client
 	// gradients) from blob storage.
 	Vector func(a Answer) ([]float32, error)

@@ -1,6 +1,7 @@
 package sampling
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -127,9 +128,11 @@ var _ fl.Learner = DivFLSelected{}
 func (d DivFLSelected) Init(fl.Population) (fl.State, error) { return fl.State{}, nil }
 
 // Plan implements fl.Planner: in round 1 as DivFL; later, select from the
-// remembered gradients, ask the selected clients for theirs, then return
-// the same selection (Plan is pure: the remembered gradients and the stream
-// are those of the first call).
+// remembered gradients and ask the selected clients for theirs, with the
+// selection as the query's note; then, given the answers and the note,
+// return that selection without reading the N remembered gradients again.
+// Given answers without a note, it decides again (Plan is pure: the
+// remembered gradients and the stream are those of the first call).
 func (d DivFLSelected) Plan(in fl.PlanInput, r *rand.Rand) (fl.Plan, error) {
 	if in.Round == 1 {
 		return d.DivFL.Plan(in, r)
@@ -137,6 +140,17 @@ func (d DivFLSelected) Plan(in fl.PlanInput, r *rand.Rand) (fl.Plan, error) {
 	n := in.Pop.N()
 	if d.M > n {
 		return fl.Plan{}, fmt.Errorf("clients_per_round = %d exceeds the %d clients; lower it: %w", d.M, n, fl.ErrInvalid)
+	}
+	if len(in.Answers) > 0 && len(in.Note) > 0 {
+		// The selection made before asking, handed back with the answers.
+		var sel fl.Selection
+		if err := json.Unmarshal(in.Note, &sel); err != nil {
+			return fl.Plan{}, fmt.Errorf("divfl: round %d: the query's note is not a selection (%v): %w", in.Round, err, fl.ErrInvalid)
+		}
+		if err := answered(in, sel.Clients); err != nil {
+			return fl.Plan{}, err
+		}
+		return fl.Plan{Selection: &sel}, nil
 	}
 	gs := make([][]float32, n)
 	for k := range n {
@@ -152,19 +166,34 @@ func (d DivFLSelected) Plan(in fl.PlanInput, r *rand.Rand) (fl.Plan, error) {
 	dist := Distances(gs)
 	sel := d.selection(dist, in.Pop, GreedyFacility(dist, n, in.Pop.P, d.M, d.candidates(n), r))
 	if len(in.Answers) == 0 {
-		return fl.Plan{Query: &fl.Query{Ask: fl.AskGradient, Clients: slices.Clone(sel.Clients)}}, nil
+		note, err := json.Marshal(sel)
+		if err != nil {
+			return fl.Plan{}, fmt.Errorf("divfl: round %d: %w", in.Round, err)
+		}
+		return fl.Plan{Query: &fl.Query{Ask: fl.AskGradient, Clients: slices.Clone(sel.Clients), Note: note}}, nil
 	}
+	// Answers without the note (a query asked by a build that did not pass
+	// notes): the selection is decided again, to the same clients.
+	if err := answered(in, sel.Clients); err != nil {
+		return fl.Plan{}, err
+	}
+	return fl.Plan{Selection: sel}, nil
+}
+
+// answered checks that the answers are the gradients of exactly the
+// selected clients.
+func answered(in fl.PlanInput, selected []int) error {
 	asked := make([]int, 0, len(in.Answers))
 	for _, a := range in.Answers {
 		if a.Ask != fl.AskGradient {
-			return fl.Plan{}, fmt.Errorf("divfl: answer %+v is not a gradient: %w", a, fl.ErrInvalid)
+			return fmt.Errorf("divfl: answer %+v is not a gradient: %w", a, fl.ErrInvalid)
 		}
 		asked = append(asked, a.Client)
 	}
-	if slices.Sort(asked); !slices.Equal(asked, sel.Clients) {
-		return fl.Plan{}, fmt.Errorf("divfl: round %d: answers of clients %v; it asked its selection %v: %w", in.Round, asked, sel.Clients, fl.ErrInvalid)
+	if slices.Sort(asked); !slices.Equal(asked, selected) {
+		return fmt.Errorf("divfl: round %d: answers of clients %v; it asked its selection %v: %w", in.Round, asked, selected, fl.ErrInvalid)
 	}
-	return fl.Plan{Selection: sel}, nil
+	return nil
 }
 
 // Observe implements fl.Learner: remember every gradient the round's query

@@ -307,9 +307,24 @@ func TestDivFLRefreshSelected(t *testing.T) {
 		for _, k := range q.Query.Clients {
 			in.Answers = append(in.Answers, fl.Answer{Query: 1, Ask: fl.AskGradient, Client: k, Samples: 1})
 		}
-		s, err := l.Plan(in, nil)
+		s, err := l.Plan(in, nil) // without the note: decided again
 		if err != nil || s.Selection == nil || !slices.Equal(s.Selection.Clients, wantSel) {
 			t.Fatalf("round %d: second plan %+v, %v; want clients %v", r, s, err, wantSel)
+		}
+		// With the query's note (as the round hands it back): the same
+		// selection, weights included, without reading a remembered gradient.
+		if r > 1 && len(q.Query.Note) == 0 {
+			t.Fatalf("round %d: the query carries no note", r)
+		}
+		recalls := 0
+		noted := in
+		noted.Note = q.Query.Note
+		noted.Recall = func(k int) ([]float32, error) { recalls++; return memory[k], nil }
+		if sn, err := l.Plan(noted, nil); err != nil || sn.Selection == nil || !reflect.DeepEqual(*sn.Selection, *s.Selection) {
+			t.Fatalf("round %d: plan with the note %+v, %v; want %+v", r, sn, err, *s.Selection)
+		}
+		if r > 1 && recalls != 0 {
+			t.Errorf("round %d: the plan with the note read %d remembered gradients; want none", r, recalls)
 		}
 		if _, err := l.Observe(fl.ObserveInput{Round: r, Pop: pop, Selection: *s.Selection, Answers: in.Answers, Vector: in.Vector,
 			Remember: func(k int, v []float32) { memory[k] = v }}); err != nil {
@@ -336,6 +351,15 @@ func TestDivFLRefreshSelected(t *testing.T) {
 	if _, err := l.Plan(in, nil); !errors.Is(err, fl.ErrInvalid) {
 		t.Errorf("answers of clients it did not ask: err = %v; want ErrInvalid", err)
 	}
+	in.Note = []byte(`{"clients": [1, 2], "weights": [0.5, 0.5], "draws": [1, 1]}`)
+	if _, err := l.Plan(in, nil); !errors.Is(err, fl.ErrInvalid) {
+		t.Errorf("answers of clients other than the note's selection: err = %v; want ErrInvalid", err)
+	}
+	in.Note = []byte(`"not a selection"`)
+	if _, err := l.Plan(in, nil); !errors.Is(err, fl.ErrInvalid) || !strings.Contains(err.Error(), "note") {
+		t.Errorf("a note that is not a selection: err = %v; want ErrInvalid naming the note", err)
+	}
+	in.Note = nil
 	delete(memory, 4)
 	if _, err := l.Plan(fl.PlanInput{Round: 4, Pop: pop, Recall: in.Recall}, nil); !errors.Is(err, fl.ErrInvalid) || !strings.Contains(err.Error(), "client 4") {
 		t.Errorf("client 4 forgotten: err = %v; want ErrInvalid naming it", err)

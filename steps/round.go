@@ -120,7 +120,7 @@ func (r *round) selectClients() (fl.Selection, error) {
 	plan, err := Call(r.x, SelectClients, SelectInput{RoundRef: r.in.RoundRef})
 	for err == nil && plan.Query != nil {
 		if err = r.ask(*plan.Query); err == nil {
-			plan, err = Call(r.x, SelectClients, SelectInput{RoundRef: r.in.RoundRef, Answers: r.answers})
+			plan, err = Call(r.x, SelectClients, SelectInput{RoundRef: r.in.RoundRef, Answers: r.answers, Note: plan.Query.Note})
 		}
 	}
 	if err != nil {

@@ -152,17 +152,23 @@ func TestRoundPhases(t *testing.T) {
 }
 
 // TestRoundCarriesAnswers: the sampler's second call sees the answers to
-// its query; each training chunk gets its own clients' loss answers; the
+// its query and the query's note; each training chunk gets its own clients' loss answers; the
 // commit records the answers, the query count and the broadcast.
 func TestRoundCarriesAnswers(t *testing.T) {
 	s := &script{sel: fl.Selection{Clients: []int{2, 7}, Weights: []float64{1, 1}, Draws: []int{1, 1}},
-		queries: []fl.Query{{Ask: fl.AskLoss, Clients: []int{2, 4, 7}}}}
+		queries: []fl.Query{{Ask: fl.AskLoss, Clients: []int{2, 4, 7}, Note: []byte(`{"chosen":[2,7]}`)}}}
 	if _, err := Round(s, roundIn(Phases{}, false, 1)); err != nil {
 		t.Fatal(err)
 	}
 	second := s.ins["SelectClients"][1].(SelectInput)
 	if len(second.Answers) != 3 || second.Answers[1].Client != 4 || second.Answers[1].Query != 1 {
 		t.Errorf("the sampler's second call saw answers %+v; want the 3 answers to query 1", second.Answers)
+	}
+	if string(second.Note) != `{"chosen":[2,7]}` {
+		t.Errorf("the sampler's second call got note %q; want its query's", second.Note)
+	}
+	if first := s.ins["SelectClients"][0].(SelectInput); first.Note != nil {
+		t.Errorf("the sampler's first call got note %q; want none", first.Note)
 	}
 	for i, in := range s.ins["TrainClients"] {
 		ti := in.(TrainInput)

@@ -206,6 +206,8 @@ func ShouldEval(r, evalEvery, rounds int) bool {
 type SelectInput struct {
 	RoundRef
 	Answers []fl.Answer `json:"answers,omitempty"`
+	// Note is the last query's fl.Query.Note, handed back to the sampler.
+	Note json.RawMessage `json:"note,omitempty"`
 }
 
 // QueryInput asks a chunk of clients the round's Query-th question at the
