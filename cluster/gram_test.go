@@ -53,7 +53,7 @@ func gramError(t *testing.T, name string, rows [][]float64) float64 {
 // duplicates and the block structure of HiCS-FL's distance rows; equal
 // rows are at distance 0 exactly and every distance is within 1e-12
 // relative of the direct sum (the bound stated in Euclidean's comment is
-// 4e-9 at d = 10,000; measured values are printed with -v).
+// 4e-11 at d = 10,000; measured values are printed with -v).
 func TestEuclideanGramForm(t *testing.T) {
 	check := func(name string, rows [][]float64) {
 		t.Helper()

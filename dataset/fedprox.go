@@ -135,7 +135,7 @@ func FedProxSynthetic(opts FedProxOptions) (*Dataset, error) {
 	d.Natural = &NaturalSplit{Train: make([][]int, n), Test: make([][]int, n)}
 	// The splits are allocated once at their final sizes: grown by append,
 	// the old and new arrays and the garbage of earlier doublings held the
-	// process at three times the data (4.2 GB for 1.3 GB at 10,000 users).
+	// process at four times the data (4.2 GB for 1.0 GB at 10,000 users).
 	trainTotal := 0
 	for _, nk := range sizes {
 		trainTotal += int(0.9 * float64(nk))
