@@ -16,14 +16,7 @@ func BenchmarkEuclideanDirect2000(b *testing.B) { benchEuclidean(b, 2000, cluste
 func BenchmarkEuclideanGram2000(b *testing.B)   { benchEuclidean(b, 2000, cluster.EuclideanGram) }
 
 func benchEuclidean(b *testing.B, n int, f func([][]float64) []float64) {
-	r := rand.New(rand.NewPCG(1, 1))
-	rows := make([][]float64, n)
-	for i := range rows {
-		rows[i] = make([]float64, n)
-		for j := range rows[i] {
-			rows[i][j] = r.NormFloat64()
-		}
-	}
+	rows := gaussianRows(rand.New(rand.NewPCG(1, 1)), n, n)
 	b.ResetTimer()
 	for range b.N {
 		f(rows)

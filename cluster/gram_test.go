@@ -138,16 +138,7 @@ func TestEuclideanGramForm(t *testing.T) {
 // not depend on GOMAXPROCS.
 func TestEuclideanTakesGramFormBySize(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
-	rowsOf := func(n, dim int) [][]float64 {
-		rows := make([][]float64, n)
-		for i := range rows {
-			rows[i] = make([]float64, dim)
-			for j := range rows[i] {
-				rows[i][j] = r.NormFloat64()
-			}
-		}
-		return rows
-	}
+	rowsOf := func(n, dim int) [][]float64 { return gaussianRows(r, n, dim) }
 	// 1100 rows in two tight groups: half the pairs are close, so the direct
 	// form at any size.
 	grouped := rowsOf(1100, 1100)
@@ -186,6 +177,20 @@ func TestEuclideanTakesGramFormBySize(t *testing.T) {
 	}
 }
 
+// gaussianRows returns n rows of dim standard normal draws from r, row by
+// row.
+func gaussianRows(r *rand.Rand, n, dim int) [][]float64 {
+	rows := make([][]float64, n)
+	for i := range rows {
+		rows[i] = make([]float64, dim)
+		for j := range rows[i] {
+			rows[i][j] = r.NormFloat64()
+		}
+	}
+	return rows
+}
+
+// sameBits reports whether a and b hold the same float64 bits.
 func sameBits(a, b []float64) bool {
 	if len(a) != len(b) {
 		return false

@@ -269,15 +269,8 @@ func samePartition(a, b []int) bool {
 // TestEuclideanParallelExact: the distances computed on several cores are
 // bit for bit those of one loop over the pairs in order.
 func TestEuclideanParallelExact(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
 	n, dim := 300, 300 // above the size that goes parallel
-	rows := make([][]float64, n)
-	for i := range rows {
-		rows[i] = make([]float64, dim)
-		for j := range rows[i] {
-			rows[i][j] = r.NormFloat64()
-		}
-	}
+	rows := gaussianRows(rand.New(rand.NewPCG(3, 4)), n, dim)
 	got := cluster.Euclidean(rows)
 	at := 0
 	for i := 0; i < n; i++ {

@@ -82,11 +82,11 @@ func runCommand() *command {
 			for _, p := range sw.Points {
 				rounds += p.Config.Rounds
 			}
-			tr := st.Traffic()
+			tr, wall := st.Traffic(), time.Since(start)
 			fmt.Fprintf(g.out, "\nran %d points in %s; blob store: %.1f MB written, %.1f MB read (%.2f MB and %.2f MB per round)\n\n",
-				len(sw.Points), time.Since(start).Round(time.Millisecond), mb(tr.Written), mb(tr.Read), mb(tr.Written)/float64(rounds), mb(tr.Read)/float64(rounds))
+				len(sw.Points), wall.Round(time.Millisecond), mb(tr.Written), mb(tr.Read), mb(tr.Written)/float64(rounds), mb(tr.Read)/float64(rounds))
 			if timings {
-				printTimings(g.out, eng.StepTimes(), tr, rounds, time.Since(start))
+				printTimings(g.out, eng.StepTimes(), tr, rounds, wall)
 				fmt.Fprintln(g.out)
 			}
 			return printResults(ctx, g, sw.Name, false, nil)
