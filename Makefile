@@ -63,6 +63,7 @@ bench: build build-purego bin/temporal data
 	$(GO) test -run '^$$' -bench Sgemm -benchtime 0.3s ./trainer/internal/gemm/
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./aggregate/
 	$(GO) test -run '^$$' -bench Euclidean -benchtime 2x ./cluster/
+	$(GO) test -run '^$$' -bench FedFVInternal -benchtime 3x ./algorithm/
 	$(GO) test -run '^$$' -bench Select -benchtime 3x ./methods/
 	$(GO) test -run '^$$' -bench RLU -benchtime 10x ./attack/
 	$(GO) test -run '^$$' -bench Query -benchtime 3x ./results/

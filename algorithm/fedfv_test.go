@@ -430,6 +430,98 @@ func TestFedFVMatchesEasyFL(t *testing.T) {
 	}
 }
 
+// TestFedFVGramForm: the Gram form of the internal projections gives the
+// direct form's g within 1e-10 of ‖g‖ (the stated tolerance; measured
+// at most 2e-16 of ‖g‖ here) for updates where about half the pairs
+// conflict (dimension below, at and above m, random losses, α from none
+// to all kept), and it projects: with every pair conflicting the result is
+// not the plain mean.
+func TestFedFVGramForm(t *testing.T) {
+	for _, tt := range []struct {
+		m, dim int
+		alpha  float64
+	}{
+		{5, 3, 0.1}, {40, 20, 0.1}, {40, 40, 0}, {64, 500, 0.25}, {33, 2000, 1}, {100, 80, 0.5},
+	} {
+		r := rand.New(rand.NewPCG(uint64(tt.m), uint64(tt.dim)))
+		g, loss := make([][]float32, tt.m), make([]float64, tt.m)
+		for i := range g {
+			g[i] = vec(r.Uint64(), tt.dim, 1)
+			loss[i] = math.Round(4*r.Float64()) / 4 // ties, ordered by client
+		}
+		direct, gram := algorithm.FedFVInternalForm("direct", tt.alpha, loss, g), algorithm.FedFVInternalForm("gram", tt.alpha, loss, g)
+		norm, worst := 0.0, 0.0
+		for j := range direct {
+			norm += direct[j] * direct[j]
+			worst = max(worst, math.Abs(gram[j]-direct[j]))
+		}
+		norm = math.Sqrt(norm)
+		if worst > 1e-10*norm {
+			t.Errorf("m = %d dim = %d α = %v: the Gram form differs from the direct form by %.3g (‖g‖ = %.3g)", tt.m, tt.dim, tt.alpha, worst, norm)
+		}
+		mean := make([]float64, tt.dim)
+		for _, gi := range g {
+			for j, v := range gi {
+				mean[j] += float64(v) / float64(tt.m)
+			}
+		}
+		moved := 0.0
+		for j := range mean {
+			moved = max(moved, math.Abs(gram[j]-mean[j]))
+		}
+		if tt.alpha < 1 && moved < 1e-6 {
+			t.Errorf("m = %d dim = %d α = %v: the Gram form returned the plain mean; nothing was projected", tt.m, tt.dim, tt.alpha)
+		}
+		if tt.alpha == 1 && moved > 1e-12 {
+			t.Errorf("m = %d dim = %d: with every client kept the Gram form moved the mean by %.3g", tt.m, tt.dim, moved)
+		}
+	}
+}
+
+// TestFedFVMatchesEasyFLGram is TestFedFVMatchesEasyFL with rounds of
+// FedFVGramFrom clients and more, which take the Gram form.
+func TestFedFVMatchesEasyFLGram(t *testing.T) {
+	const n, dim, rounds = 90, 25, 6
+	for _, tt := range []struct {
+		m        int
+		alpha    float64
+		tau      int
+		external string
+	}{
+		{algorithm.FedFVGramFrom, 0.1, 2, "previous"}, {45, 0.25, 3, "current"}, {60, 0, 1, "previous"},
+	} {
+		a := fv(t, fl.Options{"alpha": tt.alpha, "tau": tt.tau, "external": tt.external})
+		ref := &easyFLFedFV{alpha: tt.alpha, tau: tt.tau, paper: tt.external == "previous", last: make([]int, n), history: make([][]float64, n)}
+		for i := range ref.last {
+			ref.last[i] = -1
+		}
+		r := rand.New(rand.NewPCG(uint64(tt.m), uint64(tt.tau)))
+		theta := make([]float32, dim)
+		want := slices.Clone(theta)
+		var s fl.State
+		for round := 1; round <= rounds; round++ {
+			clients := r.Perm(n)[:tt.m]
+			slices.Sort(clients)
+			g32, g64, loss := make([][]float32, tt.m), make([][]float64, tt.m), make([]float64, tt.m)
+			for i := range clients {
+				g32[i] = vec(r.Uint64(), dim, 1)
+				g64[i] = make([]float64, dim)
+				for j, v := range g32[i] {
+					g64[i][j] = float64(v)
+				}
+				loss[i] = r.Float64()
+			}
+			theta, s = fvRound(t, a, round, theta, s, clients, loss, g32)
+			want = ref.iterate(round, want, clients, loss, g64)
+			for j := range want {
+				if d := math.Abs(float64(theta[j]) - float64(want[j])); d > 1e-6*(1+math.Abs(float64(want[j]))) {
+					t.Fatalf("m = %d α = %v τ = %d %s round %d: θ[%d] = %v; easyFL's loop gives %v", tt.m, tt.alpha, tt.tau, tt.external, round, j, theta[j], want[j])
+				}
+			}
+		}
+	}
+}
+
 // TestFedFVServerRejects: a client without its loss before training, and a
 // state whose metadata and vectors disagree, are ErrInvalid.
 func TestFedFVServerRejects(t *testing.T) {
@@ -448,5 +540,25 @@ func TestFedFVServerRejects(t *testing.T) {
 	} {
 		_, err := a.Begin(fvServer(2, global, s, []int{0, 1}, []float64{0.1, 0.2}))
 		wantInvalid(t, name, err)
+	}
+}
+
+// BenchmarkFedFVInternal: the internal projections of 100 clients' updates
+// of the cross-device MLP (54,410 parameters), directly and in the Gram
+// form.
+func BenchmarkFedFVInternal(b *testing.B) {
+	const m, dim = 100, 54410
+	r := rand.New(rand.NewPCG(1, 2))
+	g, loss := make([][]float32, m), make([]float64, m)
+	for i := range g {
+		g[i] = vec(r.Uint64(), dim, 1)
+		loss[i] = r.Float64()
+	}
+	for _, form := range []string{"direct", "gram"} {
+		b.Run(form, func(b *testing.B) {
+			for b.Loop() {
+				algorithm.FedFVInternalForm(form, 0.1, loss, g)
+			}
+		})
 	}
 }
