@@ -73,10 +73,13 @@ import (
 //
 // Memory: the server state keeps the remembered g_c of the clients that a
 // later round's window can still read, up to τ·m model-sized vectors
-// ((τ−1)·m with "current"); with τ = 10, m = 10 and the 199,210-parameter
-// MLP that is about 80 MB in every round's server.bin, which only
-// aggregation reads (the engine's server memory: the vectors an algorithm's
-// clients are not sent).
+// ((τ−1)·m with "current"), each under its own name ("g/<c>"). They are
+// server memory (its clients are not sent them): the engine keeps each in
+// its own file from the round the client trained, so a round writes its m
+// new updates and reads the window's; only aggregation reads them.
+//
+// The internal projections cost m² model-length dot products; from 32
+// selected clients they run in the Gram form (projectedGram).
 type FedFV struct {
 	Base
 	Alpha    float64 `json:"alpha"`

@@ -122,10 +122,11 @@ func (e *Engine) Aggregate(ctx context.Context, in steps.AggregateInput) (steps.
 	if err != nil {
 		return steps.AggregateOutput{}, err
 	}
-	if err := e.saveState(ctx, env, in.Round, next); err != nil {
+	released, err := e.saveState(ctx, env, in.Round, next, &st)
+	if err != nil {
 		return steps.AggregateOutput{}, err
 	}
-	out := steps.AggregateOutput{ModelSHA256: sha, Superseded: superseded, Forgotten: forgotten}
+	out := steps.AggregateOutput{ModelSHA256: sha, Superseded: superseded, Forgotten: forgotten, Released: released}
 	if rep, ok := agg.(algorithm.Reporting); ok {
 		r := rep.Report()
 		if r.Weights != nil && len(r.Weights) != len(in.Selection.Clients) {
@@ -148,7 +149,7 @@ func (e *Engine) keepRound(ctx context.Context, env *pointEnv, r int, global []f
 	if err != nil {
 		return steps.AggregateOutput{}, err
 	}
-	if err := e.saveState(ctx, env, r, st); err != nil {
+	if _, err := e.saveState(ctx, env, r, st, &st); err != nil { // every vector keeps its file: nothing released
 		return steps.AggregateOutput{}, err
 	}
 	return steps.AggregateOutput{ModelSHA256: sha}, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -95,8 +96,9 @@ func summaryOf(c store.Commit, ev *steps.EvalSummary) steps.RoundSummary {
 }
 
 // cleanRound drops round r's transient files, the previous round's
-// checkpoint unless it is retained, and the client-state versions round r
-// superseded unless a retained checkpoint still names them.
+// checkpoint unless it is retained, and the client-state, sampler-memory
+// and server-memory versions round r superseded unless a retained
+// checkpoint still names them.
 func (e *Engine) cleanRound(ctx context.Context, env *pointEnv, r int, keepUpdates bool, model steps.AggregateOutput) error {
 	var errs []error
 	if !keepUpdates {
@@ -115,6 +117,15 @@ func (e *Engine) cleanRound(ctx context.Context, env *pointEnv, r int, keepUpdat
 	for _, k := range sortedClients(model.Forgotten) {
 		if v := model.Forgotten[k]; !env.stateNeeded(v, r) {
 			errs = append(errs, e.Store.Delete(ctx, env.keys.ClientMemory(k, v)))
+		}
+	}
+	for _, section := range slices.Sorted(maps.Keys(model.Released)) {
+		if v := model.Released[section]; !env.stateNeeded(v, r) {
+			key, err := env.keys.ServerVector(section, v)
+			if err != nil {
+				return err
+			}
+			errs = append(errs, e.Store.Delete(ctx, key))
 		}
 	}
 	return errors.Join(errs...)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"maps"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -86,11 +87,11 @@ func TestFedFVEngineState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, q := range []int{1, 2, 4, 5} { // rounds not kept leave no server memory behind
-			if ok, err := e.Store.Exists(ctx, env.keys.ServerMemory(q)); err != nil || ok {
-				t.Errorf("%s: round %d's server.bin was kept (%v)", tt.label, q, err)
-			}
+		files, err := e.Store.List(ctx, env.keys.ServerVectors())
+		if err != nil {
+			t.Fatal(err)
 		}
+		named := map[string]bool{}      // the server-memory files the kept checkpoints name
 		for _, q := range []int{3, 6} { // the kept checkpoints after round 0
 			last := map[int]int{}
 			for _, c := range s.Clients {
@@ -117,17 +118,35 @@ func TestFedFVEngineState(t *testing.T) {
 			if len(want) == 0 || !maps.Equal(m.Seen, want) || len(st.Algorithm.Vectors) != len(want) {
 				t.Errorf("%s round %d: state remembers %v in %d vectors; want %v", tt.label, q, m.Seen, len(st.Algorithm.Vectors), want)
 			}
-			// The history is server memory (server.bin): what the
-			// selection and training steps read (state.bin) holds none.
+			// The history is server memory: what the selection and
+			// training steps read (state.bin) holds none, and each update
+			// stays in the file of the round the client trained in.
 			part, err := e.loadState(ctx, env, q)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(part.Algorithm.Vectors) != 0 {
-				t.Errorf("%s round %d: state.bin holds %d algorithm vectors; want them all in server.bin", tt.label, q, len(part.Algorithm.Vectors))
+				t.Errorf("%s round %d: state.bin holds %d algorithm vectors; want them all in server memory", tt.label, q, len(part.Algorithm.Vectors))
 			}
-			if ok, err := e.Store.Exists(ctx, env.keys.ServerMemory(q)); err != nil || !ok {
-				t.Errorf("%s round %d: no server.bin (%v)", tt.label, q, err)
+			for k, r := range want {
+				section := "algorithm/g/" + strconv.Itoa(k)
+				if st.Held[section] != r {
+					t.Errorf("%s round %d: %s is held in round %d's file (%v); want %d, the round client %d trained in", tt.label, q, section, st.Held[section], st.Held, r, k)
+				}
+				key, err := env.keys.ServerVector(section, r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				named[key] = true
+			}
+		}
+		// Rounds not kept leave no server memory behind.
+		if len(files) != len(named) {
+			t.Errorf("%s: %d server-memory files are left %v; want the %d the kept checkpoints name", tt.label, len(files), files, len(named))
+		}
+		for _, key := range files {
+			if !named[key] {
+				t.Errorf("%s: %s is left, and no kept checkpoint names it", tt.label, key)
 			}
 		}
 	}

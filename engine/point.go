@@ -87,7 +87,7 @@ func (e *Engine) initPoint(ctx context.Context, env *pointEnv) (*store.Commit, e
 	if err != nil {
 		return nil, err
 	}
-	if err := e.saveState(ctx, env, 0, st); err != nil {
+	if _, err := e.saveState(ctx, env, 0, st, nil); err != nil {
 		return nil, err
 	}
 	ev, per, err := e.evaluate(ctx, env, w)
@@ -174,7 +174,8 @@ func (e *Engine) FinishPoint(ctx context.Context, in steps.FinishInput) (steps.P
 }
 
 // prune removes every checkpoint that is not retained, every client-state
-// version that no kept checkpoint names, and every transient file,
+// version and server-memory file that no kept checkpoint names, and every
+// transient file,
 // whatever crashes or late duplicate attempts left behind.
 func (e *Engine) prune(ctx context.Context, env *pointEnv, last int, keepUpdates bool) error {
 	rounds, err := e.Store.CommittedRounds(ctx, env.keys)
@@ -195,14 +196,23 @@ func (e *Engine) prune(ctx context.Context, env *pointEnv, last int, keepUpdates
 		for k, v := range st.Versions {
 			needed[env.keys.ClientState(k, v)] = true
 		}
+		for section, v := range st.Held {
+			key, err := env.keys.ServerVector(section, v)
+			if err != nil {
+				return fmt.Errorf("%s: %w", env.keys.State(q), err)
+			}
+			needed[key] = true
+		}
 	}
-	states, err := e.Store.List(ctx, env.keys.Clients())
-	if err != nil {
-		return err
-	}
-	for _, key := range states {
-		if !needed[key] {
-			errs = append(errs, e.Store.Delete(ctx, key))
+	for _, prefix := range []string{env.keys.Clients(), env.keys.ServerVectors()} {
+		keys, err := e.Store.List(ctx, prefix)
+		if err != nil {
+			return err
+		}
+		for _, key := range keys {
+			if !needed[key] {
+				errs = append(errs, e.Store.Delete(ctx, key))
+			}
 		}
 	}
 	dirs, err := e.Store.Dirs(ctx, env.keys.Rounds())

@@ -179,10 +179,10 @@ func keys[V any](m map[string]V) []string {
 }
 
 // TestServerMemoryDamage: FedDyn's h, which its clients are not sent, is
-// server memory (server.bin): a damaged server.bin is damage (the point
-// recovers from an earlier checkpoint), found by the aggregation that reads
-// it and by the checkpoint's verification, and a run resumed after it
-// ends with the uninterrupted run's models.
+// server memory (its own file per round it changes): a damaged one is
+// damage (the point recovers from an earlier checkpoint), found by the
+// aggregation that reads it and by the checkpoint's verification, and a
+// run resumed after it ends with the uninterrupted run's models.
 func TestServerMemoryDamage(t *testing.T) {
 	const spec = `
 name: dyn
@@ -210,13 +210,18 @@ seeds: [1]
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := e.loadState(ctx, env, 4); err != nil || len(st.Algorithm.Vectors) != 0 {
-		t.Fatalf("state.bin of round 4 holds algorithm vectors %v (%v); want h in server.bin only", st.Algorithm.Names(), err)
+	st, err := e.loadState(ctx, env, 4)
+	if err != nil || len(st.Algorithm.Vectors) != 0 || st.Held["algorithm/h"] != 4 {
+		t.Fatalf("state.bin of round 4 holds algorithm vectors %v and server memory %v (%v); want h in round 4's file only", st.Algorithm.Names(), st.Held, err)
 	}
-	flip(t, e, env.keys.ServerMemory(4))
+	h4, err := env.keys.ServerVector("algorithm/h", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flip(t, e, h4)
 	_, err = e.Aggregate(ctx, steps.AggregateInput{RoundRef: steps.RoundRef{PointRef: ref, Round: 5}, Selection: fl.Selection{}})
-	if !IsDamaged(err) || !strings.Contains(err.Error(), env.keys.ServerMemory(4)) {
-		t.Fatalf("aggregating from a damaged server.bin: %v; want damage naming it", err)
+	if !IsDamaged(err) || !strings.Contains(err.Error(), h4) {
+		t.Fatalf("aggregating from a damaged h: %v; want damage naming %s", err, h4)
 	}
 	prep, err := e.PreparePoint(ctx, ref)
 	if err != nil {
@@ -228,5 +233,149 @@ seeds: [1]
 	if _, err := e.RunSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)}, nil); err != nil {
 		t.Fatal(err)
 	}
-	compare(t, "resumed after a damaged server.bin", take(t, e, plan), want)
+	compare(t, "resumed after a damaged h", take(t, e, plan), want)
+}
+
+// TestServerMemorySharedDamage: a FedFV update is written once, in the
+// round its client trained, and named by every later state whose window
+// holds it, kept checkpoints included; when that one file is damaged, no
+// checkpoint that names it verifies, the point resumes from the latest
+// one that does not, and ends with the uninterrupted run's models.
+func TestServerMemorySharedDamage(t *testing.T) {
+	const spec = `
+name: fv
+dataset: {name: synthetic}
+partition: {scheme: dirichlet, clients: 8, alpha: 0.5}
+model: {arch: mlp, hidden: [8]}
+train: {lr: 0.1, batch_size: 16, local_steps: 2}
+algorithm: {name: fedfv, tau: 4}
+rounds: 7
+clients_per_round: 3
+eval_every: 7
+checkpoint_every: 2
+seeds: [1]
+`
+	_, _, want := runSpec(t, spec, nil)
+	e := newEngine(t)
+	ctx := context.Background()
+	plan, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := steps.PointRef{Sweep: plan.Name, Point: plan.Points[0].ID}
+	runSteps(t, e, ref, 6, steps.TrainClients.Name) // rounds 0–5 committed; 2 and 4 are kept
+	env, err := e.env(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The oldest update named by the states of rounds 4 and 5 alike (its
+	// client did not train in 5): every kept checkpoint from the round
+	// it was written on names it.
+	st4, err := e.loadState(ctx, env, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st5, err := e.loadState(ctx, env, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	section, v := "", 6
+	for _, sec := range keys(st4.Held) {
+		if w, ok := st5.Held[sec]; ok && w == st4.Held[sec] && w < v {
+			section, v = sec, w
+		}
+	}
+	if section == "" || v > 4 {
+		t.Fatalf("no update is held by both rounds 4 (%v) and 5 (%v); the test needs one", st4.Held, st5.Held)
+	}
+	resume := (v - 1) / 2 * 2 // the last kept checkpoint (0, 2, 4) before round v
+	key, err := env.keys.ServerVector(section, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flip(t, e, key)
+	in := steps.AggregateInput{RoundRef: steps.RoundRef{PointRef: ref, Round: 6}, Selection: fl.Selection{}}
+	if _, err := e.Aggregate(ctx, in); !IsDamaged(err) || !strings.Contains(err.Error(), key) {
+		t.Fatalf("aggregating round 6: %v; want damage naming %s", err, key)
+	}
+	prep, err := e.PreparePoint(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prep.LastCommitted != resume {
+		t.Errorf("PreparePoint resumes from round %d; want %d, the last checkpoint that does not name %s", prep.LastCommitted, resume, key)
+	}
+	if _, err := e.RunSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	compare(t, "resumed after a damaged shared update", take(t, e, plan), want)
+}
+
+// TestServerMemoryOldLayout: a point begun before per-vector files, its
+// server memory in the round's server.bin, continues under this build: the
+// next round reads server.bin, writes per-vector files from then on, and
+// the point ends with the models of a run that never had a server.bin.
+func TestServerMemoryOldLayout(t *testing.T) {
+	const spec = `
+name: old
+dataset: {name: synthetic}
+partition: {scheme: dirichlet, clients: 8, alpha: 0.5}
+model: {arch: mlp, hidden: [8]}
+train: {lr: 0.1, batch_size: 16, local_steps: 2}
+algorithm: {name: fedfv, tau: 2}
+server_optimizer: {name: fedadam, lr: 0.01}
+rounds: 5
+clients_per_round: 3
+eval_every: 5
+checkpoint_every: 2
+seeds: [1]
+`
+	_, _, want := runSpec(t, spec, nil)
+	e := newEngine(t)
+	ctx := context.Background()
+	plan, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := steps.PointRef{Sweep: plan.Name, Point: plan.Points[0].ID}
+	runSteps(t, e, ref, 4, steps.TrainClients.Name) // rounds 0–3 committed
+	env, err := e.env(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Rewrite round 3's state as the build before per-vector files wrote it.
+	st, err := e.loadFullState(ctx, env, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, private := env.split(st)
+	if len(private) < 3 {
+		t.Fatalf("round 3 keeps server memory %v; want FedFV's updates and FedAdam's m and v", keys(private))
+	}
+	meta := stateMeta{Round: 3, Sampler: env.cfg.Sampler.Name, Algorithm: env.cfg.AlgorithmName(),
+		SamplerMeta: st.Sampler.Meta, AlgorithmMeta: st.Algorithm.Meta, ServerOptimizer: env.cfg.ServerOptimizer.Name,
+		Versions: st.Versions, Memory: st.Memory, Private: keys(private)}
+	if _, err := e.Store.PutFile(ctx, env.keys.ServerMemory(3), store.NewFile("server", env.net.Key(), 3, fl.Server).AddVectors("", private)); err != nil {
+		t.Fatal(err)
+	}
+	f, err := store.NewFile("state", env.net.Key(), 3, fl.Server).AddJSON("meta", meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Store.PutFile(ctx, env.keys.State(3), f.AddVectors(ownSampler, st.Sampler.Vectors).AddVectors(ownAlgorithm, sent)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Store.DeletePrefix(ctx, env.keys.ServerVectors()); err != nil {
+		t.Fatal(err)
+	}
+	if old, err := e.loadState(ctx, env, 3); err != nil || old.Held != nil {
+		t.Fatalf("the rewritten state of round 3 holds %v (%v); want server.bin's layout", old.Held, err)
+	}
+	if _, err := e.RunSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	compare(t, "continued from a server.bin", take(t, e, plan), want)
+	if last, err := e.loadState(ctx, env, 5); err != nil || len(last.Held) == 0 {
+		t.Errorf("round 5's state holds %v (%v); want per-vector files", last.Held, err)
+	}
 }

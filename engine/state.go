@@ -4,9 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"maps"
+	"math"
 	"slices"
 	"strings"
+	"unsafe"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/flsweep/flsweep/fl"
 	"github.com/flsweep/flsweep/store"
@@ -29,6 +34,15 @@ type serverState struct {
 	// Memory maps a client to the round in which the sampler last
 	// remembered something about it (fl.ObserveInput.Remember).
 	Memory map[int]int
+	// Held maps each section of the server memory (the private vectors,
+	// "<owner>/<name>") to the round whose file holds it
+	// (keys.ServerVector); nil for a state read from a server.bin (points
+	// begun before per-vector files) or not yet saved.
+	Held map[string]int
+	// prints are the private vectors' fingerprints as read, so that saving
+	// the next state can tell a vector an algorithm left alone from one it
+	// changed in place.
+	prints map[string]uint64
 }
 
 // stateMeta is state.bin's JSON section. The method names let a point
@@ -44,12 +58,20 @@ type stateMeta struct {
 	ServerOptimizer string      `json:"server_optimizer,omitempty"`
 	Versions        map[int]int `json:"versions,omitempty"`
 	Memory          map[int]int `json:"memory,omitempty"`
-	// Private names the sections kept in server.bin (keys.ServerMemory),
-	// "<owner>/<name>": the algorithm's vectors its clients are not sent
-	// and the server optimiser's moments, which only aggregation reads.
-	// Empty: every vector is in state.bin (files written before the split,
-	// and points that keep none).
+	// Private names the sections of the server memory, "<owner>/<name>":
+	// the algorithm's vectors its clients are not sent and the server
+	// optimiser's moments, which only aggregation reads. Empty: every
+	// vector is in state.bin (files written before the split, and points
+	// that keep none).
 	Private []string `json:"private,omitempty"`
+	// Held maps each private section to the round whose file holds it
+	// (keys.ServerVector): a vector is written in the round it changes and
+	// named from there until it changes again, so a round writes only the
+	// vectors that changed (FedFV's m new updates, not its τ·m history).
+	// Absent with Private: the sections are in this round's server.bin
+	// (keys.ServerMemory), as points begun before per-vector files wrote
+	// them; such a point writes per-vector files from its next round on.
+	Held map[string]int `json:"held,omitempty"`
 }
 
 // Vector sections of state.bin are named "<owner>/<name>".
@@ -77,15 +99,67 @@ func (env *pointEnv) initState() (serverState, error) {
 	return st, err
 }
 
-// saveState writes the server state after round r: the algorithm's vectors
-// its clients are not sent to server.bin (first, so that no state.bin names
-// a server.bin not yet written), everything else to state.bin.
-func (e *Engine) saveState(ctx context.Context, env *pointEnv, r int, st serverState) error {
+// saveState writes the server state after round r and returns the
+// versions of the server memory's sections it no longer names (released),
+// for the commit to delete unless a kept checkpoint still names them. The
+// private vectors (those the algorithm's clients are not sent, and the
+// server optimiser's moments) are written first, one file per vector
+// (keys.ServerVector), so that no state.bin names a file not yet written;
+// a vector bit-equal to prev's (the state after round r−1, or nil) keeps
+// prev's file. Everything else goes to state.bin.
+func (e *Engine) saveState(ctx context.Context, env *pointEnv, r int, st serverState, prev *serverState) (released map[string]int, err error) {
 	meta := stateMeta{Round: r, Sampler: env.cfg.Sampler.Name, Algorithm: env.cfg.AlgorithmName(),
 		SamplerMeta: st.Sampler.Meta, AlgorithmMeta: st.Algorithm.Meta, ServerOptimizer: env.cfg.ServerOptimizer.Name,
 		Versions: st.Versions, Memory: st.Memory}
+	sent, private := env.split(st)
+	var before map[string][]float32
+	if prev != nil {
+		_, before = env.split(*prev)
+	}
+	if len(private) > 0 {
+		meta.Private = slices.Sorted(maps.Keys(private))
+		meta.Held = make(map[string]int, len(private))
+	}
+	for _, section := range meta.Private {
+		v := private[section]
+		if pv, ok := prev.held(section); ok && sameBits(before[section], v) && prev.prints[section] == fingerprint(v) {
+			meta.Held[section] = pv
+			continue
+		}
+		key, err := env.keys.ServerVector(section, r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", env.cfg.AlgorithmName(), err)
+		}
+		f := store.NewFile("server", env.net.Key(), r, fl.Server).AddF32(section, v)
+		if _, err := e.Store.PutFile(ctx, key, f); err != nil {
+			return nil, err
+		}
+		meta.Held[section] = r
+	}
+	if prev != nil {
+		for section, pv := range prev.Held {
+			if v, ok := meta.Held[section]; !ok || v != pv {
+				if released == nil {
+					released = map[string]int{}
+				}
+				released[section] = pv
+			}
+		}
+	}
+	f, err := store.NewFile("state", env.net.Key(), r, fl.Server).AddJSON("meta", meta)
+	if err != nil {
+		return nil, err
+	}
+	f.AddVectors(ownSampler, st.Sampler.Vectors).AddVectors(ownAlgorithm, sent)
+	_, err = e.Store.PutFile(ctx, env.keys.State(r), f)
+	return released, err
+}
+
+// split returns the algorithm's vectors its clients are sent (by name) and
+// the server memory (by section, "<owner>/<name>").
+func (env *pointEnv) split(st serverState) (sent, private map[string][]float32) {
 	sends := env.alg.Sends()
-	sent, private := map[string][]float32{}, map[string][]float32{}
+	sent, private = map[string][]float32{}, map[string][]float32{}
 	for name, v := range st.Algorithm.Vectors {
 		if slices.Contains(sends, name) {
 			sent[name] = v
@@ -96,20 +170,42 @@ func (e *Engine) saveState(ctx context.Context, env *pointEnv, r int, st serverS
 	for name, v := range st.Optimizer.Vectors { // read by aggregation alone
 		private[ownOptimizer+name] = v
 	}
-	if len(private) > 0 {
-		meta.Private = slices.Sorted(maps.Keys(private))
-		pf := store.NewFile("server", env.net.Key(), r, fl.Server).AddVectors("", private)
-		if _, err := e.Store.PutFile(ctx, env.keys.ServerMemory(r), pf); err != nil {
-			return err
+	return sent, private
+}
+
+// held returns the round whose file holds section in st (nil: none).
+func (st *serverState) held(section string) (int, bool) {
+	if st == nil {
+		return 0, false
+	}
+	v, ok := st.Held[section]
+	return v, ok
+}
+
+// printSeed keys the fingerprints of one process.
+var printSeed = maphash.MakeSeed()
+
+// fingerprint hashes v's bits: equal for a vector as read and as saved
+// unless it was changed in between (two different vectors collide with
+// probability 2⁻⁶⁴).
+func fingerprint(v []float32) uint64 {
+	if len(v) == 0 {
+		return maphash.Bytes(printSeed, nil)
+	}
+	return maphash.Bytes(printSeed, unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v)))
+}
+
+// sameBits reports whether a and b hold the same float32 bit patterns.
+func sameBits(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i, v := range a {
+		if math.Float32bits(v) != math.Float32bits(b[i]) {
+			return false
 		}
 	}
-	f, err := store.NewFile("state", env.net.Key(), r, fl.Server).AddJSON("meta", meta)
-	if err != nil {
-		return err
-	}
-	f.AddVectors(ownSampler, st.Sampler.Vectors).AddVectors(ownAlgorithm, sent)
-	_, err = e.Store.PutFile(ctx, env.keys.State(r), f)
-	return err
+	return true
 }
 
 // loadState reads the server state after round r, checking that it belongs
@@ -122,34 +218,87 @@ func (e *Engine) loadState(ctx context.Context, env *pointEnv, r int) (serverSta
 }
 
 // loadFullState reads the whole server state after round r: loadState's
-// and the algorithm's vectors in server.bin.
+// and the server memory (the private vectors), from their per-vector files
+// or, for a point begun before them, from server.bin.
 func (e *Engine) loadFullState(ctx context.Context, env *pointEnv, r int) (serverState, error) {
 	st, private, err := e.readState(ctx, env, r)
 	if err != nil || len(private) == 0 {
 		return st, err
 	}
-	key := env.keys.ServerMemory(r)
-	f, err := e.readFile(ctx, env, key, "server", r, fl.Server, fmt.Sprintf("the server memory of round %d", r),
-		"the server state names it; the store was damaged")
+	vs, err := e.readServerMemory(ctx, env, r, private, st.Held)
 	if err != nil {
 		return serverState{}, err
 	}
-	vs := f.VectorsWith("")
+	st.prints = make(map[string]uint64, len(private))
 	for _, section := range private {
-		v, ok := vs[section]
-		if !ok {
-			return serverState{}, fmt.Errorf("%s has no vector %q, which the server state of round %d names: %w", key, section, r, store.ErrCorrupt)
-		}
+		v := vs[section]
+		st.prints[section] = fingerprint(v)
 		switch {
 		case strings.HasPrefix(section, ownAlgorithm):
 			st.Algorithm.Set(strings.TrimPrefix(section, ownAlgorithm), v)
 		case strings.HasPrefix(section, ownOptimizer):
 			st.Optimizer.Set(strings.TrimPrefix(section, ownOptimizer), v)
 		default:
-			return serverState{}, fmt.Errorf("%s: the server state of round %d names section %q, of no owner: %w", key, r, section, store.ErrCorrupt)
+			return serverState{}, fmt.Errorf("%s: the server state of round %d names section %q, of no owner: %w", env.keys.State(r), r, section, store.ErrCorrupt)
 		}
 	}
 	return st, nil
+}
+
+// serverReaders bounds the server memory's files read at once.
+const serverReaders = 8
+
+// readServerMemory reads the private sections of the server state after
+// round r: each from its file of round held[section], on up to
+// serverReaders goroutines, or all from round r's server.bin when held is
+// nil.
+func (e *Engine) readServerMemory(ctx context.Context, env *pointEnv, r int, private []string, held map[string]int) (map[string][]float32, error) {
+	named := fmt.Sprintf("the server state of round %d names it; the store was damaged", r)
+	if held == nil {
+		key := env.keys.ServerMemory(r)
+		f, err := e.readFile(ctx, env, key, "server", r, fl.Server, fmt.Sprintf("the server memory of round %d", r), named)
+		if err != nil {
+			return nil, err
+		}
+		vs := f.VectorsWith("")
+		for _, section := range private {
+			if _, ok := vs[section]; !ok {
+				return nil, fmt.Errorf("%s has no vector %q, which the server state of round %d names: %w", key, section, r, store.ErrCorrupt)
+			}
+		}
+		return vs, nil
+	}
+	vs := make([][]float32, len(private))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(serverReaders)
+	for i, section := range private {
+		v, ok := held[section]
+		if !ok || v > r || v < 0 {
+			return nil, fmt.Errorf("%s: the server state of round %d holds section %q in round %d's file: %w", env.keys.State(r), r, section, v, store.ErrCorrupt)
+		}
+		key, err := env.keys.ServerVector(section, v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v: %w", env.keys.State(r), err, store.ErrCorrupt)
+		}
+		g.Go(func() error {
+			f, err := e.readFile(gctx, env, key, "server", v, fl.Server, fmt.Sprintf("the server memory's %s of round %d", section, v), named)
+			if err != nil {
+				return err
+			}
+			if vs[i], err = f.Vector(section, -1); err != nil {
+				return fmt.Errorf("%s: %v: %w", key, err, store.ErrCorrupt)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	out := make(map[string][]float32, len(private))
+	for i, section := range private {
+		out[section] = vs[i]
+	}
+	return out, nil
 }
 
 // readState reads state.bin of round r, and the names of the vectors it
@@ -179,7 +328,10 @@ func (e *Engine) readState(ctx context.Context, env *pointEnv, r int) (serverSta
 	}
 	st := serverState{Sampler: fl.State{Meta: m.SamplerMeta, Vectors: f.VectorsWith(ownSampler)},
 		Algorithm: fl.State{Meta: m.AlgorithmMeta, Vectors: f.VectorsWith(ownAlgorithm)},
-		Optimizer: fl.State{Vectors: f.VectorsWith(ownOptimizer)}, Versions: m.Versions, Memory: m.Memory}
+		Optimizer: fl.State{Vectors: f.VectorsWith(ownOptimizer)}, Versions: m.Versions, Memory: m.Memory, Held: m.Held}
+	if len(m.Private) > 0 && m.Held != nil && len(m.Held) != len(m.Private) {
+		return serverState{}, nil, fmt.Errorf("%s names %d private sections but holds %d: %w", key, len(m.Private), len(m.Held), store.ErrCorrupt)
+	}
 	return st, m.Private, nil
 }
 

@@ -345,6 +345,10 @@ type AggregateOutput struct {
 	// Forgotten lists, per client, the version of the sampler's memory of
 	// it that the round replaced.
 	Forgotten map[int]int `json:"forgotten,omitempty"`
+	// Released lists, per section of the server memory ("<owner>/<name>",
+	// keys.ServerVector) that the round replaced or dropped, the round of
+	// the file that held it.
+	Released map[string]int `json:"released,omitempty"`
 	// Report is what the algorithm's server decided (its weights, FedEBA+'s
 	// angle); nil for algorithms that aggregate by the selection's ω_k.
 	Report *fl.AggReport `json:"report,omitempty"`

@@ -15,7 +15,8 @@ import (
 //	sweeps/<sweep>/<point>/config.json
 //	sweeps/<sweep>/<point>/rounds/<000042>/global.bin        model after round 42
 //	sweeps/<sweep>/<point>/rounds/<000042>/state.bin         server state after round 42
-//	sweeps/<sweep>/<point>/rounds/<000042>/server.bin        the algorithm's vectors its clients are not sent
+//	sweeps/<sweep>/<point>/rounds/<000042>/server.bin        the server memory, in points begun before server/
+//	sweeps/<sweep>/<point>/server/<owner>/<name>/<000042>.bin  one vector of the server memory, written in round 42
 //	sweeps/<sweep>/<point>/rounds/<000042>/updates/<000017>.bin  transient client update
 //	sweeps/<sweep>/<point>/rounds/<000042>/queries/<1>/<000017>.bin  transient vector answer of query 1
 //	sweeps/<sweep>/<point>/rounds/<000042>/broadcast.bin     transient vector the round's clients train with
@@ -37,6 +38,9 @@ var (
 	// A point ID is p + 32 hex digits (sweep.PointIDHex), or p + 10 from
 	// builds before 128-bit IDs: their stored sweeps are still read.
 	pointRE = regexp.MustCompile(`^p(?:[0-9a-f]{32}|[0-9a-f]{10})$`)
+	// A server-memory section is "<owner>/<name>", the name one or more
+	// "/"-separated parts (FedFV's "algorithm/g/17").
+	sectionRE = regexp.MustCompile(`^[a-z_]+(?:/[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}){1,4}$`)
 )
 
 // SweepKeys returns the keys of the named sweep.
@@ -114,6 +118,20 @@ func (p PointKeys) State(r int) string { return p.Round(r) + "state.bin" }
 // clients are not sent (FedFV's history of updates, FedDyn's h), apart from
 // State, so that only the steps that use them read them.
 func (p PointKeys) ServerMemory(r int) string { return p.Round(r) + "server.bin" }
+
+// ServerVectors is the prefix of the server memory's vectors.
+func (p PointKeys) ServerVectors() string { return p.prefix + "server/" }
+
+// ServerVector is the server memory's section ("<owner>/<name>", e.g.
+// FedFV's "algorithm/g/17") as written in round r: each vector the
+// algorithm keeps from its clients, or the server optimiser keeps, is
+// written in the round it changes, so a round writes only what changed.
+func (p PointKeys) ServerVector(section string, r int) (string, error) {
+	if !sectionRE.MatchString(section) {
+		return "", fmt.Errorf("store: server memory section %q is not <owner>/<name> of letters, digits and . _ -: %w", section, ErrInvalid)
+	}
+	return fmt.Sprintf("%s%s/%06d.bin", p.ServerVectors(), section, r), nil
+}
 
 // Updates is the prefix of round r's client updates.
 func (p PointKeys) Updates(r int) string { return p.Round(r) + "updates/" }

@@ -131,6 +131,20 @@ func TestKeys(t *testing.T) {
 			t.Errorf("Point(%q) error = %v; want ErrInvalid", bad, err)
 		}
 	}
+	for section, want := range map[string]string{
+		"algorithm/g/17":     "sweeps/demo/p0123456789abcdef0123456789abcdef/server/algorithm/g/17/000042.bin",
+		"server_optimizer/m": "sweeps/demo/p0123456789abcdef0123456789abcdef/server/server_optimizer/m/000042.bin",
+	} {
+		if got, err := pk.ServerVector(section, 42); err != nil || got != want {
+			t.Errorf("ServerVector(%q, 42) = %q, %v; want %q", section, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "algorithm", "algorithm/", "algorithm/../x", "algorithm/./x", "algorithm/g//1", "/g", "Algorithm/h",
+		"algorithm/a b", "algorithm/h\x00", "algorithm/" + strings.Repeat("a", 65), "algorithm/a/b/c/d/e"} {
+		if _, err := pk.ServerVector(bad, 1); !errors.Is(err, ErrInvalid) {
+			t.Errorf("ServerVector(%q) error = %v; want ErrInvalid", bad, err)
+		}
+	}
 }
 
 func TestLastCommitted(t *testing.T) {
