@@ -5,13 +5,14 @@
 # training, aggregation, evaluation, commit) and in the blob store's reads and writes, the peak
 # resident memory of the process (worker and starter in one) and the blob bytes per round. Prints
 # figures; asserts nothing except that each run stays under the memory ceiling (CEILING_MB, default
-# 4096: the issue's worker target), which fails the script. Then the uniform point at each N through
-# Temporal beside in-process (infra/bench/rounds.sh).
+# 4096: the issue's worker target), which fails the script. Then uniform, FedFV and SCAFFOLD at each N
+# through Temporal beside in-process (infra/bench/rounds.sh), with the worker's peak memory.
 #
 #   infra/bench/crossdevice.sh              # N = 1,000 and 10,000
 #   NS="1000" infra/bench/crossdevice.sh    # one size
 #   METHODS="uniform fedfv" infra/bench/crossdevice.sh
 #   TEMPORAL=0 infra/bench/crossdevice.sh   # without the runs through Temporal (rounds.sh)
+#   TEMPORAL_METHODS="uniform" infra/bench/crossdevice.sh
 #
 # Rounds: 5, or the sampler's warm-up plus 2 where it has one (HiCS-FL trains every client once
 # before it clusters: N/100 rounds). Methods too slow at a size are skipped with the reason
@@ -115,19 +116,29 @@ for n in $NS; do
 		rm -rf "$WORK/blob-$m-$n"
 	done
 done
-# Through Temporal: the uniform point at each N, 20 rounds, in-process and through the dev server
-# with one local worker (infra/bench/rounds.sh: wall time per round of each, and whether the two
-# computed the same model). TEMPORAL=0 skips it.
+# Through Temporal: a point of each TEMPORAL_METHODS (default: uniform, FedFV and SCAFFOLD, the
+# stateful ones with the most server and client state) at each N, 20 rounds, in-process and through
+# the dev server with one local worker (infra/bench/rounds.sh: wall time per round of each, whether
+# the two computed the same model, and the worker's peak memory, held to the ceiling like the
+# in-process runs'). TEMPORAL=0 skips it.
 if [ "${TEMPORAL:-1}" != 0 ]; then
 	for n in $NS; do
-		echo "== N = $n, uniform, in-process and through Temporal (20 rounds)"
-		spec=$WORK/temporal-$n.yaml
-		{
-			sed -e "s/^name: .*/name: xdev-$n-temporal/" -e "s/users: [0-9]*/users: $n/" -e "s/clients: [0-9]*,/clients: $n,/" \
-				-e "s/^rounds: .*/rounds: 20/" infra/bench/crossdevice/base.yaml
-			method_lines uniform "$n"
-		} >"$spec"
-		infra/bench/rounds.sh "$spec" | tail -4 || fail=1
+		for m in ${TEMPORAL_METHODS:-uniform fedfv scaffold}; do
+			echo "== N = $n, $m, in-process and through Temporal (20 rounds)"
+			spec=$WORK/temporal-$m-$n.yaml
+			{
+				sed -e "s/^name: .*/name: xdev-$n-$m-temporal/" -e "s/users: [0-9]*/users: $n/" -e "s/clients: [0-9]*,/clients: $n,/" \
+					-e "s/^rounds: .*/rounds: 20/" -e "s/^importance: .*/importance: $(importance_of "$m")/" infra/bench/crossdevice/base.yaml
+				method_lines "$m" "$n"
+			} >"$spec"
+			infra/bench/rounds.sh "$spec" >"$WORK/temporal.out" || { tail -5 "$WORK/temporal.out" >&2; fail=1; continue; }
+			tail -5 "$WORK/temporal.out"
+			peak=$(sed -n 's/^worker peak resident memory (VmHWM): \([0-9]*\) MB$/\1/p' "$WORK/temporal.out")
+			if [ -n "$peak" ] && [ "$peak" -gt "$CEILING_MB" ]; then
+				echo "crossdevice.sh: N = $n, $m through Temporal: the worker's peak memory $peak MB is over the ceiling of $CEILING_MB MB" >&2
+				fail=1
+			fi
+		done
 	done
 fi
 

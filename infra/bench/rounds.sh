@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Round time of a sweep run in-process (`starter run --local`) versus through
 # Temporal (dev server + one local worker), on the same spec, machine and run.
-# Prints wall times, seconds per round and their ratio; asserts nothing.
+# Prints wall times, seconds per round and their ratio, and the worker's peak
+# resident memory over the Temporal run (worker.sh up restarts it, so the
+# peak is this run's); asserts nothing.
 #
 #   infra/bench/rounds.sh [SPEC]       (default examples/demo.yaml)
 #
@@ -51,6 +53,8 @@ run_one() { # mode
 echo "spec $SPEC ($name): $points points x $rounds rounds = $total rounds; $(nproc) cores"
 tl=$(run_one local)
 tt=$(run_one temporal)
+wpid=$(cat .data/worker.pid 2>/dev/null || true)
+wpeak=$(awk '/^VmHWM:/ { printf "%d", $2 / 1024 }' "/proc/$wpid/status" 2>/dev/null || true)
 # The two runs must compute the same models.
 grep -o 'p[0-9a-f]\{10,\} .* done .*' "$WORK/local.log" | awk '{print $1, $NF}' | sort >"$WORK/l.sum"
 grep -o 'p[0-9a-f]\{10,\} .* done .*' "$WORK/temporal.log" | awk '{print $1, $NF}' | sort >"$WORK/t.sum"
@@ -61,10 +65,11 @@ awk -v tl="$tl" -v tt="$tt" -v n="$total" -v same="$same" 'BEGIN {
   printf "%-22s %10.1f %12.3f\n", "Temporal (dev server)", tt, tt / n
   printf "Temporal / in-process: %.2f; identical final models: %s\n", tt / tl, same
 }'
+echo "worker peak resident memory (VmHWM): ${wpeak:-unknown} MB"
 if [ -n "${ROUNDS_JSON:-}" ]; then
   version=$(${GO:-go} version -m bin/starter 2>/dev/null | sed -n 's/.*conf\.Version=\([^ "]*\).*/\1/p' | head -1)
-  awk -v tl="$tl" -v tt="$tt" -v n="$total" -v same="$same" -v spec="$SPEC" -v version="${version:-unknown}" 'BEGIN {
-    printf "{\"spec\": \"%s\", \"version\": \"%s\", \"rounds\": %d, \"in_process_s_per_round\": %.6f, \"temporal_s_per_round\": %.6f, \"identical\": \"%s\"}\n",
-      spec, version, n, tl / n, tt / n, same
+  awk -v tl="$tl" -v tt="$tt" -v n="$total" -v same="$same" -v spec="$SPEC" -v version="${version:-unknown}" -v wpeak="${wpeak:-0}" 'BEGIN {
+    printf "{\"spec\": \"%s\", \"version\": \"%s\", \"rounds\": %d, \"in_process_s_per_round\": %.6f, \"temporal_s_per_round\": %.6f, \"identical\": \"%s\", \"worker_peak_mb\": %d}\n",
+      spec, version, n, tl / n, tt / n, same, wpeak
   }' >"$ROUNDS_JSON"
 fi
