@@ -189,7 +189,7 @@ func (e *Engine) prune(ctx context.Context, env *pointEnv, last int, keepUpdates
 			errs = append(errs, e.Store.Delete(ctx, env.keys.Global(q)), e.Store.Delete(ctx, env.keys.State(q)), e.Store.Delete(ctx, env.keys.ServerMemory(q)))
 			continue
 		}
-		st, err := e.loadState(ctx, env, q)
+		st, err := e.loadSamplerState(ctx, env, q)
 		if err != nil {
 			return err
 		}

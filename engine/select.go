@@ -21,7 +21,7 @@ func (e *Engine) SelectClients(ctx context.Context, in steps.SelectInput) (fl.Pl
 	if err != nil {
 		return fl.Plan{}, err
 	}
-	st, err := e.loadState(ctx, env, in.Round-1)
+	st, err := e.loadSamplerState(ctx, env, in.Round-1)
 	if err != nil {
 		return fl.Plan{}, err
 	}

@@ -311,71 +311,92 @@ seeds: [1]
 	compare(t, "resumed after a damaged shared update", take(t, e, plan), want)
 }
 
-// TestServerMemoryOldLayout: a point begun before per-vector files, its
-// server memory in the round's server.bin, continues under this build: the
-// next round reads server.bin, writes per-vector files from then on, and
-// the point ends with the models of a run that never had a server.bin.
+// TestServerMemoryOldLayout: a point begun before per-vector files (the
+// algorithm's sent vectors in state.bin, the rest in the round's
+// server.bin) continues under this build: the next round reads that
+// layout, writes per-vector files from then on, and the point ends with the
+// models of a run that never had the old layout. FedFV with FedAdam keeps
+// server memory only; SCAFFOLD's c is sent to its clients.
 func TestServerMemoryOldLayout(t *testing.T) {
-	const spec = `
+	for _, method := range []string{"algorithm: {name: fedfv, tau: 2}\nserver_optimizer: {name: fedadam, lr: 0.01}", "algorithm: scaffold"} {
+		spec := `
 name: old
 dataset: {name: synthetic}
 partition: {scheme: dirichlet, clients: 8, alpha: 0.5}
 model: {arch: mlp, hidden: [8]}
 train: {lr: 0.1, batch_size: 16, local_steps: 2}
-algorithm: {name: fedfv, tau: 2}
-server_optimizer: {name: fedadam, lr: 0.01}
 rounds: 5
 clients_per_round: 3
 eval_every: 5
 checkpoint_every: 2
 seeds: [1]
-`
-	_, _, want := runSpec(t, spec, nil)
-	e := newEngine(t)
-	ctx := context.Background()
-	plan, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := steps.PointRef{Sweep: plan.Name, Point: plan.Points[0].ID}
-	runSteps(t, e, ref, 4, steps.TrainClients.Name) // rounds 0–3 committed
-	env, err := e.env(ctx, ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Rewrite round 3's state as the build before per-vector files wrote it.
-	st, err := e.loadFullState(ctx, env, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sent, private := env.split(st)
-	if len(private) < 3 {
-		t.Fatalf("round 3 keeps server memory %v; want FedFV's updates and FedAdam's m and v", keys(private))
-	}
-	meta := stateMeta{Round: 3, Sampler: env.cfg.Sampler.Name, Algorithm: env.cfg.AlgorithmName(),
-		SamplerMeta: st.Sampler.Meta, AlgorithmMeta: st.Algorithm.Meta, ServerOptimizer: env.cfg.ServerOptimizer.Name,
-		Versions: st.Versions, Memory: st.Memory, Private: keys(private)}
-	if _, err := e.Store.PutFile(ctx, env.keys.ServerMemory(3), store.NewFile("server", env.net.Key(), 3, fl.Server).AddVectors("", private)); err != nil {
-		t.Fatal(err)
-	}
-	f, err := store.NewFile("state", env.net.Key(), 3, fl.Server).AddJSON("meta", meta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Store.PutFile(ctx, env.keys.State(3), f.AddVectors(ownSampler, st.Sampler.Vectors).AddVectors(ownAlgorithm, sent)); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Store.DeletePrefix(ctx, env.keys.ServerVectors()); err != nil {
-		t.Fatal(err)
-	}
-	if old, err := e.loadState(ctx, env, 3); err != nil || old.Held != nil {
-		t.Fatalf("the rewritten state of round 3 holds %v (%v); want server.bin's layout", old.Held, err)
-	}
-	if _, err := e.RunSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)}, nil); err != nil {
-		t.Fatal(err)
-	}
-	compare(t, "continued from a server.bin", take(t, e, plan), want)
-	if last, err := e.loadState(ctx, env, 5); err != nil || len(last.Held) == 0 {
-		t.Errorf("round 5's state holds %v (%v); want per-vector files", last.Held, err)
+` + method + "\n"
+		_, _, want := runSpec(t, spec, nil)
+		e := newEngine(t)
+		ctx := context.Background()
+		plan, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := steps.PointRef{Sweep: plan.Name, Point: plan.Points[0].ID}
+		runSteps(t, e, ref, 4, steps.TrainClients.Name) // rounds 0–3 committed
+		env, err := e.env(ctx, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// state.bin holds no vector of the algorithm or the optimiser:
+		// selection reads none.
+		f, err := e.Store.GetFile(ctx, env.keys.State(3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if vs := f.VectorsWith(""); len(vs) != 0 {
+			t.Errorf("%s: state.bin of round 3 holds vectors %v; want none", method, keys(vs))
+		}
+		// Rewrite round 3's state as the build before per-vector files wrote it.
+		st, err := e.loadFullState(ctx, env, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent, private := map[string][]float32{}, map[string][]float32{}
+		for section, v := range sections(st) {
+			if name, ok := strings.CutPrefix(section, ownAlgorithm); ok && slices.Contains(env.alg.Sends(), name) {
+				sent[name] = v
+			} else {
+				private[section] = v
+			}
+		}
+		if len(private)+len(sent) < 1 {
+			t.Fatalf("%s: round 3 keeps no vectors", method)
+		}
+		meta := stateMeta{Round: 3, Sampler: env.cfg.Sampler.Name, Algorithm: env.cfg.AlgorithmName(),
+			SamplerMeta: st.Sampler.Meta, AlgorithmMeta: st.Algorithm.Meta, ServerOptimizer: env.cfg.ServerOptimizer.Name,
+			Versions: st.Versions, Memory: st.Memory}
+		if len(private) > 0 {
+			meta.Private = keys(private)
+			if _, err := e.Store.PutFile(ctx, env.keys.ServerMemory(3), store.NewFile("server", env.net.Key(), 3, fl.Server).AddVectors("", private)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		old, err := store.NewFile("state", env.net.Key(), 3, fl.Server).AddJSON("meta", meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Store.PutFile(ctx, env.keys.State(3), old.AddVectors(ownSampler, st.Sampler.Vectors).AddVectors(ownAlgorithm, sent)); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Store.DeletePrefix(ctx, env.keys.ServerVectors()); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := e.loadState(ctx, env, 3); err != nil || got.Held != nil || len(got.Algorithm.Vectors) != len(sent) {
+			t.Fatalf("%s: the rewritten state of round 3 holds %v and sent vectors %v (%v); want the old layout with %v", method, got.Held, got.Algorithm.Names(), err, keys(sent))
+		}
+		if _, err := e.RunSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)}, nil); err != nil {
+			t.Fatal(err)
+		}
+		compare(t, method+": continued from the old layout", take(t, e, plan), want)
+		if last, err := e.loadState(ctx, env, 5); err != nil || len(last.Held) == 0 {
+			t.Errorf("%s: round 5's state holds %v (%v); want per-vector files", method, last.Held, err)
+		}
 	}
 }

@@ -58,19 +58,20 @@ type stateMeta struct {
 	ServerOptimizer string      `json:"server_optimizer,omitempty"`
 	Versions        map[int]int `json:"versions,omitempty"`
 	Memory          map[int]int `json:"memory,omitempty"`
-	// Private names the sections of the server memory, "<owner>/<name>":
-	// the algorithm's vectors its clients are not sent and the server
-	// optimiser's moments, which only aggregation reads. Empty: every
-	// vector is in state.bin (files written before the split, and points
-	// that keep none).
+	// Private names the vector sections kept outside state.bin,
+	// "<owner>/<name>": with Held, every vector of the algorithm and the
+	// server optimiser, each in its own file; without, as points begun
+	// before per-vector files wrote them, the algorithm's vectors its
+	// clients are not sent and the optimiser's moments, in this round's
+	// server.bin (keys.ServerMemory), the sent ones being in state.bin.
+	// Empty: every vector is in state.bin (files written before
+	// server.bin, and points that keep none).
 	Private []string `json:"private,omitempty"`
 	// Held maps each private section to the round whose file holds it
 	// (keys.ServerVector): a vector is written in the round it changes and
 	// named from there until it changes again, so a round writes only the
-	// vectors that changed (FedFV's m new updates, not its τ·m history).
-	// Absent with Private: the sections are in this round's server.bin
-	// (keys.ServerMemory), as points begun before per-vector files wrote
-	// them; such a point writes per-vector files from its next round on.
+	// vectors that changed (FedFV's m new updates, not its τ·m history). A
+	// point begun before per-vector files writes them from its next round.
 	Held map[string]int `json:"held,omitempty"`
 }
 
@@ -100,21 +101,21 @@ func (env *pointEnv) initState() (serverState, error) {
 }
 
 // saveState writes the server state after round r and returns the
-// versions of the server memory's sections it no longer names (released),
-// for the commit to delete unless a kept checkpoint still names them. The
-// private vectors (those the algorithm's clients are not sent, and the
-// server optimiser's moments) are written first, one file per vector
-// (keys.ServerVector), so that no state.bin names a file not yet written;
-// a vector bit-equal to prev's (the state after round r−1, or nil) keeps
-// prev's file. Everything else goes to state.bin.
+// versions of the vector files it no longer names (released), for the
+// commit to delete unless a kept checkpoint still names them. Every vector
+// of the algorithm and of the server optimiser goes to a file of its own
+// (keys.ServerVector), written first so that no state.bin names a file not
+// yet written; a vector bit-equal to prev's (the state after round r−1, or
+// nil) keeps prev's file. state.bin holds the metadata and the sampler's
+// vectors: all that selection reads.
 func (e *Engine) saveState(ctx context.Context, env *pointEnv, r int, st serverState, prev *serverState) (released map[string]int, err error) {
 	meta := stateMeta{Round: r, Sampler: env.cfg.Sampler.Name, Algorithm: env.cfg.AlgorithmName(),
 		SamplerMeta: st.Sampler.Meta, AlgorithmMeta: st.Algorithm.Meta, ServerOptimizer: env.cfg.ServerOptimizer.Name,
 		Versions: st.Versions, Memory: st.Memory}
-	sent, private := env.split(st)
+	private := sections(st)
 	var before map[string][]float32
 	if prev != nil {
-		_, before = env.split(*prev)
+		before = sections(*prev)
 	}
 	if len(private) > 0 {
 		meta.Private = slices.Sorted(maps.Keys(private))
@@ -150,27 +151,22 @@ func (e *Engine) saveState(ctx context.Context, env *pointEnv, r int, st serverS
 	if err != nil {
 		return nil, err
 	}
-	f.AddVectors(ownSampler, st.Sampler.Vectors).AddVectors(ownAlgorithm, sent)
+	f.AddVectors(ownSampler, st.Sampler.Vectors)
 	_, err = e.Store.PutFile(ctx, env.keys.State(r), f)
 	return released, err
 }
 
-// split returns the algorithm's vectors its clients are sent (by name) and
-// the server memory (by section, "<owner>/<name>").
-func (env *pointEnv) split(st serverState) (sent, private map[string][]float32) {
-	sends := env.alg.Sends()
-	sent, private = map[string][]float32{}, map[string][]float32{}
+// sections returns the algorithm's and the server optimiser's vectors by
+// section, "<owner>/<name>".
+func sections(st serverState) map[string][]float32 {
+	out := make(map[string][]float32, len(st.Algorithm.Vectors)+len(st.Optimizer.Vectors))
 	for name, v := range st.Algorithm.Vectors {
-		if slices.Contains(sends, name) {
-			sent[name] = v
-		} else {
-			private[ownAlgorithm+name] = v
-		}
+		out[ownAlgorithm+name] = v
 	}
-	for name, v := range st.Optimizer.Vectors { // read by aggregation alone
-		private[ownOptimizer+name] = v
+	for name, v := range st.Optimizer.Vectors {
+		out[ownOptimizer+name] = v
 	}
-	return sent, private
+	return out
 }
 
 // held returns the round whose file holds section in st (nil: none).
@@ -208,18 +204,46 @@ func sameBits(a, b []float32) bool {
 	return true
 }
 
-// loadState reads the server state after round r, checking that it belongs
-// to this point's architecture and methods, without the algorithm's vectors
-// its clients are not sent (server.bin): what every step but aggregation
-// needs. loadFullState reads those too.
-func (e *Engine) loadState(ctx context.Context, env *pointEnv, r int) (serverState, error) {
+// loadSamplerState reads state.bin of round r alone, checking that it
+// belongs to this point's architecture and methods: the metadata, the
+// client versions and the sampler's vectors (with, for a point begun before
+// per-vector files, the algorithm's sent vectors), all that selection
+// reads.
+func (e *Engine) loadSamplerState(ctx context.Context, env *pointEnv, r int) (serverState, error) {
 	st, _, err := e.readState(ctx, env, r)
 	return st, err
 }
 
+// loadState reads the server state after round r that every step but
+// aggregation needs: loadSamplerState's and the algorithm's vectors its
+// clients are sent. loadFullState reads the rest too.
+func (e *Engine) loadState(ctx context.Context, env *pointEnv, r int) (serverState, error) {
+	st, private, err := e.readState(ctx, env, r)
+	if err != nil || st.Held == nil {
+		return st, err
+	}
+	var sent []string
+	for _, name := range env.alg.Sends() {
+		if section := ownAlgorithm + name; slices.Contains(private, section) {
+			sent = append(sent, section)
+		}
+	}
+	if len(sent) == 0 {
+		return st, nil
+	}
+	vs, err := e.readServerMemory(ctx, env, r, sent, st.Held)
+	if err != nil {
+		return serverState{}, err
+	}
+	for _, section := range sent {
+		st.Algorithm.Set(strings.TrimPrefix(section, ownAlgorithm), vs[section])
+	}
+	return st, nil
+}
+
 // loadFullState reads the whole server state after round r: loadState's
-// and the server memory (the private vectors), from their per-vector files
-// or, for a point begun before them, from server.bin.
+// and the vectors only aggregation reads (the server memory), from their
+// per-vector files or, for a point begun before them, from server.bin.
 func (e *Engine) loadFullState(ctx context.Context, env *pointEnv, r int) (serverState, error) {
 	st, private, err := e.readState(ctx, env, r)
 	if err != nil || len(private) == 0 {

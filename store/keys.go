@@ -16,7 +16,7 @@ import (
 //	sweeps/<sweep>/<point>/rounds/<000042>/global.bin        model after round 42
 //	sweeps/<sweep>/<point>/rounds/<000042>/state.bin         server state after round 42
 //	sweeps/<sweep>/<point>/rounds/<000042>/server.bin        the server memory, in points begun before server/
-//	sweeps/<sweep>/<point>/server/<owner>/<name>/<000042>.bin  one vector of the server memory, written in round 42
+//	sweeps/<sweep>/<point>/server/<owner>/<name>/<000042>.bin  one vector of the algorithm or server optimiser, written in round 42
 //	sweeps/<sweep>/<point>/rounds/<000042>/updates/<000017>.bin  transient client update
 //	sweeps/<sweep>/<point>/rounds/<000042>/queries/<1>/<000017>.bin  transient vector answer of query 1
 //	sweeps/<sweep>/<point>/rounds/<000042>/broadcast.bin     transient vector the round's clients train with
@@ -119,13 +119,14 @@ func (p PointKeys) State(r int) string { return p.Round(r) + "state.bin" }
 // State, so that only the steps that use them read them.
 func (p PointKeys) ServerMemory(r int) string { return p.Round(r) + "server.bin" }
 
-// ServerVectors is the prefix of the server memory's vectors.
+// ServerVectors is the prefix of the algorithm's and server optimiser's
+// vectors.
 func (p PointKeys) ServerVectors() string { return p.prefix + "server/" }
 
-// ServerVector is the server memory's section ("<owner>/<name>", e.g.
-// FedFV's "algorithm/g/17") as written in round r: each vector the
-// algorithm keeps from its clients, or the server optimiser keeps, is
-// written in the round it changes, so a round writes only what changed.
+// ServerVector is the state vector section ("<owner>/<name>", e.g.
+// FedFV's "algorithm/g/17", SCAFFOLD's "algorithm/c") as written in round
+// r: each vector the algorithm or the server optimiser keeps is written in
+// the round it changes, so a round writes only what changed.
 func (p PointKeys) ServerVector(section string, r int) (string, error) {
 	if !sectionRE.MatchString(section) {
 		return "", fmt.Errorf("store: server memory section %q is not <owner>/<name> of letters, digits and . _ -: %w", section, ErrInvalid)
