@@ -34,14 +34,14 @@ type serverState struct {
 	// Memory maps a client to the round in which the sampler last
 	// remembered something about it (fl.ObserveInput.Remember).
 	Memory map[int]int
-	// Held maps each section of the server memory (the private vectors,
-	// "<owner>/<name>") to the round whose file holds it
-	// (keys.ServerVector); nil for a state read from a server.bin (points
-	// begun before per-vector files) or not yet saved.
+	// Held maps each vector of the algorithm and the server optimiser, by
+	// section ("<owner>/<name>"), to the round whose file holds it
+	// (keys.ServerVector); nil for a state written before per-vector files
+	// or not yet saved.
 	Held map[string]int
-	// prints are the private vectors' fingerprints as read, so that saving
-	// the next state can tell a vector an algorithm left alone from one it
-	// changed in place.
+	// prints are the vectors' fingerprints as loadFullState read them, so
+	// that saving the next state can tell a vector an algorithm left alone
+	// from one it changed in place.
 	prints map[string]uint64
 }
 
@@ -231,7 +231,7 @@ func (e *Engine) loadState(ctx context.Context, env *pointEnv, r int) (serverSta
 	if len(sent) == 0 {
 		return st, nil
 	}
-	vs, err := e.readServerMemory(ctx, env, r, sent, st.Held)
+	vs, err := e.readVectors(ctx, env, r, sent, st.Held)
 	if err != nil {
 		return serverState{}, err
 	}
@@ -249,7 +249,7 @@ func (e *Engine) loadFullState(ctx context.Context, env *pointEnv, r int) (serve
 	if err != nil || len(private) == 0 {
 		return st, err
 	}
-	vs, err := e.readServerMemory(ctx, env, r, private, st.Held)
+	vs, err := e.readVectors(ctx, env, r, private, st.Held)
 	if err != nil {
 		return serverState{}, err
 	}
@@ -269,14 +269,14 @@ func (e *Engine) loadFullState(ctx context.Context, env *pointEnv, r int) (serve
 	return st, nil
 }
 
-// serverReaders bounds the server memory's files read at once.
-const serverReaders = 8
+// vectorReaders bounds the state vector files read at once.
+const vectorReaders = 8
 
-// readServerMemory reads the private sections of the server state after
-// round r: each from its file of round held[section], on up to
-// serverReaders goroutines, or all from round r's server.bin when held is
-// nil.
-func (e *Engine) readServerMemory(ctx context.Context, env *pointEnv, r int, private []string, held map[string]int) (map[string][]float32, error) {
+// readVectors reads the named sections of the server state after round r:
+// each from its file of round held[section], on up to vectorReaders
+// goroutines, or, when held is nil (a point begun before per-vector
+// files), from round r's server.bin.
+func (e *Engine) readVectors(ctx context.Context, env *pointEnv, r int, sections []string, held map[string]int) (map[string][]float32, error) {
 	named := fmt.Sprintf("the server state of round %d names it; the store was damaged", r)
 	if held == nil {
 		key := env.keys.ServerMemory(r)
@@ -285,17 +285,15 @@ func (e *Engine) readServerMemory(ctx context.Context, env *pointEnv, r int, pri
 			return nil, err
 		}
 		vs := f.VectorsWith("")
-		for _, section := range private {
+		for _, section := range sections {
 			if _, ok := vs[section]; !ok {
 				return nil, fmt.Errorf("%s has no vector %q, which the server state of round %d names: %w", key, section, r, store.ErrCorrupt)
 			}
 		}
 		return vs, nil
 	}
-	vs := make([][]float32, len(private))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(serverReaders)
-	for i, section := range private {
+	keys := make([]string, len(sections))
+	for i, section := range sections {
 		v, ok := held[section]
 		if !ok || v > r || v < 0 {
 			return nil, fmt.Errorf("%s: the server state of round %d holds section %q in round %d's file: %w", env.keys.State(r), r, section, v, store.ErrCorrupt)
@@ -304,13 +302,20 @@ func (e *Engine) readServerMemory(ctx context.Context, env *pointEnv, r int, pri
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v: %w", env.keys.State(r), err, store.ErrCorrupt)
 		}
+		keys[i] = key
+	}
+	vs := make([][]float32, len(sections))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(vectorReaders)
+	for i, section := range sections {
 		g.Go(func() error {
-			f, err := e.readFile(gctx, env, key, "server", v, fl.Server, fmt.Sprintf("the server memory's %s of round %d", section, v), named)
+			v := held[section]
+			f, err := e.readFile(gctx, env, keys[i], "server", v, fl.Server, fmt.Sprintf("state vector %s of round %d", section, v), named)
 			if err != nil {
 				return err
 			}
 			if vs[i], err = f.Vector(section, -1); err != nil {
-				return fmt.Errorf("%s: %v: %w", key, err, store.ErrCorrupt)
+				return fmt.Errorf("%s: %v: %w", keys[i], err, store.ErrCorrupt)
 			}
 			return nil
 		})
@@ -318,15 +323,15 @@ func (e *Engine) readServerMemory(ctx context.Context, env *pointEnv, r int, pri
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	out := make(map[string][]float32, len(private))
-	for i, section := range private {
+	out := make(map[string][]float32, len(sections))
+	for i, section := range sections {
 		out[section] = vs[i]
 	}
 	return out, nil
 }
 
-// readState reads state.bin of round r, and the names of the vectors it
-// leaves to server.bin.
+// readState reads state.bin of round r, and the sections of the vectors
+// kept outside it (stateMeta.Private).
 func (e *Engine) readState(ctx context.Context, env *pointEnv, r int) (serverState, []string, error) {
 	key := env.keys.State(r)
 	f, err := e.readFile(ctx, env, key, "state", r, fl.Server, fmt.Sprintf("server state of round %d", r),
