@@ -2,8 +2,8 @@ package cluster
 
 // The two forms of Euclidean, whatever the size.
 var (
-	EuclideanDirect = euclideanDirect
-	EuclideanGram   = euclideanGram
+	EuclideanDirect = euclideanDirect[float64]
+	EuclideanGram   = euclideanGram[float64]
 )
 
 // GramWork is the size from which Euclidean takes the Gram form.

@@ -105,7 +105,9 @@ func Ward(rows [][]float64) ([]Merge, error) {
 // so when an estimate on a fixed sample of pairs (closeShare) finds a
 // quarter of them close or more, Euclidean takes the direct form at any
 // size.
-func Euclidean(rows [][]float64) []float64 {
+//
+// Rows may be float32 (DivFL's remembered gradients); every sum is float64.
+func Euclidean[T float32 | float64](rows [][]T) []float64 {
 	n := len(rows)
 	if n < 2 {
 		return []float64{}
@@ -120,7 +122,7 @@ func Euclidean(rows [][]float64) []float64 {
 // (squared distance below gramRecompute·(‖a‖² + ‖b‖²)) from up to
 // gramSample pairs at fixed positions: a function of the rows alone, so
 // the form Euclidean takes is too.
-func closeShare(rows [][]float64) float64 {
+func closeShare[T float32 | float64](rows [][]T) float64 {
 	n := len(rows)
 	pairs := min(gramSample, n*(n-1)/2)
 	close := 0
@@ -130,8 +132,8 @@ func closeShare(rows [][]float64) float64 {
 		a, b := rows[i], rows[j]
 		d, sa, sb := direct(a, b), 0.0, 0.0
 		for k, v := range a {
-			sa += v * v
-			sb += b[k] * b[k]
+			sa += float64(v) * float64(v)
+			sb += float64(b[k]) * float64(b[k])
 		}
 		if d*d < gramRecompute*(sa+sb) {
 			close++
@@ -168,7 +170,7 @@ const (
 )
 
 // euclideanDirect is the direct form of Euclidean.
-func euclideanDirect(rows [][]float64) []float64 {
+func euclideanDirect[T float32 | float64](rows [][]T) []float64 {
 	n := len(rows)
 	d := make([]float64, n*(n-1)/2)
 	work := 0
@@ -187,11 +189,11 @@ func euclideanDirect(rows [][]float64) []float64 {
 }
 
 // direct is ‖a − b‖ summed in float64 in coordinate order.
-func direct(a, b []float64) float64 {
+func direct[T float32 | float64](a, b []T) float64 {
 	b = b[:len(a)]
 	s := 0.0
 	for k, v := range a {
-		e := v - b[k]
+		e := float64(v) - float64(b[k])
 		s += e * e
 	}
 	return math.Sqrt(s)
@@ -204,13 +206,13 @@ func direct(a, b []float64) float64 {
 // of a block are filled on every core, row i by worker i mod GOMAXPROCS;
 // each entry is computed once, from values fixed before the fill, so the
 // result does not depend on the sharing.
-func euclideanGram(rows [][]float64) []float64 {
+func euclideanGram[T float32 | float64](rows [][]T) []float64 {
 	n, dim := len(rows), len(rows[0])
 	sq := make([]float64, n)
 	for i, r := range rows {
 		s := 0.0
 		for _, v := range r {
-			s += v * v
+			s += float64(v) * float64(v)
 		}
 		sq[i] = s
 	}
@@ -220,7 +222,10 @@ func euclideanGram(rows [][]float64) []float64 {
 	prod := make([]float64, bs*bs)
 	pack := func(dst []float64, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			copy(dst[(i-lo)*dim:(i-lo+1)*dim], rows[i])
+			row := dst[(i-lo)*dim : (i-lo+1)*dim]
+			for k, v := range rows[i] {
+				row[k] = float64(v)
+			}
 		}
 	}
 	var blas gonum.Implementation
