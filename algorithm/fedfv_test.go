@@ -384,7 +384,6 @@ func average(vs [][]float64) []float64 {
 // FLGo's. The transcription keeps every client's history; FedFV keeps only
 // what later windows read, so equal models also check the pruning.
 func TestFedFVMatchesEasyFL(t *testing.T) {
-	const n, m, dim, rounds = 8, 4, 7, 12
 	for _, tt := range []struct {
 		alpha    float64
 		tau      int
@@ -393,41 +392,50 @@ func TestFedFVMatchesEasyFL(t *testing.T) {
 		{0.25, 3, "previous"}, {0.25, 3, "current"}, {0, 1, "previous"}, {0, 1, "current"},
 		{0.5, 0, "previous"}, {1, 2, "current"}, {0.1, 10, "previous"},
 	} {
-		a := fv(t, fl.Options{"alpha": tt.alpha, "tau": tt.tau, "external": tt.external})
-		ref := &easyFLFedFV{alpha: tt.alpha, tau: tt.tau, paper: tt.external == "previous", last: make([]int, n), history: make([][]float64, n)}
-		for i := range ref.last {
-			ref.last[i] = -1
-		}
 		r := rand.New(rand.NewPCG(uint64(tt.tau), uint64(100*tt.alpha)))
-		theta := make([]float32, dim)
-		want := slices.Clone(theta)
-		var s fl.State
-		remembered := false
-		for round := 1; round <= rounds; round++ {
-			clients := r.Perm(n)[:m]
-			slices.Sort(clients)
-			g32, g64, loss := make([][]float32, m), make([][]float64, m), make([]float64, m)
-			for i := range clients {
-				g32[i] = vec(r.Uint64(), dim, 1)
-				g64[i] = make([]float64, dim)
-				for j, v := range g32[i] {
-					g64[i][j] = float64(v)
-				}
-				loss[i] = r.Float64()
-			}
-			theta, s = fvRound(t, a, round, theta, s, clients, loss, g32)
-			want = ref.iterate(round, want, clients, loss, g64)
-			for j := range want {
-				if d := math.Abs(float64(theta[j]) - float64(want[j])); d > 1e-6*(1+math.Abs(float64(want[j]))) {
-					t.Fatalf("α = %v τ = %d %s round %d: θ[%d] = %v; easyFL's loop gives %v", tt.alpha, tt.tau, tt.external, round, j, theta[j], want[j])
-				}
-			}
-			remembered = remembered || len(s.Vectors) > 0
-		}
+		remembered := matchEasyFL(t, r, 8, 4, 7, 12, tt.alpha, tt.tau, tt.external)
 		if tt.tau > 1 && !remembered {
 			t.Errorf("α = %v τ = %d %s: the state never remembered an update; the test is vacuous", tt.alpha, tt.tau, tt.external)
 		}
 	}
+}
+
+// matchEasyFL runs FedFV (α, τ, external) and the transcription of
+// easyFL's loop side by side for rounds rounds of random updates (m of n
+// clients a round, dim parameters, drawn from r), fails on the first model
+// that differs, and reports whether the state ever remembered an update.
+func matchEasyFL(t *testing.T, r *rand.Rand, n, m, dim, rounds int, alpha float64, tau int, external string) (remembered bool) {
+	t.Helper()
+	a := fv(t, fl.Options{"alpha": alpha, "tau": tau, "external": external})
+	ref := &easyFLFedFV{alpha: alpha, tau: tau, paper: external == "previous", last: make([]int, n), history: make([][]float64, n)}
+	for i := range ref.last {
+		ref.last[i] = -1
+	}
+	theta := make([]float32, dim)
+	want := slices.Clone(theta)
+	var s fl.State
+	for round := 1; round <= rounds; round++ {
+		clients := r.Perm(n)[:m]
+		slices.Sort(clients)
+		g32, g64, loss := make([][]float32, m), make([][]float64, m), make([]float64, m)
+		for i := range clients {
+			g32[i] = vec(r.Uint64(), dim, 1)
+			g64[i] = make([]float64, dim)
+			for j, v := range g32[i] {
+				g64[i][j] = float64(v)
+			}
+			loss[i] = r.Float64()
+		}
+		theta, s = fvRound(t, a, round, theta, s, clients, loss, g32)
+		want = ref.iterate(round, want, clients, loss, g64)
+		for j := range want {
+			if d := math.Abs(float64(theta[j]) - float64(want[j])); d > 1e-6*(1+math.Abs(float64(want[j]))) {
+				t.Fatalf("m = %d α = %v τ = %d %s round %d: θ[%d] = %v; easyFL's loop gives %v", m, alpha, tau, external, round, j, theta[j], want[j])
+			}
+		}
+		remembered = remembered || len(s.Vectors) > 0
+	}
+	return remembered
 }
 
 // TestFedFVGramForm: the Gram form of the internal projections gives the
@@ -481,7 +489,6 @@ func TestFedFVGramForm(t *testing.T) {
 // TestFedFVMatchesEasyFLGram is TestFedFVMatchesEasyFL with rounds of
 // FedFVGramFrom clients and more, which take the Gram form.
 func TestFedFVMatchesEasyFLGram(t *testing.T) {
-	const n, dim, rounds = 90, 25, 6
 	for _, tt := range []struct {
 		m        int
 		alpha    float64
@@ -490,35 +497,7 @@ func TestFedFVMatchesEasyFLGram(t *testing.T) {
 	}{
 		{algorithm.FedFVGramFrom, 0.1, 2, "previous"}, {45, 0.25, 3, "current"}, {60, 0, 1, "previous"},
 	} {
-		a := fv(t, fl.Options{"alpha": tt.alpha, "tau": tt.tau, "external": tt.external})
-		ref := &easyFLFedFV{alpha: tt.alpha, tau: tt.tau, paper: tt.external == "previous", last: make([]int, n), history: make([][]float64, n)}
-		for i := range ref.last {
-			ref.last[i] = -1
-		}
-		r := rand.New(rand.NewPCG(uint64(tt.m), uint64(tt.tau)))
-		theta := make([]float32, dim)
-		want := slices.Clone(theta)
-		var s fl.State
-		for round := 1; round <= rounds; round++ {
-			clients := r.Perm(n)[:tt.m]
-			slices.Sort(clients)
-			g32, g64, loss := make([][]float32, tt.m), make([][]float64, tt.m), make([]float64, tt.m)
-			for i := range clients {
-				g32[i] = vec(r.Uint64(), dim, 1)
-				g64[i] = make([]float64, dim)
-				for j, v := range g32[i] {
-					g64[i][j] = float64(v)
-				}
-				loss[i] = r.Float64()
-			}
-			theta, s = fvRound(t, a, round, theta, s, clients, loss, g32)
-			want = ref.iterate(round, want, clients, loss, g64)
-			for j := range want {
-				if d := math.Abs(float64(theta[j]) - float64(want[j])); d > 1e-6*(1+math.Abs(float64(want[j]))) {
-					t.Fatalf("m = %d α = %v τ = %d %s round %d: θ[%d] = %v; easyFL's loop gives %v", tt.m, tt.alpha, tt.tau, tt.external, round, j, theta[j], want[j])
-				}
-			}
-		}
+		matchEasyFL(t, rand.New(rand.NewPCG(uint64(tt.m), uint64(tt.tau))), 90, tt.m, 25, 6, tt.alpha, tt.tau, tt.external)
 	}
 }
 

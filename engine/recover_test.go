@@ -44,7 +44,13 @@ func flip(t *testing.T, e *Engine, key string) {
 // crash in round crashAt (rounds 0..crashAt−1 committed).
 func interrupted(t *testing.T, e *Engine, crashAt int) (steps.PlanSweepOutput, steps.PointRef, store.PointKeys) {
 	t.Helper()
-	plan, err := e.PlanSweep(context.Background(), steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)})
+	return interruptedSpec(t, e, spec, crashAt)
+}
+
+// interruptedSpec is interrupted for the sweep specText.
+func interruptedSpec(t *testing.T, e *Engine, specText string, crashAt int) (steps.PlanSweepOutput, steps.PointRef, store.PointKeys) {
+	t.Helper()
+	plan, err := e.PlanSweep(context.Background(), steps.PlanSweepInput{File: "t.yaml", Spec: []byte(specText)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,10 +64,16 @@ func interrupted(t *testing.T, e *Engine, crashAt int) (steps.PlanSweepOutput, s
 // resumeAll runs the sweep to its end on e and compares with want.
 func resumeAll(t *testing.T, e *Engine, plan steps.PlanSweepOutput, want snapshot) {
 	t.Helper()
-	if _, err := e.RunSweep(context.Background(), steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)}, nil); err != nil {
+	resumeAllSpec(t, e, spec, "recovered", plan, want)
+}
+
+// resumeAllSpec is resumeAll for the sweep specText; what names the run.
+func resumeAllSpec(t *testing.T, e *Engine, specText, what string, plan steps.PlanSweepOutput, want snapshot) {
+	t.Helper()
+	if _, err := e.RunSweep(context.Background(), steps.PlanSweepInput{File: "t.yaml", Spec: []byte(specText)}, nil); err != nil {
 		t.Fatal(err)
 	}
-	compare(t, "recovered", take(t, e, plan), want)
+	compare(t, what, take(t, e, plan), want)
 }
 
 // TestRecoverDamagedCheckpoint: a point whose checkpoints were damaged

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -178,34 +179,36 @@ func keys[V any](m map[string]V) []string {
 	return out
 }
 
+// memorySpec is a one-point sweep of the state-vector tests: 8 synthetic
+// clients, 3 a round, checkpoints every 2 rounds, methods the spec lines
+// that choose the algorithm (and server optimiser).
+func memorySpec(name string, rounds int, methods string) string {
+	return fmt.Sprintf(`
+name: %s
+dataset: {name: synthetic}
+partition: {scheme: dirichlet, clients: 8, alpha: 0.5}
+model: {arch: mlp, hidden: [8]}
+train: {lr: 0.1, batch_size: 16, local_steps: 2}
+rounds: %d
+clients_per_round: 3
+eval_every: %d
+checkpoint_every: 2
+seeds: [1]
+%s
+`, name, rounds, rounds, methods)
+}
+
 // TestServerMemoryDamage: FedDyn's h, which its clients are not sent, is
 // server memory (its own file per round it changes): a damaged one is
 // damage (the point recovers from an earlier checkpoint), found by the
 // aggregation that reads it and by the checkpoint's verification, and a
 // run resumed after it ends with the uninterrupted run's models.
 func TestServerMemoryDamage(t *testing.T) {
-	const spec = `
-name: dyn
-dataset: {name: synthetic}
-partition: {scheme: dirichlet, clients: 8, alpha: 0.5}
-model: {arch: mlp, hidden: [8]}
-train: {lr: 0.1, batch_size: 16, local_steps: 2}
-algorithm: {name: feddyn, alpha: 0.01}
-rounds: 6
-clients_per_round: 3
-eval_every: 6
-checkpoint_every: 2
-seeds: [1]
-`
+	spec := memorySpec("dyn", 6, "algorithm: {name: feddyn, alpha: 0.01}")
 	_, _, want := runSpec(t, spec, nil)
 	e := newEngine(t)
 	ctx := context.Background()
-	plan, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := steps.PointRef{Sweep: plan.Name, Point: plan.Points[0].ID}
-	runSteps(t, e, ref, 5, steps.TrainClients.Name) // rounds 0–4 committed; round 4 is kept
+	plan, ref, _ := interruptedSpec(t, e, spec, 5) // rounds 0–4 committed; round 4 is kept
 	env, err := e.env(ctx, ref)
 	if err != nil {
 		t.Fatal(err)
@@ -230,10 +233,7 @@ seeds: [1]
 	if prep.LastCommitted != 2 {
 		t.Errorf("PreparePoint resumes from round %d; want 2, the checkpoint before the damaged one", prep.LastCommitted)
 	}
-	if _, err := e.RunSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)}, nil); err != nil {
-		t.Fatal(err)
-	}
-	compare(t, "resumed after a damaged h", take(t, e, plan), want)
+	resumeAllSpec(t, e, spec, "resumed after a damaged h", plan, want)
 }
 
 // TestServerMemorySharedDamage: a FedFV update is written once, in the
@@ -242,28 +242,11 @@ seeds: [1]
 // checkpoint that names it verifies, the point resumes from the latest
 // one that does not, and ends with the uninterrupted run's models.
 func TestServerMemorySharedDamage(t *testing.T) {
-	const spec = `
-name: fv
-dataset: {name: synthetic}
-partition: {scheme: dirichlet, clients: 8, alpha: 0.5}
-model: {arch: mlp, hidden: [8]}
-train: {lr: 0.1, batch_size: 16, local_steps: 2}
-algorithm: {name: fedfv, tau: 4}
-rounds: 7
-clients_per_round: 3
-eval_every: 7
-checkpoint_every: 2
-seeds: [1]
-`
+	spec := memorySpec("fv", 7, "algorithm: {name: fedfv, tau: 4}")
 	_, _, want := runSpec(t, spec, nil)
 	e := newEngine(t)
 	ctx := context.Background()
-	plan, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := steps.PointRef{Sweep: plan.Name, Point: plan.Points[0].ID}
-	runSteps(t, e, ref, 6, steps.TrainClients.Name) // rounds 0–5 committed; 2 and 4 are kept
+	plan, ref, _ := interruptedSpec(t, e, spec, 6) // rounds 0–5 committed; 2 and 4 are kept
 	env, err := e.env(ctx, ref)
 	if err != nil {
 		t.Fatal(err)
@@ -305,10 +288,7 @@ seeds: [1]
 	if prep.LastCommitted != resume {
 		t.Errorf("PreparePoint resumes from round %d; want %d, the last checkpoint that does not name %s", prep.LastCommitted, resume, key)
 	}
-	if _, err := e.RunSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)}, nil); err != nil {
-		t.Fatal(err)
-	}
-	compare(t, "resumed after a damaged shared update", take(t, e, plan), want)
+	resumeAllSpec(t, e, spec, "resumed after a damaged shared update", plan, want)
 }
 
 // TestServerMemoryOldLayout: a point begun before per-vector files (the
@@ -319,27 +299,11 @@ seeds: [1]
 // server memory only; SCAFFOLD's c is sent to its clients.
 func TestServerMemoryOldLayout(t *testing.T) {
 	for _, method := range []string{"algorithm: {name: fedfv, tau: 2}\nserver_optimizer: {name: fedadam, lr: 0.01}", "algorithm: scaffold"} {
-		spec := `
-name: old
-dataset: {name: synthetic}
-partition: {scheme: dirichlet, clients: 8, alpha: 0.5}
-model: {arch: mlp, hidden: [8]}
-train: {lr: 0.1, batch_size: 16, local_steps: 2}
-rounds: 5
-clients_per_round: 3
-eval_every: 5
-checkpoint_every: 2
-seeds: [1]
-` + method + "\n"
+		spec := memorySpec("old", 5, method)
 		_, _, want := runSpec(t, spec, nil)
 		e := newEngine(t)
 		ctx := context.Background()
-		plan, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ref := steps.PointRef{Sweep: plan.Name, Point: plan.Points[0].ID}
-		runSteps(t, e, ref, 4, steps.TrainClients.Name) // rounds 0–3 committed
+		plan, ref, _ := interruptedSpec(t, e, spec, 4) // rounds 0–3 committed
 		env, err := e.env(ctx, ref)
 		if err != nil {
 			t.Fatal(err)
@@ -391,10 +355,7 @@ seeds: [1]
 		if got, err := e.loadState(ctx, env, 3); err != nil || got.Held != nil || len(got.Algorithm.Vectors) != len(sent) {
 			t.Fatalf("%s: the rewritten state of round 3 holds %v and sent vectors %v (%v); want the old layout with %v", method, got.Held, got.Algorithm.Names(), err, keys(sent))
 		}
-		if _, err := e.RunSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)}, nil); err != nil {
-			t.Fatal(err)
-		}
-		compare(t, method+": continued from the old layout", take(t, e, plan), want)
+		resumeAllSpec(t, e, spec, method+": continued from the old layout", plan, want)
 		if last, err := e.loadState(ctx, env, 5); err != nil || len(last.Held) == 0 {
 			t.Errorf("%s: round 5's state holds %v (%v); want per-vector files", method, last.Held, err)
 		}

@@ -386,21 +386,7 @@ func TestDistancesParallelExact(t *testing.T) {
 		}
 	}
 	gs[7] = make([]float32, dim) // a zero vector: arccos gives 0
-	l2 := func(a, b []float32) float64 {
-		s := [4]float64{}
-		i := 0
-		for ; i+4 <= len(a); i += 4 {
-			for l := range 4 {
-				e := float64(a[i+l]) - float64(b[i+l])
-				s[l] += e * e
-			}
-		}
-		for ; i < len(a); i++ {
-			e := float64(a[i]) - float64(b[i])
-			s[0] += e * e
-		}
-		return math.Sqrt((s[0] + s[1]) + (s[2] + s[3]))
-	}
+	l2 := fourSumDistance
 	for _, procs := range []int{1, 2, 5} {
 		was := runtime.GOMAXPROCS(procs)
 		d := sampling.Distances(gs)
@@ -497,18 +483,27 @@ func TestDistancesGramForm(t *testing.T) {
 	small := sampling.Distances(gs[:100])
 	for i := range 100 {
 		for j := i + 1; j < 100; j++ {
-			a, b := gs[i], gs[j]
-			s := [4]float64{}
-			k := 0
-			for ; k+4 <= len(a); k += 4 {
-				for l := range 4 {
-					e := float64(a[k+l]) - float64(b[k+l])
-					s[l] += e * e
-				}
-			}
-			if w := math.Sqrt((s[0] + s[1]) + (s[2] + s[3])); math.Float64bits(small[i*100+j]) != math.Float64bits(w) {
+			if w := fourSumDistance(gs[i], gs[j]); math.Float64bits(small[i*100+j]) != math.Float64bits(w) {
 				t.Fatalf("at 100 clients d[%d][%d] = %v; the direct four-sum form gives %v", i, j, small[i*100+j], w)
 			}
 		}
 	}
+}
+
+// fourSumDistance is ‖a − b‖ as DivFL's direct form sums it: four running
+// float64 sums over the coordinates, then (s0 + s1) + (s2 + s3).
+func fourSumDistance(a, b []float32) float64 {
+	s := [4]float64{}
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		for l := range 4 {
+			e := float64(a[i+l]) - float64(b[i+l])
+			s[l] += e * e
+		}
+	}
+	for ; i < len(a); i++ {
+		e := float64(a[i]) - float64(b[i])
+		s[0] += e * e
+	}
+	return math.Sqrt((s[0] + s[1]) + (s[2] + s[3]))
 }
