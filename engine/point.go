@@ -174,9 +174,9 @@ func (e *Engine) FinishPoint(ctx context.Context, in steps.FinishInput) (steps.P
 }
 
 // prune removes every checkpoint that is not retained, every client-state
-// version and server-memory file that no kept checkpoint names, and every
-// transient file,
-// whatever crashes or late duplicate attempts left behind.
+// version, sampler-memory version and state-vector file that no kept
+// checkpoint names, and every transient file, whatever crashes or late
+// duplicate attempts left behind.
 func (e *Engine) prune(ctx context.Context, env *pointEnv, last int, keepUpdates bool) error {
 	rounds, err := e.Store.CommittedRounds(ctx, env.keys)
 	if err != nil {
@@ -196,6 +196,9 @@ func (e *Engine) prune(ctx context.Context, env *pointEnv, last int, keepUpdates
 		for k, v := range st.Versions {
 			needed[env.keys.ClientState(k, v)] = true
 		}
+		for k, v := range st.Memory {
+			needed[env.keys.ClientMemory(k, v)] = true
+		}
 		for section, v := range st.Held {
 			key, err := env.keys.ServerVector(section, v)
 			if err != nil {
@@ -204,7 +207,7 @@ func (e *Engine) prune(ctx context.Context, env *pointEnv, last int, keepUpdates
 			needed[key] = true
 		}
 	}
-	for _, prefix := range []string{env.keys.Clients(), env.keys.ServerVectors()} {
+	for _, prefix := range []string{env.keys.Clients(), env.keys.Memory(), env.keys.ServerVectors()} {
 		keys, err := e.Store.List(ctx, prefix)
 		if err != nil {
 			return err
