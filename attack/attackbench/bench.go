@@ -9,26 +9,26 @@
 //
 // Before the attacked round the federation may train for R rounds with the
 // chosen scheme (R = 0 attacks the untrained model, the paper's Tables 2–4;
-// R > 0 its Fig. 1). The schemes run through package algorithm itself, with
-// a plain FedAvg rule θ + Σ p_k Δ_k (p_k = n_k/n), so SCAFFOLD's control
-// variates, FedDyn's gradient state and FedDC's drifts are the real ones;
-// what the attack knows of a client's local objective and its local update
-// comes from algorithm.Exposed, and the truth it is scored against is the
-// label histogram the trainer reports for the samples it processed
-// (trainer.TrainResult.LabelCounts).
+// R > 0 its Fig. 1). A benchmark is a sweep (sweepSpec: one point per
+// seed) that package engine runs in this process on an in-memory bucket,
+// with the engine's attack block: the rounds, the algorithms' states
+// (SCAFFOLD's control variates, FedDyn's gradient state, FedDC's drifts),
+// what the attack is told of a client's objective (algorithm.Expose) and
+// the truth it is scored against (the label histogram the trainer reports
+// for the samples it processed, trainer.TrainResult.LabelCounts) are the
+// engine's, as in any sweep with an attack block. The Report reads the
+// point's attacks and rounds tables.
 //
-// Every draw comes from a keyed stream (fl.Stream): the partition and the
-// initial model from (seed, "", 0, server, partition|init), shared by all
-// settings of a seed as in the engine; local training from (seed, point,
-// round, client, train), point naming the setting (Config.point); the
-// auxiliary set from (seed, point, attacked round, server, attack) and each
-// method's draws from (seed, point/method, attacked round, client, attack).
-// Equal Configs give equal Reports.
+// Every draw comes from the engine's keyed streams (docs/architecture.md,
+// "Determinism"; the sweep has common random numbers): equal Configs give
+// equal Reports, and settings of one seed share the partition, the initial
+// model, the auxiliary set and the clients' minibatch draws.
 //
 // The package is plain Go; `starter attack bench` is its command.
 package attackbench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,9 +36,16 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"sync"
+
+	"gocloud.dev/blob/memblob"
 
 	"github.com/flsweep/flsweep/attack"
 	"github.com/flsweep/flsweep/dataset"
+	"github.com/flsweep/flsweep/engine"
+	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/steps"
+	"github.com/flsweep/flsweep/store"
 	"github.com/flsweep/flsweep/trainer"
 )
 
@@ -108,52 +115,139 @@ func Run(ctx context.Context, c Config, env Env) (*Report, error) {
 	if env.Trainer == nil {
 		return nil, errors.New("attackbench: env.trainer is nil")
 	}
-	methods := make([]attack.Attack, len(c.Methods))
-	for i, name := range c.Methods {
-		methods[i], _ = attack.New(name) // Validate checked the names
+	if env.Data == nil {
+		env.Data = dataset.NewCache()
 	}
 	ds, err := loadData(ctx, c, env.Data)
 	if err != nil {
 		return nil, err
 	}
-	net, err := trainer.NewNet(c.spec(), ds.Shape, ds.Classes)
-	if err != nil {
-		return nil, fmt.Errorf("--model %s on %s: %w", c.Model, c.Dataset, err)
+	if err := checkAux(ds, c.AuxPerClass); err != nil {
+		return nil, err
 	}
-	if err := c.algorithm().Check(c.spec(), c.hyper()); err != nil {
-		return nil, fmt.Errorf("--optimizer %s: %w", c.Optimizer, err)
+	spec, err := c.sweepSpec()
+	if err != nil {
+		return nil, err
+	}
+	bucket := memblob.OpenBucket(nil)
+	defer bucket.Close()
+	e := engine.New(store.New(bucket), &engine.Options{DataDir: c.DataDir})
+	e.Trainer, e.Data = env.Trainer, env.Data
+	in := steps.PlanSweepInput{File: "attack bench", Spec: spec}
+	plan, err := e.PlanSweep(ctx, in)
+	if err != nil {
+		return nil, fmt.Errorf("attack bench: %w", err)
+	}
+	if _, err := e.RunSweep(ctx, in, progressTo(env.Progress, c)); err != nil {
+		return nil, fmt.Errorf("attack bench: %w", err)
 	}
 	rep := &Report{}
 	acc := 0.0
-	for s := 1; s <= c.Seeds; s++ {
-		w, err := newWorld(c, uint64(s), ds, net, env.Trainer)
+	for _, p := range plan.Points {
+		recs, a, err := readPoint(ctx, e.Store, p, c)
 		if err != nil {
-			return nil, err
-		}
-		for t := 1; t <= c.TrainRounds; t++ {
-			if err := w.round(ctx, t); err != nil {
-				return nil, fmt.Errorf("seed %d round %d: %w", s, t, err)
-			}
-			if env.Progress != nil && (t%10 == 0 || t == c.TrainRounds) {
-				fmt.Fprintf(env.Progress, "attack bench: seed %d/%d: trained round %d/%d\n", s, c.Seeds, t, c.TrainRounds)
-			}
-		}
-		a, err := w.accuracy(ctx)
-		if err != nil {
-			return nil, err
-		}
-		acc += a
-		recs, err := w.attackRound(ctx, c.TrainRounds+1, methods)
-		if err != nil {
-			return nil, fmt.Errorf("seed %d: %w", s, err)
+			return nil, fmt.Errorf("attack bench: seed %d: %w", p.Seed, err)
 		}
 		rep.Attacks = append(rep.Attacks, recs...)
+		acc += a
 		if env.Progress != nil {
-			fmt.Fprintf(env.Progress, "attack bench: seed %d/%d: attacked %d clients with %d methods (test accuracy of θ^t %.3f)\n", s, c.Seeds, c.Clients, len(methods), a)
+			fmt.Fprintf(env.Progress, "attack bench: seed %d/%d: attacked %d clients with %d methods (test accuracy of θ^t %.3f)\n", p.Seed, c.Seeds, c.Clients, len(c.Methods), a)
 		}
 	}
 	rep.Results = summarise(c.Methods, rep.Attacks, acc/float64(c.Seeds))
 	return rep, nil
+}
+
+// progressTo returns the engine's progress callback for a benchmark: a
+// line to w at every tenth training round of a seed and at its last, or
+// nil when w is nil.
+func progressTo(w io.Writer, c Config) func(engine.Progress) {
+	if w == nil {
+		return nil
+	}
+	var mu sync.Mutex
+	return func(p engine.Progress) {
+		t := p.Round
+		if p.Done || t < 1 || t > c.TrainRounds || (t%10 != 0 && t != c.TrainRounds) {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(w, "attack bench: seed %d/%d: trained round %d/%d\n", p.Point.Seed, c.Seeds, t, c.TrainRounds)
+	}
+}
+
+// readPoint returns the attacks of point p (one seed), ordered by client
+// and then as c.Methods lists the methods, and the test accuracy of the
+// attacked model θ^t (the rounds row of round c.TrainRounds).
+func readPoint(ctx context.Context, st *store.Store, p steps.PointInfo, c Config) ([]Record, float64, error) {
+	sk, err := store.SweepKeys(sweepName)
+	if err != nil {
+		return nil, 0, err
+	}
+	pk, err := sk.Point(p.ID)
+	if err != nil {
+		return nil, 0, err
+	}
+	rounds, err := store.ReadTable(ctx, st, pk, store.TableRounds,
+		func(r store.RoundRow) int32 { return r.Round }, func(a, b store.RoundRow) int { return cmp.Compare(a.Round, b.Round) })
+	if err != nil {
+		return nil, 0, err
+	}
+	i := slices.IndexFunc(rounds, func(r store.RoundRow) bool { return int(r.Round) == c.TrainRounds })
+	if i < 0 || rounds[i].TestAcc == nil {
+		return nil, 0, fmt.Errorf("round %d has no test accuracy", c.TrainRounds)
+	}
+	rows, err := store.ReadTable(ctx, st, pk, store.TableAttacks,
+		func(r store.AttackRow) int32 { return r.Round }, func(a, b store.AttackRow) int {
+			return cmp.Or(cmp.Compare(a.Client, b.Client), cmp.Compare(slices.Index(c.Methods, a.Method), slices.Index(c.Methods, b.Method)))
+		})
+	if err != nil {
+		return nil, 0, err
+	}
+	if want := c.Clients * len(c.Methods); len(rows) != want {
+		return nil, 0, fmt.Errorf("%d attacks recorded; want clients × methods = %d", len(rows), want)
+	}
+	recs := make([]Record, len(rows))
+	for j, r := range rows {
+		if !r.Modelled {
+			return nil, 0, fmt.Errorf("client %d: the scheme trains with a term the attacks do not model (algorithm.Expose)", r.Client)
+		}
+		rec := Record{Seed: p.Seed, Client: int(r.Client), Method: r.Method, Truth: ints(r.TrueCounts),
+			Heuristic: r.Heuristic, NotApplicable: r.NotApplicable != ""}
+		if !rec.NotApplicable {
+			if r.CAcc == nil || r.IAcc == nil {
+				return nil, 0, fmt.Errorf("client %d: %s: no scores recorded", r.Client, r.Method)
+			}
+			rec.Counts = ints(r.Counts)
+			rec.Score = attack.Score{CAcc: *r.CAcc, IAcc: *r.IAcc}
+		}
+		recs[j] = rec
+	}
+	return recs, *rounds[i].TestAcc, nil
+}
+
+func ints(v []int32) []int {
+	out := make([]int, len(v))
+	for i, x := range v {
+		out[i] = int(x)
+	}
+	return out
+}
+
+// checkAux reports an auxiliary set larger than a class of the test
+// split, naming the flag (the engine would name the sweep's field).
+func checkAux(ds *dataset.Dataset, per int) error {
+	counts := make([]int, ds.Classes)
+	for _, y := range ds.Test.Y {
+		counts[y]++
+	}
+	for j, n := range counts {
+		if n < per {
+			return fmt.Errorf("--aux-per-class = %d exceeds the %d test samples of class %d of %s; lower it: %w", per, n, j, ds.Name, fl.ErrInvalid)
+		}
+	}
+	return nil
 }
 
 // loadData loads c's dataset, normalised as the official code does.
@@ -162,13 +256,7 @@ func loadData(ctx context.Context, c Config, cache *dataset.Cache) (*dataset.Dat
 	if c.Dataset != "synthetic" {
 		s.Root = filepath.Join(c.DataDir, c.Dataset)
 	}
-	var ds *dataset.Dataset
-	var err error
-	if cache != nil {
-		ds, err = cache.GetSpec(ctx, s)
-	} else {
-		ds, err = dataset.LoadSpec(ctx, s)
-	}
+	ds, err := cache.GetSpec(ctx, s)
 	if err != nil {
 		return nil, fmt.Errorf("--dataset %s (--data-dir %s): %w", c.Dataset, c.DataDir, err)
 	}

@@ -3,17 +3,18 @@ package attackbench
 import (
 	"context"
 	"errors"
-	"hash/fnv"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/flsweep/flsweep/attack"
 	"github.com/flsweep/flsweep/dataset"
 	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/sweep"
 	"github.com/flsweep/flsweep/trainer"
 )
 
@@ -112,111 +113,100 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
-// TestTruth checks that an attack's truth is the label histogram the
-// client's local training reported (trainer.TrainResult.LabelCounts): the
-// test replays the attacked round's training of every client by calling
-// the trainer with the client's stream, and compares.
+// TestTruth checks that every attack's truth is a label histogram of the
+// m·|B| samples the client processed, and that the clients' histograms
+// differ (each is its own client's training).
 func TestTruth(t *testing.T) {
 	c := tiny()
 	c.Seeds, c.Steps, c.Batch, c.TrainRounds, c.Methods = 1, 4, 16, 1, []string{"rlu"}
-	c = c.Defaults()
 	rep := run(t, c)
-	ds, err := data.GetSpec(t.Context(), dataset.Spec{Name: "synthetic"})
-	if err != nil {
-		t.Fatal(err)
+	if len(rep.Attacks) != c.Clients {
+		t.Fatalf("%d attacks; want one per client (%d)", len(rep.Attacks), c.Clients)
 	}
-	net, err := trainer.NewNet(c.spec(), ds.Shape, ds.Classes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := newWorld(c, 1, ds, net, tr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.round(t.Context(), 1); err != nil {
-		t.Fatal(err)
-	}
+	distinct := map[string]bool{}
 	for k, rec := range rep.Attacks {
-		p := append([]float32(nil), w.global...)
-		key := fl.Key{Seed: 1, Point: c.point(), Round: 2, Client: k, Purpose: fl.PurposeTrain}
-		res, err := tr.TrainObjective(t.Context(), net, p, w.examples(k), w.hp, trainer.Objective{}, fl.Stream(key), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rec.Client != k || !reflect.DeepEqual(rec.Truth, res.LabelCounts) {
-			t.Errorf("client %d: truth %v; want the trainer's LabelCounts %v", rec.Client, rec.Truth, res.LabelCounts)
-		}
 		total := 0
 		for _, n := range rec.Truth {
 			total += n
 		}
-		if total != c.Steps*c.Batch {
-			t.Errorf("client %d: truth %v sums to %d; want m·|B| = %d", k, rec.Truth, total, c.Steps*c.Batch)
+		if rec.Client != k || total != c.Steps*c.Batch {
+			t.Errorf("attack %d: client %d, truth %v sums to %d; want client %d and m·|B| = %d", k, rec.Client, rec.Truth, total, k, c.Steps*c.Batch)
 		}
+		distinct[fmt.Sprint(rec.Truth)] = true
+	}
+	if len(distinct) < 2 {
+		t.Errorf("every client has the truth %v: the clients' label skews are not in it", rep.Attacks[0].Truth)
 	}
 }
 
-// TestAux checks the auxiliary set: AuxPerClass distinct samples of every
-// class, from the test split, none of them equal to a sample any client
-// trains on.
+// TestSweepSpec checks the sweep a setting runs: one point per seed; all
+// K clients every round, weighted by size and aggregated by FedAvg's rule
+// with server_lr 1; R + 1 rounds with the attack at R + 1 and an evaluation
+// at R; and each scheme's optimiser or algorithm with its coefficient.
+func TestSweepSpec(t *testing.T) {
+	type want struct {
+		alg  string
+		opts map[string]any
+		opt  string
+		mom  float64
+		nest bool
+	}
+	for _, tt := range []struct {
+		scheme string
+		mu     float64
+		want   want
+	}{
+		{SchemeSGD, 0, want{opt: "sgd"}},
+		{SchemeMomentum, 0, want{opt: "sgd", mom: 0.9}},
+		{SchemeNesterov, 0, want{opt: "sgd", mom: 0.9, nest: true}},
+		{SchemeAdam, 0, want{opt: "adam"}},
+		{SchemeFedProx, 5, want{alg: "fedprox", opts: map[string]any{"mu": 5.0}, opt: "sgd"}},
+		{SchemeScaffold, 0, want{alg: "scaffold", opt: "sgd"}},
+		{SchemeFedDyn, 0, want{alg: "feddyn", opts: map[string]any{"alpha": 0.01}, opt: "sgd"}},
+		{SchemeFedDC, 0.1, want{alg: "feddc", opts: map[string]any{"lambda": 0.1}, opt: "sgd"}},
+	} {
+		t.Run(tt.scheme, func(t *testing.T) {
+			c := Config{Dataset: "fmnist", DataDir: "/data", Optimizer: tt.scheme, Mu: tt.mu, Steps: 10, TrainRounds: 20, Seeds: 3}.Defaults()
+			if err := c.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			b, err := c.sweepSpec()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := sweep.Parse("bench", b)
+			if err != nil {
+				t.Fatalf("the bench's sweep does not parse: %v\n%s", err, b)
+			}
+			if len(s.Points) != 3 {
+				t.Fatalf("%d points; want one per seed", len(s.Points))
+			}
+			for i, p := range s.Points {
+				g := p.Config
+				if g.Seed != uint64(i+1) || g.Rounds != 21 || g.ClientsPerRound != 10 || g.Partition.Clients != 10 ||
+					g.Partition.Scheme != sweep.SchemeDirichlet || g.Partition.Alpha != 0.5 || g.Importance != "size" ||
+					g.Aggregator.Name != "fedavg" || g.EvalEvery != 20 || !slices.Equal(g.Attack.Rounds, []int{21}) ||
+					g.Attack.AuxPerClass != 100 || !slices.Equal(g.Attack.Methods, DefaultMethods) || g.Dataset.Normalize != "half" ||
+					!slices.Equal(g.Model.Hidden, []int{300, 300}) || g.Train.LocalSteps != 10 || g.Train.BatchSize != 64 || g.Train.LR != 0.01 {
+					t.Errorf("point %d: %s", i, g.Canonical())
+				}
+				if g.Algorithm.Name != tt.want.alg || (tt.want.opts != nil && fmt.Sprint(g.Algorithm.Options) != fmt.Sprint(tt.want.opts)) {
+					t.Errorf("point %d: algorithm %s %v; want %s %v", i, g.Algorithm.Name, g.Algorithm.Options, tt.want.alg, tt.want.opts)
+				}
+				if g.Train.Optimizer != tt.want.opt || g.Train.Momentum != tt.want.mom || g.Train.Nesterov != tt.want.nest {
+					t.Errorf("point %d: train %+v; want %s, momentum %g, nesterov %v", i, g.Train, tt.want.opt, tt.want.mom, tt.want.nest)
+				}
+			}
+		})
+	}
+}
+
+// TestAux checks that an auxiliary set larger than a class of the test
+// split is refused, naming the flag.
 func TestAux(t *testing.T) {
-	c := tiny().Defaults()
-	ds, err := data.GetSpec(t.Context(), dataset.Spec{Name: "synthetic"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	net, err := trainer.NewNet(c.spec(), ds.Shape, ds.Classes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := newWorld(c, 1, ds, net, tr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	aux, err := w.aux(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if &aux.X[0] != &ds.Test.X[0] || &aux.Y[0] != &ds.Test.Y[0] {
-		t.Fatal("the auxiliary set does not index the test split")
-	}
-	counts, err := attack.LabelCounts(aux, ds.Classes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for j, n := range counts {
-		if n != c.AuxPerClass {
-			t.Errorf("class %d has %d auxiliary samples; want %d", j, n, c.AuxPerClass)
-		}
-	}
-	dim := ds.Dim()
-	rowHash := func(x []float32, i int) uint64 {
-		h := fnv.New64a()
-		for _, v := range x[i*dim : (i+1)*dim] {
-			b := math.Float32bits(v)
-			h.Write([]byte{byte(b), byte(b >> 8), byte(b >> 16), byte(b >> 24)})
-		}
-		return h.Sum64()
-	}
-	trained := map[uint64]bool{}
-	for k := range w.part {
-		for _, i := range w.part[k] {
-			trained[rowHash(ds.Train.X, i)] = true
-		}
-	}
-	seen := map[int]bool{}
-	for _, i := range aux.Idx {
-		if seen[i] {
-			t.Errorf("test sample %d drawn twice", i)
-		}
-		seen[i] = true
-		if trained[rowHash(ds.Test.X, i)] {
-			t.Errorf("auxiliary sample %d (test split) equals a client's training sample", i)
-		}
-	}
+	c := tiny()
 	c.AuxPerClass = 51 // the synthetic test split has 50 per class
-	w.c = c
-	if _, err := w.aux(1); !errors.Is(err, fl.ErrInvalid) || !strings.Contains(err.Error(), "--aux-per-class") {
+	if _, err := Run(t.Context(), c, Env{Trainer: tr, Data: data}); !errors.Is(err, fl.ErrInvalid) || !strings.Contains(err.Error(), "--aux-per-class") {
 		t.Errorf("aux with 51 per class: error %v; want fl.ErrInvalid naming --aux-per-class", err)
 	}
 }

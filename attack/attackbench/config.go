@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/flsweep/flsweep/algorithm"
 	"github.com/flsweep/flsweep/attack"
 	"github.com/flsweep/flsweep/dataset"
 	"github.com/flsweep/flsweep/fl"
@@ -207,21 +206,6 @@ func (c Config) hyper() trainer.Hyper {
 	return hp
 }
 
-// algorithm returns the FL algorithm that runs the scheme.
-func (c Config) algorithm() algorithm.Algorithm {
-	switch c.Optimizer {
-	case SchemeFedProx:
-		return algorithm.FedProx{Mu: c.Mu}
-	case SchemeScaffold:
-		return algorithm.SCAFFOLD{Correction: algorithm.CorrectGradient}
-	case SchemeFedDyn:
-		return algorithm.FedDyn{Alpha: c.Mu}
-	case SchemeFedDC:
-		return algorithm.FedDC{Lambda: c.Mu, DriftMean: algorithm.DriftSelected}
-	}
-	return algorithm.FedAvg{}
-}
-
 // norm is the input normalisation: (x − 0.5)/0.5, the official code's
 // (specs/rlu.md §4); none for the synthetic data.
 func (c Config) norm() dataset.Norm {
@@ -229,15 +213,4 @@ func (c Config) norm() dataset.Norm {
 		return dataset.Norm{}
 	}
 	return dataset.Norm{Mode: dataset.NormHalf}
-}
-
-// point is the name that keys the setting's training and attack streams:
-// every field that changes what is trained or drawn, and nothing else
-// (not the methods, not the seeds). The partition and the initial model
-// are keyed without it, as the engine keys them, so that all settings of
-// a seed start from the same split and model. The dataset is named by
-// dataset.StreamName, so mnist-subset draws what it drew as mnist.
-func (c Config) point() string {
-	return fmt.Sprintf("attackbench/%s/%s%v/%s/b%d/m%d/%s/lr%g/g%g/mu%g/a%g/k%d/aux%d/r%d",
-		dataset.StreamName(c.Dataset), c.Model, c.Hidden, c.Activation, c.Batch, c.Steps, c.Optimizer, c.LR, c.Gamma, c.Mu, c.Alpha, c.Clients, c.AuxPerClass, c.TrainRounds)
 }
