@@ -5,6 +5,8 @@
 -- {0.001, 0.01, 0.1, 1} and reports the best: the row fedprox(best mu) is the mu with the highest mean
 -- here, and it, not each mu, is the one to compare. NIID-Bench's numbers are SCAFFOLD with its code's
 -- after-step correction; scaffold without options is the paper's gradient correction (with our lr_sum).
+-- `flower` is Flower's baseline reproduction of the same table (experiments/niid-bench/flower.csv: one
+-- run, seed 42, its README's "Expected Results"), a peer tool's numbers, not the paper's.
 -- Partitions are named as in Table III by scenarios.csv. Run from the repository root (the two CSV
 -- files are read by relative paths).
 WITH sc AS (
@@ -27,14 +29,21 @@ best AS (
 rows AS (
   SELECT dataset, scenario, ord, method, acc, sd, seeds, done, NULL AS picked FROM agg
   UNION ALL SELECT dataset, scenario, ord, method, acc, sd, seeds, done, picked FROM best),
-paper AS (SELECT * FROM read_csv('experiments/niid-bench/paper.csv', header = true, auto_detect = true))
+paper AS (SELECT * FROM read_csv('experiments/niid-bench/paper.csv', header = true, auto_detect = true)),
+flower AS (SELECT * FROM read_csv('experiments/niid-bench/flower.csv', header = true, auto_detect = true))
 SELECT r.dataset, r.scenario, r.method, r.seeds, r.done,
        CASE WHEN r.seeds > 1 THEN printf('%.1f ± %.1f', r.acc, r.sd) ELSE printf('%.1f', r.acc) END AS ours,
        CASE WHEN pa.acc IS NOT NULL THEN printf('%.1f ± %.1f', pa.acc, pa.sd) END AS paper,
        pa.checked AS paper_checked,
-       CASE WHEN pa.acc IS NOT NULL THEN printf('%+.1f', r.acc - pa.acc) END AS diff, r.picked
+       CASE WHEN pa.acc IS NOT NULL THEN printf('%+.1f', r.acc - pa.acc) END AS diff,
+       CASE WHEN fl.acc IS NOT NULL THEN printf('%.1f', fl.acc) END AS flower, r.picked
 FROM rows r
 LEFT JOIN paper pa ON pa.dataset = r.dataset AND pa.scenario = r.scenario AND pa.method = CASE
+    WHEN r.method = 'fedavg' THEN 'FedAvg'
+    WHEN r.method = 'fedprox(best mu)' THEN 'FedProx'
+    WHEN r.method = 'scaffold(correction=after_step)' THEN 'SCAFFOLD'
+    WHEN r.method = 'fednova' THEN 'FedNova' END
+LEFT JOIN flower fl ON fl.dataset = r.dataset AND fl.scenario = r.scenario AND fl.method = CASE
     WHEN r.method = 'fedavg' THEN 'FedAvg'
     WHEN r.method = 'fedprox(best mu)' THEN 'FedProx'
     WHEN r.method = 'scaffold(correction=after_step)' THEN 'SCAFFOLD'
