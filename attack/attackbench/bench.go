@@ -52,7 +52,8 @@ import (
 // Env is what Run needs besides the Config.
 type Env struct {
 	Trainer *trainer.Trainer // required
-	// Data loads the dataset; nil loads it without a cache.
+	// Data loads the dataset and keeps it for later runs; nil means a
+	// cache of this run only.
 	Data *dataset.Cache
 	// Progress, if not nil, receives a line per seed's milestones.
 	Progress io.Writer
