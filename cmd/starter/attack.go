@@ -73,7 +73,7 @@ func attackBenchCommand() *command {
 			if err := c.Validate(); err != nil {
 				return fmt.Errorf("%w: %w", err, errUsage)
 			}
-			rep, err := attackbench.Run(ctx, c, attackbench.Env{Trainer: trainer.New(nil), Data: dataset.NewCache(), Progress: os.Stderr})
+			rep, err := attackbench.Run(ctx, c, attackbench.Env{Trainer: trainer.New(&trainer.Options{Kernels: g.kernels}), Data: dataset.NewCache(), Progress: os.Stderr})
 			switch {
 			case errors.Is(err, dataset.ErrNotFound):
 				return fmt.Errorf("%w (or pass --data-dir with the directory holding %s/)", err, c.Dataset)
