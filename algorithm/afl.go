@@ -98,11 +98,8 @@ type aflMeta struct {
 	Averaged int       `json:"averaged"` // iterates in the average
 }
 
-// Init implements Algorithm: nothing yet; λ starts uniform and the average
-// at θ^0 in round 1, when N and θ^0 are known.
-func (AFL) UsesLosses() bool { return true }
-
-// Train implements Algorithm: FedAvg's local SGD.
+// UsesLosses implements LossUser: λ's step reads F_k(θ^t).
+func (AFL) UsesLosses() (before, after bool) { return true, false }
 
 // Reported implements Reporter: the running average of the iterates, or
 // θ^t itself for report "last" and before round 1.

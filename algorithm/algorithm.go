@@ -194,11 +194,13 @@ type Aggregation interface {
 }
 
 // A LossUser is an algorithm whose server reads the clients' full-set
-// losses before and after training (fl.ClientSummary.LossBefore and
-// LossAfter): the engine measures them for it even when the point's
-// metrics.client_losses is false.
+// losses before or after training (fl.ClientSummary.LossBefore and
+// LossAfter): the engine measures those it reads even when the point's
+// metrics.client_losses is false, and only those.
 type LossUser interface {
-	UsesLosses() bool
+	// UsesLosses reports which losses the server reads: before
+	// training, F_k(θ^t), and after it, F_k(θ_k).
+	UsesLosses() (before, after bool)
 }
 
 // A Reporter is an algorithm whose reported model is not the iterate the

@@ -323,16 +323,17 @@ func sizesOf(sums []fl.ClientSummary) []int {
 	return n
 }
 
-func (FedEBA) UsesLosses() bool { return true }
-
-// Train implements Algorithm: plain local SGD.
+// UsesLosses implements LossUser: the weights read F_i(θ_i) after training.
+func (FedEBA) UsesLosses() (before, after bool) { return false, true }
 
 // Begin implements Algorithm.
 func (a FedEBA) Begin(r Server) (Aggregation, error) {
 	return FedEBAPlus{EBA: a.EBA, ModelAlignScale: AlignScalePaper}.begin(r, "fedeba", false)
 }
 
-func (FedEBAPlus) UsesLosses() bool { return true }
+// UsesLosses implements LossUser: the weights read F_i(θ_i) after
+// training, the fair angle (α > 0) F_i(x_t) before it.
+func (a FedEBAPlus) UsesLosses() (before, after bool) { return a.Alpha > 0, true }
 
 // firstStep names FedEBA+'s model-alignment upload Δ̃^{a,i}.
 const firstStep = "first_step"
@@ -483,9 +484,10 @@ func (PracFedEBAPlus) Check(_ trainer.Spec, hp trainer.Hyper) error {
 	}
 	return nil
 }
-func (PracFedEBAPlus) UsesLosses() bool { return true }
 
-// Train implements Algorithm: plain local SGD.
+// UsesLosses implements LossUser: the weights and the fair angle read
+// both losses.
+func (PracFedEBAPlus) UsesLosses() (before, after bool) { return true, true }
 
 // Begin implements Algorithm.
 func (a PracFedEBAPlus) Begin(r Server) (Aggregation, error) {

@@ -119,9 +119,7 @@ func NewFedFV(opts fl.Options) (Algorithm, error) {
 }
 
 // UsesLosses implements LossUser: the server sorts by F_i(θ^t).
-func (FedFV) UsesLosses() bool { return true }
-
-// Train implements Algorithm: FedAvg's local SGD.
+func (FedFV) UsesLosses() (before, after bool) { return true, false }
 
 // window returns the rounds from … to whose remembered updates round t's
 // external step reads, and whether the step runs.

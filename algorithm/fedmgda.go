@@ -67,8 +67,6 @@ func NewFedMGDAPlus(opts fl.Options) (Algorithm, error) {
 	return a, nil
 }
 
-// Train implements Algorithm: FedAvg's local SGD.
-
 // Begin implements Algorithm.
 func (a FedMGDAPlus) Begin(r Server) (Aggregation, error) {
 	if len(r.Clients) != len(r.Selection.Clients) {

@@ -97,8 +97,6 @@ func NewFNRFL(opts fl.Options) (Algorithm, error) {
 	return a, nil
 }
 
-// Train implements Algorithm: FedAvg's local SGD.
-
 // PublicFrom implements Refiner.
 func (a FNRFL) PublicFrom() string {
 	if a.Leak {

@@ -81,9 +81,8 @@ func (QFFL) Check(_ trainer.Spec, hp trainer.Hyper) error {
 	return fmt.Errorf("algorithm.name = qffl estimates the Lipschitz constant as L = 1/η_L of local plain SGD; train.optimizer = %s with momentum %v takes other steps: use sgd without momentum: %w", hp.Optimizer, hp.Momentum, fl.ErrInvalid)
 }
 
-func (QFFL) UsesLosses() bool { return true }
-
-// Train implements Algorithm: FedAvg's local SGD.
+// UsesLosses implements LossUser: the weights read F_k(θ^t).
+func (QFFL) UsesLosses() (before, after bool) { return true, false }
 
 // Begin implements Algorithm.
 func (a QFFL) Begin(r Server) (Aggregation, error) {

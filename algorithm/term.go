@@ -56,9 +56,8 @@ func NewTERM(opts fl.Options) (Algorithm, error) {
 	return a, nil
 }
 
-func (TERM) UsesLosses() bool { return true }
-
-// Train implements Algorithm: FedAvg's local SGD.
+// UsesLosses implements LossUser: the tilted weights read F_k(θ^t).
+func (TERM) UsesLosses() (before, after bool) { return true, false }
 
 // Begin implements Algorithm.
 func (a TERM) Begin(r Server) (Aggregation, error) {

@@ -51,7 +51,7 @@ func TestTERMUsesLossesBeforeTraining(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u, ok := a.(algorithm.LossUser); !ok || !u.UsesLosses() {
+	if u, ok := a.(algorithm.LossUser); !ok || !usesBefore(u) {
 		t.Errorf("term is not a LossUser; the engine would not measure F_k(θ^t)")
 	}
 	sel := uniformSel(3, 6)

@@ -94,7 +94,7 @@ func TestFairServerDeterministic(t *testing.T) {
 // aggregation weight, summing to 1 per round, and the weights' entropy;
 // q-FFL (whose weights do not sum to 1) records none. The LossUsers record
 // F_k(θ^t) with metrics.client_losses off; FedMGDA+, which needs no loss,
-// does not.
+// does not; and none measures F_k(θ_k) after training, which none reads.
 func TestFairServerRows(t *testing.T) {
 	_, plan, s := fairSnapshot(t)
 	weighted := map[string]bool{}
@@ -117,6 +117,9 @@ func TestFairServerRows(t *testing.T) {
 		}
 		if (c.TrainLossBefore != nil) != losses[c.Point] {
 			t.Errorf("point %s round %d client %d: train_loss_before %v; want one: %v", c.Point, c.Round, c.Client, c.TrainLossBefore, losses[c.Point])
+		}
+		if c.TrainLossAfter != nil {
+			t.Errorf("point %s round %d client %d: train_loss_after %v; want none (no server here reads F_k(θ_k), and client_losses is off)", c.Point, c.Round, c.Client, *c.TrainLossAfter)
 		}
 	}
 	rounds := 0

@@ -106,7 +106,8 @@ type trainedClient struct {
 func (e *Engine) trainClient(ctx context.Context, env *pointEnv, c trainedClient) (fl.ClientSummary, error) {
 	r, k := c.round, c.client
 	sum := fl.ClientSummary{Client: k, NumExamples: len(env.part.Train[k])}
-	if env.wantLosses() {
+	wantBefore, wantAfter := env.wantLosses()
+	if wantBefore {
 		if c.lossBefore == nil {
 			l, err := e.clientLoss(ctx, env, c.global, k)
 			if err != nil {
@@ -151,7 +152,7 @@ func (e *Engine) trainClient(ctx context.Context, env *pointEnv, c trainedClient
 	for j := range sum.BiasDelta {
 		sum.BiasDelta[j] = float64(up.Weights[b.Offset+j]) - float64(c.global[b.Offset+j])
 	}
-	if env.wantLosses() {
+	if wantAfter {
 		l, err := e.clientLoss(ctx, env, up.Weights, k)
 		if err != nil {
 			return sum, fmt.Errorf("round %d client %d: loss after training: %w", r, k, err)
@@ -232,13 +233,16 @@ func (env *pointEnv) roundHyper(r int) trainer.Hyper {
 }
 
 // wantLosses reports whether trained clients measure their full-set losses
-// before and after training: the point asks for them, or its algorithm's
-// server needs them.
-func (env *pointEnv) wantLosses() bool {
-	if u, ok := env.alg.(algorithm.LossUser); ok && u.UsesLosses() {
-		return true
+// before and after training: both when the point asks for them
+// (metrics.client_losses), else those its algorithm's server reads.
+func (env *pointEnv) wantLosses() (before, after bool) {
+	if env.cfg.Metrics.WantClientLosses() {
+		return true, true
 	}
-	return env.cfg.Metrics.WantClientLosses()
+	if u, ok := env.alg.(algorithm.LossUser); ok {
+		return u.UsesLosses()
+	}
+	return false, false
 }
 
 func (l *clientLocal) Steps() int {
