@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flsweep/flsweep/trainer/internal/packed"
+	"github.com/flsweep/flsweep/internal/packed"
 )
 
 // Interleaved A/B timing of the trainer's switches (make bench-ab).

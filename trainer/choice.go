@@ -6,8 +6,8 @@ import (
 	"strings"
 	"sync"
 
-	kgemm "github.com/flsweep/flsweep/trainer/internal/gemm"
-	"github.com/flsweep/flsweep/trainer/internal/wino"
+	kgemm "github.com/flsweep/flsweep/internal/gemm"
+	"github.com/flsweep/flsweep/internal/wino"
 )
 
 // KernelChoice chooses the kernels a Trainer computes with, where more

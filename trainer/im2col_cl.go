@@ -1,8 +1,8 @@
 package trainer
 
 import (
-	"github.com/flsweep/flsweep/trainer/internal/packed"
-	"github.com/flsweep/flsweep/trainer/internal/wino"
+	"github.com/flsweep/flsweep/internal/packed"
+	"github.com/flsweep/flsweep/internal/wino"
 )
 
 // Channel-lane im2col: the 3×3 convolutions that do not take Winograd

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/flsweep/flsweep/trainer/internal/vector"
+	"github.com/flsweep/flsweep/internal/vector"
 )
 
 // vecData returns n float32 values: mostly normal, with NaNs, infinities,

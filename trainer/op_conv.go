@@ -5,8 +5,8 @@ import (
 	"hash"
 
 	"github.com/chewxy/hm"
-	"github.com/flsweep/flsweep/trainer/internal/packed"
-	"github.com/flsweep/flsweep/trainer/internal/wino"
+	"github.com/flsweep/flsweep/internal/packed"
+	"github.com/flsweep/flsweep/internal/wino"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )

@@ -8,7 +8,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	kgemm "github.com/flsweep/flsweep/trainer/internal/gemm"
+	kgemm "github.com/flsweep/flsweep/internal/gemm"
 )
 
 // linearOp is PyTorch's nn.Linear with the weight stored as [out, in]:

@@ -9,7 +9,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/flsweep/flsweep/trainer/internal/vector"
+	"github.com/flsweep/flsweep/internal/vector"
 )
 
 // TestXentStable feeds the fused cross-entropy logits with large margins,

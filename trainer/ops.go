@@ -35,7 +35,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	kgemm "github.com/flsweep/flsweep/trainer/internal/gemm"
+	kgemm "github.com/flsweep/flsweep/internal/gemm"
 )
 
 // float is the element type of a graph: float32 in production, float64 in

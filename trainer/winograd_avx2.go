@@ -6,7 +6,7 @@ import (
 	"math"
 	"simd/archsimd"
 
-	"github.com/flsweep/flsweep/trainer/internal/packed"
+	"github.com/flsweep/flsweep/internal/packed"
 )
 
 // AVX2 versions of the Winograd transforms (winograd.go): 8 tiles at a

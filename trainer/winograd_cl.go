@@ -1,8 +1,8 @@
 package trainer
 
 import (
-	"github.com/flsweep/flsweep/trainer/internal/packed"
-	"github.com/flsweep/flsweep/trainer/internal/wino"
+	"github.com/flsweep/flsweep/internal/packed"
+	"github.com/flsweep/flsweep/internal/wino"
 )
 
 // Channel-lane Winograd: F(4×4, 3×3), F(2×2, 3×3) and F(4×4, 5×5) with
