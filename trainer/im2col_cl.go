@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"github.com/flsweep/flsweep/internal/mem"
 	"github.com/flsweep/flsweep/internal/packed"
 	"github.com/flsweep/flsweep/internal/wino"
 )
@@ -33,13 +34,13 @@ func (g convGeom) cliFits() bool {
 // cliPlane returns the workspace's buffer for one sample's 16 padded
 // input planes as positions (16 floats each), and its row length in
 // floats.
-func cliPlane(g convGeom, ws *workspace[float32]) (buf []float32, row int) {
+func cliPlane(g convGeom, ws *mem.Workspace[float32]) (buf []float32, row int) {
 	W := g.w + 2*g.p
-	return grow(&ws.pad, (g.h+2*g.p)*W*16), W * 16
+	return mem.Grow(&ws.Pad, (g.h+2*g.p)*W*16), W * 16
 }
 
 // cliCols writes the chunk [n0, n1)'s colᵀ (rows ldc apart).
-func cliCols(g convGeom, ws *workspace[float32], x []float32, n0, n1 int, colt []float32, ldc int) {
+func cliCols(g convGeom, ws *mem.Workspace[float32], x []float32, n0, n1 int, colt []float32, ldc int) {
 	buf, brow := cliPlane(g, ws)
 	clear(buf) // the zero border; Fill16 overwrites the inside
 	hw, ohw := g.h*g.w, g.ho*g.wo
@@ -70,15 +71,15 @@ func cliGrads(g convGeom, dy []float32, n0, n1 int, dyt []float32, ldy int) {
 func cliForward(op *convOp[float32], x, w, b, y []float32, batch int) {
 	g, ws := op.g, op.ws
 	ldc, ldy, ohw := clLd(g.kdim()), clLd(g.cout), g.ho*g.wo
-	wt := grow(&ws.du, g.kdim()*g.cout)
+	wt := mem.Grow(&ws.DU, g.kdim()*g.cout)
 	packed.Transpose(wt, w, g.cout, g.kdim(), g.kdim())
 	op.cached = false
 	for n0 := 0; n0 < batch; n0 += g.chunk() {
 		n1 := min(n0+g.chunk(), batch)
 		cols := (n1 - n0) * ohw
-		colt, yt := grow(&ws.col, cols*ldc), grow(&ws.aux, cols*ldy)
+		colt, yt := mem.Grow(&ws.Col, cols*ldc), mem.Grow(&ws.Aux, cols*ldy)
 		cliCols(g, ws, x, n0, n1, colt, ldc)
-		gemm(ws, false, false, cols, g.cout, g.kdim(), 1, colt, ldc, wt, g.cout, 0, yt, ldy)
+		ws.Gemm(false, false, cols, g.cout, g.kdim(), 1, colt, ldc, wt, g.cout, 0, yt, ldy)
 		for n := n0; n < n1; n++ {
 			for o0 := 0; o0 < g.cout; o0 += 16 {
 				wino.Drain16(&y[(n*g.cout+o0)*ohw], uintptr(ohw*4), uintptr(g.wo*4), &yt[(n-n0)*ohw*ldy+o0], uintptr(g.wo*ldy*4), g.wo, g.ho, uintptr(ldy*4))
@@ -92,16 +93,16 @@ func cliForward(op *convOp[float32], x, w, b, y []float32, batch int) {
 }
 
 // cliInputGrad is the im2col input gradient on the channel-lane path.
-func cliInputGrad(g convGeom, ws *workspace[float32], dy, w, dx []float32, batch int) {
+func cliInputGrad(g convGeom, ws *mem.Workspace[float32], dy, w, dx []float32, batch int) {
 	ldc, ldy, ohw, hw := clLd(g.kdim()), clLd(g.cout), g.ho*g.wo, g.h*g.w
 	buf, brow := cliPlane(g, ws)
 	_ = dx[batch*g.cin*hw-1]
 	for n0 := 0; n0 < batch; n0 += g.chunk() {
 		n1 := min(n0+g.chunk(), batch)
 		cols := (n1 - n0) * ohw
-		dcolt, dyt := grow(&ws.col, cols*ldc), grow(&ws.aux, cols*ldy)
+		dcolt, dyt := mem.Grow(&ws.Col, cols*ldc), mem.Grow(&ws.Aux, cols*ldy)
 		cliGrads(g, dy, n0, n1, dyt, ldy)
-		gemm(ws, false, false, cols, g.kdim(), g.cout, 1, dyt, ldy, w, g.kdim(), 0, dcolt, ldc)
+		ws.Gemm(false, false, cols, g.kdim(), g.cout, 1, dyt, ldy, w, g.kdim(), 0, dcolt, ldc)
 		for n := n0; n < n1; n++ {
 			for c0 := 0; c0 < g.cin; c0 += 16 {
 				clear(buf)
@@ -114,18 +115,18 @@ func cliInputGrad(g convGeom, ws *workspace[float32], dy, w, dx []float32, batch
 
 // cliWeightGrad is the im2col weight gradient on the channel-lane path:
 // dW = Σ_chunks (dYᵀ)ᵀ·colᵀ, in im2col's chunks.
-func cliWeightGrad(g convGeom, ws *workspace[float32], dy, x, dw []float32, batch int) {
+func cliWeightGrad(g convGeom, ws *mem.Workspace[float32], dy, x, dw []float32, batch int) {
 	ldc, ldy, ohw := clLd(g.kdim()), clLd(g.cout), g.ho*g.wo
 	for n0 := 0; n0 < batch; n0 += g.chunk() {
 		n1 := min(n0+g.chunk(), batch)
 		cols := (n1 - n0) * ohw
-		colt, dyt := grow(&ws.col, cols*ldc), grow(&ws.aux, cols*ldy)
+		colt, dyt := mem.Grow(&ws.Col, cols*ldc), mem.Grow(&ws.Aux, cols*ldy)
 		cliCols(g, ws, x, n0, n1, colt, ldc)
 		cliGrads(g, dy, n0, n1, dyt, ldy)
 		beta := float32(1)
 		if n0 == 0 {
 			beta = 0
 		}
-		gemm(ws, true, false, g.cout, g.kdim(), cols, 1, dyt, ldy, colt, ldc, beta, dw, g.kdim())
+		ws.Gemm(true, false, g.cout, g.kdim(), cols, 1, dyt, ldy, colt, ldc, beta, dw, g.kdim())
 	}
 }

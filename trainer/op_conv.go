@@ -5,6 +5,7 @@ import (
 	"hash"
 
 	"github.com/chewxy/hm"
+	"github.com/flsweep/flsweep/internal/mem"
 	"github.com/flsweep/flsweep/internal/packed"
 	"github.com/flsweep/flsweep/internal/wino"
 	G "gorgonia.org/gorgonia"
@@ -170,13 +171,13 @@ func (g convGeom) padded() convGeom {
 
 // im2colChunk is im2col for the chunk [n0, n1), writing col (rows ld
 // apart). A padded stride-1 convolution (ResNet-18's, the HiCS CNNs')
-// first copies the chunk's planes into ws.pad with their zero borders, so
+// first copies the chunk's planes into ws.Pad with their zero borders, so
 // that every row of every receptive field is one whole copy: the rows of
 // im2colRun's padded path are a clear, a copy and a clear each, 31 floats
 // long for ResNet-18's first stage.
-func im2colChunk[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, col []T, ld int) {
+func im2colChunk[T float](g convGeom, ws *mem.Workspace[T], x []T, n0, n1 int, col []T, ld int) {
 	if g.halves() {
-		xs := grow(&ws.pad, (n1-n0)*g.cin*g.halfPlane())
+		xs := mem.Grow(&ws.Pad, (n1-n0)*g.cin*g.halfPlane())
 		splitHalves(g, x, n0, n1, xs)
 		im2colHalves(g, xs, n1-n0, col, ld)
 		return
@@ -185,7 +186,7 @@ func im2colChunk[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, col [
 		im2col(g, x, n0, n1, col, ld)
 		return
 	}
-	xp := grow(&ws.pad, (n1-n0)*g.padded().inSize())
+	xp := mem.Grow(&ws.Pad, (n1-n0)*g.padded().inSize())
 	clear(xp)
 	copyPadded(g, x, n0, n1, xp, true)
 	im2col(g.padded(), xp, 0, n1-n0, col, ld)
@@ -193,11 +194,11 @@ func im2colChunk[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, col [
 
 // col2imChunk is col2im for the chunk [n0, n1) of dx, which holds zeros
 // there: a padded stride-1 convolution adds into zero-padded planes in
-// ws.pad and copies their insides to dx. Each entry of dx receives the
+// ws.Pad and copies their insides to dx. Each entry of dx receives the
 // same additions in the same order from zero either way.
-func col2imChunk[T float](g convGeom, ws *workspace[T], col []T, ld int, dx []T, n0, n1 int) {
+func col2imChunk[T float](g convGeom, ws *mem.Workspace[T], col []T, ld int, dx []T, n0, n1 int) {
 	if g.halves() {
-		xs := grow(&ws.pad, (n1-n0)*g.cin*g.halfPlane())
+		xs := mem.Grow(&ws.Pad, (n1-n0)*g.cin*g.halfPlane())
 		clear(xs)
 		col2imHalves(g, col, ld, xs, n1-n0)
 		mergeHalves(g, xs, dx, n0, n1)
@@ -207,7 +208,7 @@ func col2imChunk[T float](g convGeom, ws *workspace[T], col []T, ld int, dx []T,
 		col2im(g, col, ld, dx, n0, n1)
 		return
 	}
-	dp := grow(&ws.pad, (n1-n0)*g.padded().inSize())
+	dp := mem.Grow(&ws.Pad, (n1-n0)*g.padded().inSize())
 	clear(dp)
 	col2im(g.padded(), col, ld, dp, 0, n1-n0)
 	copyPadded(g, dx, n0, n1, dp, false)
@@ -493,12 +494,12 @@ func toChannelMajor[T float](g convGeom, dy []T, n0, n1 int, dst []T) {
 
 // channelMajor returns samples [n0, n1) of dy in the layout of the chunk's
 // gemm, [cout, (n1−n0)·ho·wo]: dy's own slice for one sample, otherwise a
-// copy in ws.aux (toChannelMajor).
-func channelMajor[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int) []T {
+// copy in ws.Aux (toChannelMajor).
+func channelMajor[T float](g convGeom, ws *mem.Workspace[T], dy []T, n0, n1 int) []T {
 	if n1-n0 == 1 {
 		return dy[n0*g.outSize():][:g.outSize()]
 	}
-	dycm := grow(&ws.aux, g.cout*(n1-n0)*g.hw())
+	dycm := mem.Grow(&ws.Aux, g.cout*(n1-n0)*g.hw())
 	toChannelMajor(g, dy, n0, n1, dycm)
 	return dycm
 }
@@ -514,7 +515,7 @@ func convType(g convGeom) hm.Type {
 type convOp[T float] struct {
 	opBase
 	g     convGeom
-	ws    *workspace[T]
+	ws    *mem.Workspace[T]
 	train bool
 	// cols keeps a training step's column matrices (or, by Winograd, its
 	// transformed inputs), chunk after chunk, for the weight gradient,
@@ -535,18 +536,18 @@ func (op *convOp[T]) winoForward(x, w, b, y []T, batch int) {
 		return
 	}
 	oc := g.cout * g.cin
-	ut := grow(&op.u, g.xi()*oc+g.winoScratch()) // U, then scratch
+	ut := mem.Grow(&op.u, g.xi()*oc+g.winoScratch()) // U, then scratch
 	u := ut[:g.xi()*oc]
 	winoTransformWeights(g, w, u, ut[g.xi()*oc:])
 	op.cached = op.train && g.cacheWino(batch)
 	g.winoChunks(batch, func(n0, n1, cols, ld int) {
-		v, m := grow(&op.ws.col, g.xi()*g.cin*ld), grow(&op.ws.aux, g.xi()*g.cout*ld)
+		v, m := mem.Grow(&op.ws.Col, g.xi()*g.cin*ld), mem.Grow(&op.ws.Aux, g.xi()*g.cout*ld)
 		if op.cached {
-			v = grow(&op.cols, g.winoOffset(batch))[g.winoOffset(n0):][:g.xi()*g.cin*ld]
+			v = mem.Grow(&op.cols, g.winoOffset(batch))[g.winoOffset(n0):][:g.xi()*g.cin*ld]
 		}
 		winoInput(g, op.ws, x, n0, n1, v, ld)
 		for xi := range g.xi() {
-			gemm(op.ws, false, false, g.cout, cols, g.cin, 1, u[xi*g.cout*g.cin:], g.cin, v[xi*g.cin*ld:], ld, 0, m[xi*g.cout*ld:], ld)
+			op.ws.Gemm(false, false, g.cout, cols, g.cin, 1, u[xi*g.cout*g.cin:], g.cin, v[xi*g.cin*ld:], ld, 0, m[xi*g.cout*ld:], ld)
 		}
 		winoOutput(g, op.ws, m, ld, y, n0, n1, b)
 	})
@@ -648,21 +649,21 @@ func (op *convOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		n1 := min(n0+g.chunk(), batch)
 		cols := (n1 - n0) * hw
 		ld := colLd(cols)
-		col, ycm := grow(&op.ws.col, g.kdim()*ld), grow(&op.ws.aux, g.cout*cols)
+		col, ycm := mem.Grow(&op.ws.Col, g.kdim()*ld), mem.Grow(&op.ws.Aux, g.cout*cols)
 		if op.cached {
-			col = grow(&op.cols, g.colOffset(batch))[g.colOffset(n0):][:g.kdim()*ld]
+			col = mem.Grow(&op.cols, g.colOffset(batch))[g.colOffset(n0):][:g.kdim()*ld]
 		}
 		im2colChunk(g, op.ws, x, n0, n1, col, ld)
 		if n1-n0 == 1 {
 			// One sample: its [cout, ho·wo] output is the product's layout.
 			yn := y[n0*g.outSize():][:g.outSize()]
-			gemm(op.ws, false, false, g.cout, cols, g.kdim(), 1, w, g.kdim(), col, ld, 0, yn, cols)
+			op.ws.Gemm(false, false, g.cout, cols, g.kdim(), 1, w, g.kdim(), col, ld, 0, yn, cols)
 			for o := 0; b != nil && o < g.cout; o++ {
 				addBias(yn[o*hw:(o+1)*hw], yn[o*hw:(o+1)*hw], b[o:o+1])
 			}
 			continue
 		}
-		gemm(op.ws, false, false, g.cout, cols, g.kdim(), 1, w, g.kdim(), col, ld, 0, ycm, cols)
+		op.ws.Gemm(false, false, g.cout, cols, g.kdim(), 1, w, g.kdim(), col, ld, 0, ycm, cols)
 		for n := n0; n < n1; n++ {
 			for o := 0; o < g.cout; o++ {
 				src, dst := ycm[o*cols+(n-n0)*hw:][:hw], y[(n*g.cout+o)*hw:][:hw]
@@ -728,7 +729,7 @@ func (op *convOp[T]) SymDiff(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 type convDxOp[T float] struct {
 	gradOpBase
 	g  convGeom
-	ws *workspace[T]
+	ws *mem.Workspace[T]
 	dx outBuf[T]
 	// fwd is the forward op, whose transformed weights (Winograd) are
 	// those of this step's W: the graph runs it first.
@@ -790,7 +791,7 @@ func (op *convDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		op.winoDx(dy, dx, batch)
 		return t, nil
 	}
-	if clDo[T](g.cli, func() { cliInputGrad(g, any(op.ws).(*workspace[float32]), f32(dy), f32(w), f32(dx), batch) }) {
+	if clDo[T](g.cli, func() { cliInputGrad(g, any(op.ws).(*mem.Workspace[float32]), f32(dy), f32(w), f32(dx), batch) }) {
 		return t, nil
 	}
 	clear(dx)
@@ -799,9 +800,9 @@ func (op *convDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		n1 := min(n0+g.chunk(), batch)
 		cols := (n1 - n0) * hw
 		ld := colLd(cols)
-		col := grow(&op.ws.col, g.kdim()*ld)
+		col := mem.Grow(&op.ws.Col, g.kdim()*ld)
 		dycm := channelMajor(g, op.ws, dy, n0, n1)
-		gemm(op.ws, true, false, g.kdim(), cols, g.cout, 1, w, g.kdim(), dycm, cols, 0, col, ld)
+		op.ws.Gemm(true, false, g.kdim(), cols, g.cout, 1, w, g.kdim(), dycm, cols, 0, col, ld)
 		col2imChunk(g, op.ws, col, ld, dx, n0, n1)
 	}
 	return t, nil
@@ -810,7 +811,7 @@ func (op *convDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 type convDwOp[T float] struct {
 	gradOpBase
 	g   convGeom
-	ws  *workspace[T]
+	ws  *mem.Workspace[T]
 	fwd *convOp[T] // its cached column matrices, if any
 	dw  outBuf[T]
 	// after: a third input, the layer's dx, orders the op after the
@@ -857,7 +858,7 @@ func (op *convDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		op.winoDw(dy, x, dw, batch)
 		return t, nil
 	}
-	if clDo[T](g.cli, func() { cliWeightGrad(g, any(op.ws).(*workspace[float32]), f32(dy), f32(x), f32(dw), batch) }) {
+	if clDo[T](g.cli, func() { cliWeightGrad(g, any(op.ws).(*mem.Workspace[float32]), f32(dy), f32(x), f32(dw), batch) }) {
 		return t, nil
 	}
 	hw := g.hw()
@@ -866,7 +867,7 @@ func (op *convDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	// its column matrix (k²·cin·cols).
 	var dwt []T
 	if _, f32 := any(dw).([]float32); f32 && g.dwTransposed() {
-		dwt = grow(&op.ws.du, g.kdim()*g.cout)
+		dwt = mem.Grow(&op.ws.DU, g.kdim()*g.cout)
 	}
 	for n0 := 0; n0 < batch; n0 += g.chunk() {
 		n1 := min(n0+g.chunk(), batch)
@@ -876,7 +877,7 @@ func (op *convDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		if op.fwd.cached {
 			col = op.fwd.cols[g.colOffset(n0):][:g.kdim()*ld]
 		} else {
-			col = grow(&op.ws.col, g.kdim()*ld)
+			col = mem.Grow(&op.ws.Col, g.kdim()*ld)
 			im2colChunk(g, op.ws, x, n0, n1, col, ld)
 		}
 		dycm := channelMajor(g, op.ws, dy, n0, n1)
@@ -885,10 +886,10 @@ func (op *convDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
 			beta = 0
 		}
 		if dwt != nil {
-			gemm(op.ws, false, true, g.kdim(), g.cout, cols, 1, col, ld, dycm, cols, beta, dwt, g.cout)
+			op.ws.Gemm(false, true, g.kdim(), g.cout, cols, 1, col, ld, dycm, cols, beta, dwt, g.cout)
 			continue
 		}
-		gemm(op.ws, false, true, g.cout, g.kdim(), cols, 1, dycm, cols, col, ld, beta, dw, g.kdim())
+		op.ws.Gemm(false, true, g.cout, g.kdim(), cols, 1, dycm, cols, col, ld, beta, dw, g.kdim())
 	}
 	if dwt != nil {
 		packed.Transpose(any(dw).([]float32), any(dwt).([]float32), g.kdim(), g.cout, g.cout)
@@ -920,24 +921,24 @@ var fuseWinoBackward = true
 func (op *convDxOp[T]) winoDx(dy, dx []T, batch int) {
 	g := op.g
 	if clDo[T](g.cl, func() {
-		clBackward(g, any(op.ws).(*workspace[float32]), any(op.fwd).(*convOp[float32]), f32(dy), nil, f32(dx), nil, batch)
+		clBackward(g, any(op.ws).(*mem.Workspace[float32]), any(op.fwd).(*convOp[float32]), f32(dy), nil, f32(dx), nil, batch)
 	}) {
 		return
 	}
 	g.winoChunks(batch, func(n0, n1, cols, ld int) {
-		dm := grow(&op.ws.aux, g.xi()*g.cout*ld)
+		dm := mem.Grow(&op.ws.Aux, g.xi()*g.cout*ld)
 		winoGrad(g, op.ws, dy, n0, n1, dm, ld)
 		op.winoDxChunk(dm, dx, n0, n1, cols, ld)
 	})
 }
 
 // winoDxChunk computes the chunk [n0, n1)'s dx from its transformed output
-// gradients dm: dV_ξ = U_ξᵀ·dM_ξ (in ws.col), transformed back.
+// gradients dm: dV_ξ = U_ξᵀ·dM_ξ (in ws.Col), transformed back.
 func (op *convDxOp[T]) winoDxChunk(dm, dx []T, n0, n1, cols, ld int) {
 	g, u := op.g, op.fwd.u
-	dv := grow(&op.ws.col, g.xi()*g.cin*ld)
+	dv := mem.Grow(&op.ws.Col, g.xi()*g.cin*ld)
 	for xi := range g.xi() {
-		gemm(op.ws, true, false, g.cin, cols, g.cout, 1, u[xi*g.cout*g.cin:], g.cin, dm[xi*g.cout*ld:], ld, 0, dv[xi*g.cin*ld:], ld)
+		op.ws.Gemm(true, false, g.cin, cols, g.cout, 1, u[xi*g.cout*g.cin:], g.cin, dm[xi*g.cout*ld:], ld, 0, dv[xi*g.cin*ld:], ld)
 	}
 	winoInputGrad(g, op.ws, dv, ld, dx, n0, n1)
 }
@@ -950,37 +951,37 @@ func (op *convDxOp[T]) winoDxChunk(dm, dx []T, n0, n1, cols, ld int) {
 func (op *convDxOp[T]) winoBackward(dy, x, dx, dw []T, batch int) {
 	g, fwd := op.g, op.fwd
 	if clDo[T](g.cl, func() {
-		clBackward(g, any(op.ws).(*workspace[float32]), any(fwd).(*convOp[float32]), f32(dy), f32(x), f32(dx), f32(dw), batch)
+		clBackward(g, any(op.ws).(*mem.Workspace[float32]), any(fwd).(*convOp[float32]), f32(dy), f32(x), f32(dx), f32(dw), batch)
 	}) {
 		return
 	}
 	du, scratch := winoDu(g, op.ws)
 	g.winoChunks(batch, func(n0, n1, cols, ld int) {
-		dm := grow(&op.ws.aux, g.xi()*g.cout*ld)
+		dm := mem.Grow(&op.ws.Aux, g.xi()*g.cout*ld)
 		winoGrad(g, op.ws, dy, n0, n1, dm, ld)
 		op.winoDxChunk(dm, dx, n0, n1, cols, ld)
-		winoDuChunk(g, fwd, x, dm, du, n0, n1, cols, ld) // ws.col again, for V
+		winoDuChunk(g, fwd, x, dm, du, n0, n1, cols, ld) // ws.Col again, for V
 	})
 	winoTransformWeightsGrad(g, du, dw, scratch)
 }
 
 // winoDu returns the workspace's dU ([α², cout, cin]) and the scratch
 // winoTransformWeightsGrad takes after it.
-func winoDu[T float](g convGeom, ws *workspace[T]) (du, scratch []T) {
+func winoDu[T float](g convGeom, ws *mem.Workspace[T]) (du, scratch []T) {
 	oc := g.xi() * g.cout * g.cin
-	dut := grow(&ws.du, oc+g.winoScratch())
+	dut := mem.Grow(&ws.DU, oc+g.winoScratch())
 	return dut[:oc], dut[oc:]
 }
 
 // winoDuChunk adds the chunk [n0, n1)'s dM_ξ·V_ξᵀ into du (the first chunk
 // writes it), with the forward pass's cached V or V transformed again
-// into ws.col.
+// into ws.Col.
 func winoDuChunk[T float](g convGeom, fwd *convOp[T], x, dm, du []T, n0, n1, cols, ld int) {
 	var v []T
 	if fwd.cached {
 		v = fwd.cols[g.winoOffset(n0):][:g.xi()*g.cin*ld]
 	} else {
-		v = grow(&fwd.ws.col, g.xi()*g.cin*ld)
+		v = mem.Grow(&fwd.ws.Col, g.xi()*g.cin*ld)
 		winoInput(g, fwd.ws, x, n0, n1, v, ld)
 	}
 	beta := T(1)
@@ -988,7 +989,7 @@ func winoDuChunk[T float](g convGeom, fwd *convOp[T], x, dm, du []T, n0, n1, col
 		beta = 0
 	}
 	for xi := range g.xi() {
-		gemm(fwd.ws, false, true, g.cout, g.cin, cols, 1, dm[xi*g.cout*ld:], ld, v[xi*g.cin*ld:], ld, beta, du[xi*g.cout*g.cin:], g.cin)
+		fwd.ws.Gemm(false, true, g.cout, g.cin, cols, 1, dm[xi*g.cout*ld:], ld, v[xi*g.cin*ld:], ld, beta, du[xi*g.cout*g.cin:], g.cin)
 	}
 }
 
@@ -997,13 +998,13 @@ func winoDuChunk[T float](g convGeom, fwd *convOp[T], x, dm, du []T, n0, n1, col
 func (op *convDwOp[T]) winoDw(dy, x, dw []T, batch int) {
 	g := op.g
 	if clDo[T](g.cl, func() {
-		clBackward(g, any(op.ws).(*workspace[float32]), any(op.fwd).(*convOp[float32]), f32(dy), f32(x), nil, f32(dw), batch)
+		clBackward(g, any(op.ws).(*mem.Workspace[float32]), any(op.fwd).(*convOp[float32]), f32(dy), f32(x), nil, f32(dw), batch)
 	}) {
 		return
 	}
 	du, scratch := winoDu(g, op.ws)
 	g.winoChunks(batch, func(n0, n1, cols, ld int) {
-		dm := grow(&op.ws.aux, g.xi()*g.cout*ld)
+		dm := mem.Grow(&op.ws.Aux, g.xi()*g.cout*ld)
 		winoGrad(g, op.ws, dy, n0, n1, dm, ld)
 		winoDuChunk(g, op.fwd, x, dm, du, n0, n1, cols, ld)
 	})

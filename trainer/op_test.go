@@ -9,6 +9,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/flsweep/flsweep/internal/mem"
 	"github.com/flsweep/flsweep/internal/vector"
 )
 
@@ -162,7 +163,7 @@ func TestConvForward(t *testing.T) {
 				return v
 			}
 			x, w, b := rnd(batch*tt.cin*tt.h*tt.w), rnd(tt.cout*tt.cin*tt.k*tt.k), rnd(tt.cout)
-			op := &convOp[float64]{g: newConvGeom(l, testKern), ws: &workspace[float64]{}}
+			op := &convOp[float64]{g: newConvGeom(l, testKern), ws: &mem.Workspace[float64]{}}
 			args := []G.Value{
 				tensor.New(tensor.WithShape(batch, tt.cin, tt.h, tt.w), tensor.WithBacking(x)),
 				tensor.New(tensor.WithShape(tt.cout, tt.cin, tt.k, tt.k), tensor.WithBacking(w)),
@@ -313,7 +314,7 @@ func testConvHalves[T float](t *testing.T) {
 		ld := cols + 3
 		want, got := make([]T, g.kdim()*ld), make([]T, g.kdim()*ld)
 		im2col(g, x, n0, batch, want, ld)
-		im2colChunk(g, &workspace[T]{}, x, n0, batch, got, ld)
+		im2colChunk(g, &mem.Workspace[T]{}, x, n0, batch, got, ld)
 		for row := range g.kdim() {
 			if !slices.Equal(got[row*ld:][:cols], want[row*ld:][:cols]) {
 				t.Fatalf("%+v: im2col row %d differs through half-planes", c, row)
@@ -325,7 +326,7 @@ func testConvHalves[T float](t *testing.T) {
 		}
 		dxWant, dxGot := make([]T, batch*g.inSize()), make([]T, batch*g.inSize())
 		col2im(g, col, ld, dxWant, n0, batch)
-		col2imChunk(g, &workspace[T]{}, col, ld, dxGot, n0, batch)
+		col2imChunk(g, &mem.Workspace[T]{}, col, ld, dxGot, n0, batch)
 		for i := range dxWant {
 			if math.Float64bits(float64(dxGot[i])) != math.Float64bits(float64(dxWant[i])) {
 				t.Fatalf("%+v: col2im dx[%d] = %v through half-planes, want %v", c, i, dxGot[i], dxWant[i])

@@ -1,5 +1,7 @@
 package trainer
 
+import "github.com/flsweep/flsweep/internal/mem"
+
 // Winograd's minimal filtering F(2×2, 3×3) (Lavin and Gray, "Fast
 // Algorithms for Convolutional Neural Networks", CVPR 2016,
 // arXiv:1509.09308) for the 3×3 stride-1 convolutions: each 2×2 block of
@@ -497,11 +499,11 @@ var wino23W32 = struct {
 // winoPlanes holds a plane's scratch: the even and odd columns of a
 // zero-padded plane, 2·th+α−2 rows of tw+α/2−1, and 8 floats more that
 // winoInput's block copies of short rows may read past the last row.
-func winoPlanes[T float](g convGeom, ws *workspace[T]) (e, o []T, stride int) {
+func winoPlanes[T float](g convGeom, ws *mem.Workspace[T]) (e, o []T, stride int) {
 	stride = g.tw() + g.alpha()/2 - 1
 	rows := 2*g.th() + g.alpha() - 2
 	n := rows*stride + 8
-	buf := grow(&ws.pad, 2*n)
+	buf := mem.Grow(&ws.Pad, 2*n)
 	return buf[:n], buf[n:], stride
 }
 
@@ -527,7 +529,7 @@ func winoHalves[T float](a int, e, o []T) [8][]T {
 // winoInput writes the transformed tiles of samples [n0, n1) of x ([B,
 // cin, h, w]) into v ([α², cin, ld]): tile (ti, j) of sample n is column
 // (n−n0)·tiles + ti·tw + j.
-func winoInput[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T, ld int) {
+func winoInput[T float](g convGeom, ws *mem.Workspace[T], x []T, n0, n1 int, v []T, ld int) {
 	if g.wino4 {
 		winoInput4(g, ws, x, n0, n1, v, ld)
 		return
@@ -546,7 +548,7 @@ func winoInput[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T, 
 	Ls := L + 8
 	stage := stageFor[T]()
 	if g.winoShort() {
-		st = grow(&ws.wino, a*a*Ls)
+		st = mem.Grow(&ws.Wino, a*a*Ls)
 	}
 	for c := range g.cin {
 		for n := n0; n < n1; n++ {
@@ -636,7 +638,7 @@ func stageFor[T float]() func(st []T, ls, t int, h [8][]T, s, a int) {
 // winoOutput writes samples [n0, n1) of y ([B, cout, ho, wo]) from the
 // chunk's transformed outputs m ([α², cout, ld]) and the bias b (nil for
 // none).
-func winoOutput[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0, n1 int, b []T) {
+func winoOutput[T float](g convGeom, ws *mem.Workspace[T], m []T, ld int, y []T, n0, n1 int, b []T) {
 	if g.wino4 {
 		winoOutput4(g, ws, m, ld, y, n0, n1, b)
 		return
@@ -644,7 +646,7 @@ func winoOutput[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0,
 	rows, alg := winoRowsFor[T](), winoAlgFor[T](g)
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
 	L := (n1 - n0) * tiles
-	out := grow(&ws.wino, 4*L)
+	out := mem.Grow(&ws.Wino, 4*L)
 	for o := range g.cout {
 		var bias T
 		if b != nil {
@@ -669,7 +671,7 @@ func winoOutput[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0,
 
 // winoGrad writes the transformed output gradients of samples [n0, n1) of
 // dy ([B, cout, ho, wo]) into dm ([α², cout, ld]).
-func winoGrad[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int, dm []T, ld int) {
+func winoGrad[T float](g convGeom, ws *mem.Workspace[T], dy []T, n0, n1 int, dm []T, ld int) {
 	if g.wino4 {
 		winoGrad4(g, ws, dy, n0, n1, dm, ld)
 		return
@@ -677,7 +679,7 @@ func winoGrad[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int, dm []T,
 	rows, alg := winoRowsFor[T](), winoAlgFor[T](g)
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
 	L := (n1 - n0) * tiles
-	buf := grow(&ws.wino, 4*L)
+	buf := mem.Grow(&ws.Wino, 4*L)
 	e, o := buf[:2*L], buf[2*L:]
 	for oc := range g.cout {
 		if g.ho%2 == 1 || g.wo%2 == 1 {
@@ -704,7 +706,7 @@ func winoGrad[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int, dm []T,
 // its tiles' columns 0 and 1 into the padded plane's even and odd columns
 // at j, then their columns 2 and 3 at j+1, and so on; the rows of tiles
 // add in order.
-func winoInputGrad[T float](g convGeom, ws *workspace[T], dv []T, ld int, dx []T, n0, n1 int) {
+func winoInputGrad[T float](g convGeom, ws *mem.Workspace[T], dv []T, ld int, dx []T, n0, n1 int) {
 	if g.wino4 {
 		winoInputGrad4(g, ws, dv, ld, dx, n0, n1)
 		return
@@ -714,7 +716,7 @@ func winoInputGrad[T float](g convGeom, ws *workspace[T], dv []T, ld int, dx []T
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
 	L := (n1 - n0) * tiles
 	pe, po, s := winoPlanes(g, ws)
-	cb := grow(&ws.wino, a*a*L+8) // 8 more for unstage's vector loads
+	cb := mem.Grow(&ws.Wino, a*a*L+8) // 8 more for unstage's vector loads
 	short := g.winoShort()
 	unst := unstageFor[T]()
 	for c := range g.cin {

@@ -1,5 +1,7 @@
 package trainer
 
+import "github.com/flsweep/flsweep/internal/mem"
+
 // Winograd's F(4×4, 3×3) for the 3×3 stride-1 convolutions (Lavin and
 // Gray 2016): tiles of 4×4 outputs from 6×6 receptive fields, 36 products
 // per chunk and 36 multiply-adds per 16 outputs where F(2×2, 3×3) has 64
@@ -185,8 +187,8 @@ type wino43Fns[T float] struct {
 	merge4 func(dst []T, ph [4][]T)
 	// stagePlane and unstagePlane are wino4Stage and wino4Unstage, the
 	// short rows' way into and out of the transforms.
-	stagePlane   func(g convGeom, ws *workspace[T], plane, st []T, ls, t0 int)
-	unstagePlane func(g convGeom, ws *workspace[T], cb []T, L, t0 int, plane []T)
+	stagePlane   func(g convGeom, ws *mem.Workspace[T], plane, st []T, ls, t0 int)
+	unstagePlane func(g convGeom, ws *mem.Workspace[T], cb []T, L, t0 int, plane []T)
 	// tilesShort is wino4TilesShort, the short rows' wino4Tiles.
 	tilesShort func(g convGeom, plane, d []T, L, t0 int, split bool)
 }
@@ -208,10 +210,10 @@ func wino43For[T float]() wino43Fns[T] {
 // wino4Planes holds a plane's scratch for F(4×4, ·) (all of it, and by
 // phase): the four phases of the zero-padded plane, 4·th+α−4 rows of tw+1
 // each, 8 floats apart for the block copies of short rows.
-func wino4Planes[T float](g convGeom, ws *workspace[T]) (ph [4][]T, all []T, stride int) {
+func wino4Planes[T float](g convGeom, ws *mem.Workspace[T]) (ph [4][]T, all []T, stride int) {
 	stride = g.tw() + 1
 	n := (4*g.th()+g.alpha()-4)*stride + 8
-	all = grow(&ws.pad, 4*n)
+	all = mem.Grow(&ws.Pad, 4*n)
 	for f := range 4 {
 		ph[f] = all[f*n:][:n]
 	}
@@ -275,7 +277,7 @@ func wino4Halves[T float](ph *[4][]T, r0 int) [8][]T {
 }
 
 // winoInput4 is winoInput for F(4×4, 3×3) and F(4×4, 5×5).
-func winoInput4[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T, ld int) {
+func winoInput4[T float](g convGeom, ws *mem.Workspace[T], x []T, n0, n1 int, v []T, ld int) {
 	in, a := wino4Alg[T](g).in, g.alpha()
 	fns := wino4Fns[T](g)
 	th, tw, tiles := g.th(), g.tw(), g.tiles()
@@ -283,7 +285,7 @@ func winoInput4[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T,
 	var st []T
 	Ls := L + 8
 	if g.winoShort() {
-		st = grow(&ws.wino, a*a*Ls)
+		st = mem.Grow(&ws.Wino, a*a*Ls)
 	}
 	for c := range g.cin {
 		for n := n0; n < n1; n++ {
@@ -311,7 +313,7 @@ func winoInput4[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T,
 // wino4Split deals an input plane (h×w) into the phases of its zero-padded
 // plane by split4 (nil for phaseSplit), and returns them with their row
 // stride.
-func wino4Split[T float](g convGeom, ws *workspace[T], split4 func([4][]T, []T), plane []T) (ph [4][]T, s int) {
+func wino4Split[T float](g convGeom, ws *mem.Workspace[T], split4 func([4][]T, []T), plane []T) (ph [4][]T, s int) {
 	ph, all, s := wino4Planes(g, ws)
 	clear(all)
 	for y := range g.h {
@@ -330,7 +332,7 @@ func wino4Split[T float](g convGeom, ws *workspace[T], split4 func([4][]T, []T),
 // t0 on): padded row 4·ti+r, column 4·j+q of tile (ti, j) at st[(q·α +
 // r)·ls + t0 + ti·tw + j]. Each row of tiles is copied as 8 floats, which
 // the next (or the staging rows' 8 floats of padding) overwrites.
-func wino4Stage[T float](g convGeom, ws *workspace[T], plane, st []T, ls, t0 int) {
+func wino4Stage[T float](g convGeom, ws *mem.Workspace[T], plane, st []T, ls, t0 int) {
 	ph, s := wino4Split(g, ws, nil, plane)
 	stage := stageFor[T]()
 	for ti := range g.th() {
@@ -342,13 +344,13 @@ func wino4Stage[T float](g convGeom, ws *workspace[T], plane, st []T, ls, t0 int
 // (h×w) from its tiles' transformed-back gradients in cb (α² rows L apart,
 // the plane's tiles from t0 on), adding the tiles' contributions to each
 // float from +0, tile row by tile row, in the order of phaseAdds.
-func wino4Unstage[T float](g convGeom, ws *workspace[T], cb []T, L, t0 int, plane []T) {
+func wino4Unstage[T float](g convGeom, ws *mem.Workspace[T], cb []T, L, t0 int, plane []T) {
 	wino4Unsplit(g, ws, cb, L, t0, plane, nil)
 }
 
 // wino4Unsplit is wino4Unstage for rows of tiles of any length, merging
 // the phases back into the plane's rows by merge4 (nil for phaseMerge).
-func wino4Unsplit[T float](g convGeom, ws *workspace[T], cb []T, L, t0 int, plane []T, merge4 func([]T, [4][]T)) {
+func wino4Unsplit[T float](g convGeom, ws *mem.Workspace[T], cb []T, L, t0 int, plane []T, merge4 func([]T, [4][]T)) {
 	ph, all, s := wino4Planes(g, ws)
 	clear(all)
 	for ti := range g.th() {
@@ -394,10 +396,10 @@ func wino4TilesShort[T float](g convGeom, plane, d []T, L, t0 int, split bool) {
 }
 
 // winoOutput4 is winoOutput for F(4×4, 3×3) and F(4×4, 5×5).
-func winoOutput4[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0, n1 int, b []T) {
+func winoOutput4[T float](g convGeom, ws *mem.Workspace[T], m []T, ld int, y []T, n0, n1 int, b []T) {
 	fns := wino4Fns[T](g)
 	L := (n1 - n0) * g.tiles()
-	out := grow(&ws.wino, 16*L+8) // 8 more for the vector tilesShort's loads
+	out := mem.Grow(&ws.Wino, 16*L+8) // 8 more for the vector tilesShort's loads
 	for o := range g.cout {
 		var bias T
 		if b != nil {
@@ -416,10 +418,10 @@ func winoOutput4[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0
 }
 
 // winoGrad4 is winoGrad for F(4×4, 3×3) and F(4×4, 5×5).
-func winoGrad4[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int, dm []T, ld int) {
+func winoGrad4[T float](g convGeom, ws *mem.Workspace[T], dy []T, n0, n1 int, dm []T, ld int) {
 	fns := wino4Fns[T](g)
 	L := (n1 - n0) * g.tiles()
-	d := grow(&ws.wino, 16*L)
+	d := mem.Grow(&ws.Wino, 16*L)
 	for oc := range g.cout {
 		if g.ho%4 != 0 || g.wo%4 != 0 {
 			clear(d) // the gradient is zero past the output
@@ -440,11 +442,11 @@ func winoGrad4[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int, dm []T
 // row of tiles adds, row by row of its receptive fields, its tiles'
 // columns 0–3 into the phases at j and columns 4 to α−1 into phases 0 to
 // α−5 at j+1.
-func winoInputGrad4[T float](g convGeom, ws *workspace[T], dv []T, ld int, dx []T, n0, n1 int) {
+func winoInputGrad4[T float](g convGeom, ws *mem.Workspace[T], dv []T, ld int, dx []T, n0, n1 int) {
 	bdx, a := wino4Alg[T](g).dx, g.alpha()
 	fns := wino4Fns[T](g)
 	L := (n1 - n0) * g.tiles()
-	cb := grow(&ws.wino, a*a*L+8) // 8 more for the vector unstage's loads
+	cb := mem.Grow(&ws.Wino, a*a*L+8) // 8 more for the vector unstage's loads
 	for c := range g.cin {
 		bdx(cb, L, dv[c*ld:], g.cin*ld)
 		for n := n0; n < n1; n++ {

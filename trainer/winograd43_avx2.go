@@ -2,7 +2,11 @@
 
 package trainer
 
-import "simd/archsimd"
+import (
+	"simd/archsimd"
+
+	"github.com/flsweep/flsweep/internal/mem"
+)
 
 // AVX2 versions of F(4×4, 3×3)'s output and output-gradient transforms
 // (winograd43.go), 8 tiles at a time with the portable expressions in
@@ -285,7 +289,7 @@ func phaseMergeAVX2(dst []float32, ph [4][]float32) {
 // are stores of those vectors. Padded row 4·ti+r serves tile row ti (r <
 // 4) and, for r ≥ 4, tile row ti−1 (α = 8, or r < 6 for α = 6); each
 // staging row is still written in increasing t.
-func wino4StageAVX2(g convGeom, ws *workspace[float32], plane, st []float32, ls, t0 int) {
+func wino4StageAVX2(g convGeom, ws *mem.Workspace[float32], plane, st []float32, ls, t0 int) {
 	if g.p > 4 {
 		wino4Stage(g, ws, plane, st, ls, t0)
 		return
@@ -334,7 +338,7 @@ func stageRuns(st []float32, d, a int, e0, e1, e2, e3, f0, f1, f2, f3 f8) {
 // j+1, and with −0 in the lanes outside the run (x + −0 is x for every x,
 // −0 included), so each float gets phaseAdds' sums in their order: the
 // same bits. The phases then go back into the row by (partial) stores.
-func wino4UnstageAVX2(g convGeom, ws *workspace[float32], cb []float32, L, t0 int, plane []float32) {
+func wino4UnstageAVX2(g convGeom, ws *mem.Workspace[float32], cb []float32, L, t0 int, plane []float32) {
 	if g.p > 4 {
 		wino4Unstage(g, ws, cb, L, t0, plane)
 		return

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/flsweep/flsweep/internal/mem"
 )
 
 // TestWinograd45Transforms checks F(4×4, 5×5)'s transforms on known
@@ -200,7 +202,7 @@ func TestWino4Stage(t *testing.T) {
 				tiles := g.tiles()
 				L := 2 * tiles
 				ls := L + 8
-				ws := &workspace[float32]{}
+				ws := &mem.Workspace[float32]{}
 				planes := [2][]float32{mixedVals(r, h*w, 6), mixedVals(r, h*w, 6)}
 				st1, st2 := mixedVals(r, a*a*ls, 6), mixedVals(r, a*a*ls, 6)
 				for n, pl := range planes {

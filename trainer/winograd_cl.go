@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"github.com/flsweep/flsweep/internal/mem"
 	"github.com/flsweep/flsweep/internal/packed"
 	"github.com/flsweep/flsweep/internal/wino"
 )
@@ -77,7 +78,7 @@ func (g convGeom) clKern() *clKernels {
 
 // clScratch is the workspace's scratch for F(4×4, 5×5)'s first stage (64
 // vectors).
-func clScratch(ws *workspace[float32]) *float32 { return &grow(&ws.clScratch, 64*16)[0] }
+func clScratch(ws *mem.Workspace[float32]) *float32 { return &mem.Grow(&ws.CLScratch, 64*16)[0] }
 
 // clLd is the distance between a tile's rows of c channels in the
 // channel-lane layout: c plus 16 floats, so that the 14 rows the AVX-512
@@ -88,14 +89,14 @@ func clLd(c int) int { return c + 16 }
 // clBuf returns the workspace's position buffer for the padded plane the
 // tiles' receptive fields cover: tm·th+α−tm rows of tm·tw+α−tm positions
 // (16 floats each).
-func clBuf(g convGeom, ws *workspace[float32]) (buf []float32, row int) {
+func clBuf(g convGeom, ws *mem.Workspace[float32]) (buf []float32, row int) {
 	TW := g.tm()*g.tw() + g.alpha() - g.tm()
-	return grow(&ws.pad, (g.tm()*g.th()+g.alpha()-g.tm())*TW*16), TW * 16
+	return mem.Grow(&ws.Pad, (g.tm()*g.th()+g.alpha()-g.tm())*TW*16), TW * 16
 }
 
 // clInput writes the chunk [n0, n1)'s transformed inputs in the
 // channel-lane layout into vt ([α²][cols][ldv]).
-func clInput(g convGeom, ws *workspace[float32], x []float32, n0, n1 int, vt []float32) {
+func clInput(g convGeom, ws *mem.Workspace[float32], x []float32, n0, n1 int, vt []float32) {
 	th, tw, ldv := g.th(), g.tw(), clLd(g.cin)
 	cols := (n1 - n0) * g.tiles()
 	xs := cols * ldv
@@ -116,12 +117,12 @@ func clInput(g convGeom, ws *workspace[float32], x []float32, n0, n1 int, vt []f
 
 // clOutput writes the chunk's outputs (plus bias) into y from its
 // transformed outputs mt ([α²][cols][ldm]).
-func clOutput(g convGeom, ws *workspace[float32], mt []float32, y []float32, n0, n1 int, b []float32) {
+func clOutput(g convGeom, ws *mem.Workspace[float32], mt []float32, y []float32, n0, n1 int, b []float32) {
 	th, tw, ldm := g.th(), g.tw(), clLd(g.cout)
 	cols := (n1 - n0) * g.tiles()
 	xs := cols * ldm
 	orow := g.tm() * tw * 16
-	obuf := grow(&ws.wino, g.tm()*th*orow)
+	obuf := mem.Grow(&ws.Wino, g.tm()*th*orow)
 	hw := g.ho * g.wo
 	out, sc := g.clKern().out, clScratch(ws)
 	_ = y[n1*g.cout*hw-1]
@@ -144,12 +145,12 @@ var clNoBias [16]float32
 
 // clGrad writes the chunk's transformed output gradients dmt
 // ([α²][cols][ldm]) for dy.
-func clGrad(g convGeom, ws *workspace[float32], dy []float32, n0, n1 int, dmt []float32) {
+func clGrad(g convGeom, ws *mem.Workspace[float32], dy []float32, n0, n1 int, dmt []float32) {
 	th, tw, ldm := g.th(), g.tw(), clLd(g.cout)
 	cols := (n1 - n0) * g.tiles()
 	xs := cols * ldm
 	drow := g.tm() * tw * 16
-	dbuf := grow(&ws.wino, g.tm()*th*drow)
+	dbuf := mem.Grow(&ws.Wino, g.tm()*th*drow)
 	clear(dbuf) // zeros past the output; Fill16 overwrites the rest
 	hw := g.ho * g.wo
 	tdy, sc := g.clKern().dy, clScratch(ws)
@@ -165,7 +166,7 @@ func clGrad(g convGeom, ws *workspace[float32], dy []float32, n0, n1 int, dmt []
 
 // clInputGrad writes the chunk's samples of dx from their transformed
 // input gradients dvt ([α²][cols][ldv]).
-func clInputGrad(g convGeom, ws *workspace[float32], dvt []float32, dx []float32, n0, n1 int) {
+func clInputGrad(g convGeom, ws *mem.Workspace[float32], dvt []float32, dx []float32, n0, n1 int) {
 	th, tw, ldv := g.th(), g.tw(), clLd(g.cin)
 	cols := (n1 - n0) * g.tiles()
 	xs := cols * ldv
@@ -196,8 +197,8 @@ func clTransposeWeights(g convGeom, u, ut []float32) {
 func clForward(op *convOp[float32], x, w, b, y []float32, batch int) {
 	g, ws := op.g, op.ws
 	oc := g.cout * g.cin
-	nut := g.xi()*g.cin*clLd(g.cout) + oc                  // Uᵀ and a transpose's scratch
-	ut := grow(&op.u, g.xi()*oc+max(g.winoScratch(), nut)) // U, then scratch or Uᵀ
+	nut := g.xi()*g.cin*clLd(g.cout) + oc                      // Uᵀ and a transpose's scratch
+	ut := mem.Grow(&op.u, g.xi()*oc+max(g.winoScratch(), nut)) // U, then scratch or Uᵀ
 	u, uT := ut[:g.xi()*oc], ut[g.xi()*oc:]
 	winoTransformWeights(g, w, u, uT)
 	// One chunk of at least TransMinM columns multiplies by U_ξᵀ through
@@ -216,14 +217,14 @@ func clForward(op *convOp[float32], x, w, b, y []float32, batch int) {
 	op.cached = false
 	ldv, ldm := clLd(g.cin), clLd(g.cout)
 	g.winoChunks(batch, func(n0, n1, cols, _ int) {
-		vt, mt := grow(&ws.col, g.xi()*cols*ldv), grow(&ws.aux, g.xi()*cols*ldm)
+		vt, mt := mem.Grow(&ws.Col, g.xi()*cols*ldv), mem.Grow(&ws.Aux, g.xi()*cols*ldm)
 		clInput(g, ws, x, n0, n1, vt)
 		for xi := range g.xi() {
 			if nt {
-				gemm(ws, false, true, cols, g.cout, g.cin, 1, vt[xi*cols*ldv:], ldv, u[xi*oc:], g.cin, 0, mt[xi*cols*ldm:], ldm)
+				ws.Gemm(false, true, cols, g.cout, g.cin, 1, vt[xi*cols*ldv:], ldv, u[xi*oc:], g.cin, 0, mt[xi*cols*ldm:], ldm)
 				continue
 			}
-			gemm(ws, false, false, cols, g.cout, g.cin, 1, vt[xi*cols*ldv:], ldv, uT[xi*oc:], g.cout, 0, mt[xi*cols*ldm:], ldm)
+			ws.Gemm(false, false, cols, g.cout, g.cin, 1, vt[xi*cols*ldv:], ldv, uT[xi*oc:], g.cout, 0, mt[xi*cols*ldm:], ldm)
 		}
 		clOutput(g, ws, mt, y, n0, n1, b)
 	})
@@ -232,32 +233,32 @@ func clForward(op *convOp[float32], x, w, b, y []float32, batch int) {
 // clBackward is winoBackward, winoDx and winoDw on the channel-lane path:
 // dx unless it is nil and dW unless it is nil, chunk by chunk, with the
 // forward pass's U.
-func clBackward(g convGeom, ws *workspace[float32], fwd *convOp[float32], dy, x, dx, dw []float32, batch int) {
+func clBackward(g convGeom, ws *mem.Workspace[float32], fwd *convOp[float32], dy, x, dx, dw []float32, batch int) {
 	oc := g.cout * g.cin
 	u := fwd.u[:g.xi()*oc]
 	du, scratch := winoDu(g, ws)
 	ldv, ldm := clLd(g.cin), clLd(g.cout)
 	g.winoChunks(batch, func(n0, n1, cols, _ int) {
-		dmt := grow(&ws.aux, g.xi()*cols*ldm)
+		dmt := mem.Grow(&ws.Aux, g.xi()*cols*ldm)
 		clGrad(g, ws, dy, n0, n1, dmt)
 		if dx != nil {
-			dvt := grow(&ws.col, g.xi()*cols*ldv)
+			dvt := mem.Grow(&ws.Col, g.xi()*cols*ldv)
 			for xi := range g.xi() {
-				gemm(ws, false, false, cols, g.cin, g.cout, 1, dmt[xi*cols*ldm:], ldm, u[xi*oc:], g.cin, 0, dvt[xi*cols*ldv:], ldv)
+				ws.Gemm(false, false, cols, g.cin, g.cout, 1, dmt[xi*cols*ldm:], ldm, u[xi*oc:], g.cin, 0, dvt[xi*cols*ldv:], ldv)
 			}
 			clInputGrad(g, ws, dvt, dx, n0, n1)
 		}
 		if dw == nil {
 			return
 		}
-		vt := grow(&ws.col, g.xi()*cols*ldv)
+		vt := mem.Grow(&ws.Col, g.xi()*cols*ldv)
 		clInput(g, ws, x, n0, n1, vt)
 		beta := float32(1)
 		if n0 == 0 {
 			beta = 0
 		}
 		for xi := range g.xi() {
-			gemm(ws, true, false, g.cout, g.cin, cols, 1, dmt[xi*cols*ldm:], ldm, vt[xi*cols*ldv:], ldv, beta, du[xi*oc:], g.cin)
+			ws.Gemm(true, false, g.cout, g.cin, cols, 1, dmt[xi*cols*ldm:], ldm, vt[xi*cols*ldv:], ldv, beta, du[xi*oc:], g.cin)
 		}
 	})
 	if dw != nil {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/flsweep/flsweep/internal/mem"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -22,7 +23,7 @@ func convPasses[T float](t *testing.T, g convGeom, batch int, x, w, b, dy []T) (
 // or not.
 func convPassesCache[T float](t *testing.T, g convGeom, batch int, x, w, b, dy []T, cache bool) (y, dx, dw []T) {
 	t.Helper()
-	ws := &workspace[T]{blas: !g.packed}
+	ws := &mem.Workspace[T]{BLAS: !g.packed}
 	fwd := &convOp[T]{g: g, ws: ws, train: cache}
 	xt := tensor.New(tensor.WithShape(batch, g.cin, g.h, g.w), tensor.WithBacking(x))
 	wt := tensor.New(tensor.WithShape(g.cout, g.cin, g.k, g.k), tensor.WithBacking(w))
