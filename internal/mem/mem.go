@@ -1,7 +1,7 @@
 // Package mem holds the scratch memory the trainer's graph ops and its
-// convolution kernels share: the element types they compute in (Float), a
-// graph's Workspace with the products that run in it (Workspace.Gemm), and
-// Grow, which sizes a buffer that is reused.
+// convolution kernels (package conv) share: the element types they compute
+// in (Float), a graph's Workspace with the products that run in it
+// (Workspace.Gemm), and Grow, which sizes a buffer that is reused.
 package mem
 
 import "github.com/flsweep/flsweep/internal/gemm"
@@ -17,10 +17,10 @@ type Float interface{ ~float32 | ~float64 }
 type Workspace[T Float] struct {
 	Col, Aux  []T          // convolutions: the column matrix and a channel-major copy of dy
 	Pad       []T          // convolutions: a chunk's input or input gradient, zero-padded
-	Wino      []T          // Winograd convolutions: the transforms' scratch (the trainer's winograd.go)
+	Wino      []T          // Winograd convolutions: the transforms' scratch (package conv, winograd.go)
 	DU        []T          // Winograd convolutions: the transformed weight gradient
 	gemm      gemm.Buffers // the products' scratch (package gemm)
-	CLScratch []T          // channel-lane Winograd: F(4×4, 5×5)'s scratch (the trainer's winograd_cl.go)
+	CLScratch []T          // channel-lane Winograd: F(4×4, 5×5)'s scratch (package conv, winograd_cl.go)
 	BLAS      bool         // float32 products by the build's BLAS, not the packed product (trainer.KernelChoice.BLAS)
 }
 
