@@ -29,7 +29,7 @@ test: bin/temporal bin/minio bin/temporal-server postgres data vet workflowcheck
 	@if command -v $(PYTHON) >/dev/null; then echo "The peer benchmark's table (infra/bench/peer/join.py):"; \
 	$(PYTHON) -m unittest infra/bench/peer/join_test.py; else echo "no python3: join.py's tests skipped"; fi
 	@echo "AVX-512 and AVX2 kernels against the portable loops and the fusions they allow (GOEXPERIMENT=simd; each set the CPU runs):"
-	GOEXPERIMENT=simd $(GO) test -count=1 -run 'Vec|Numerics|Winograd|MaskedBN|ReLU|ChannelLane|NoAllocation' ./trainer/ ./trainer/internal/vector/
+	GOEXPERIMENT=simd $(GO) test -count=1 -run 'Vec|Numerics|Winograd|MaskedBN|ReLU|ChannelLane|NoAllocation' ./trainer/ ./internal/conv/ ./internal/vector/
 	@echo "Every convolution as im2col (FLSWEEP_CONV=im2col, the numerics before Winograd):"
 	FLSWEEP_CONV=im2col $(GO) test -count=1 -run 'Numerics|Conv|Grad|Train' ./trainer/
 	@echo "The 3×3 convolutions all by F(2×2, 3×3) (FLSWEEP_WINO43=0, the numerics before F(4×4, 3×3)):"
@@ -39,7 +39,7 @@ test: bin/temporal bin/minio bin/temporal-server postgres data vet workflowcheck
 	@echo "The trainer on the build's BLAS instead of the packed products (FLSWEEP_GEMM=blas):"
 	FLSWEEP_GEMM=blas $(GO) test -count=1 ./trainer/
 	@if $(HAVE_OPENBLAS); then echo "OpenBLAS build:"; \
-	$(OPENBLAS_ENV) $(GO) test -count=1 -tags openblas ./trainer/ ./trainer/internal/gemm/ ./engine/ ./algorithm/; \
+	$(OPENBLAS_ENV) $(GO) test -count=1 -tags openblas ./trainer/ ./internal/gemm/ ./engine/ ./algorithm/; \
 	else echo "OpenBLAS is not installed: the trainer's OpenBLAS build is not tested ('make openblas' installs it)"; fi
 
 ## conformance: the full conformance matrix (methods/conformance): every algorithm × {SGD, momentum 0.9, Adam} ×
@@ -60,7 +60,7 @@ conformance: data
 ## blob I/O, peak memory under 4 GB); Ward's row distances, direct and Gram form
 bench: build build-purego bin/temporal data
 	infra/bench/peer.sh models
-	$(GO) test -run '^$$' -bench Sgemm -benchtime 0.3s ./trainer/internal/gemm/
+	$(GO) test -run '^$$' -bench Sgemm -benchtime 0.3s ./internal/gemm/
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./aggregate/
 	$(GO) test -run '^$$' -bench Euclidean -benchtime 2x ./cluster/
 	$(GO) test -run '^$$' -bench FedFVInternal -benchtime 3x ./algorithm/
@@ -92,9 +92,9 @@ LDFLAGS := -X github.com/flsweep/flsweep/conf.Version=$(VERSION)
 LDFLAGS_OPENBLAS := -X github.com/flsweep/flsweep/conf.Version=$(VERSION)+openblas
 # The OpenBLAS build is the fast one: OpenBLAS for the products, and Go's
 # experimental simd package (GOEXPERIMENT=simd) for AVX-512 or AVX2 elementwise
-# kernels (trainer/internal/vector; portable loops on older CPUs).
+# kernels (internal/vector; portable loops on older CPUs).
 # On CPUs with AVX2 or AVX-512 both builds take their products from the packed
-# gemm instead (trainer/internal/packed), so OpenBLAS matters only on older ones.
+# gemm instead (internal/packed), so OpenBLAS matters only on older ones.
 OPENBLAS_ENV := CGO_ENABLED=1 CGO_LDFLAGS=-lopenblas GOEXPERIMENT=simd
 # (grep without -q reads all of ldconfig's output: with pipefail, an early
 # exit would fail the pipeline on SIGPIPE.)
@@ -213,7 +213,7 @@ down:
 vet:
 	$(GO) vet ./...
 	@# The AVX2/AVX-512 kernels (about 2,000 lines) compile only under GOEXPERIMENT=simd: vet them too.
-	GOEXPERIMENT=simd $(GO) vet ./trainer/...
+	GOEXPERIMENT=simd $(GO) vet ./trainer/... ./internal/...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
 ## validate-infra: the compose file and the Kubernetes manifests, validated with compose-go, kustomize, the

@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flsweep/flsweep/trainer/internal/packed"
+	"github.com/flsweep/flsweep/internal/conv"
+	"github.com/flsweep/flsweep/internal/packed"
 )
 
 // Interleaved A/B timing of the trainer's switches (make bench-ab).
@@ -50,9 +51,9 @@ var abSwitches = map[string]*bool{
 	"inPlaceA":         &packed.ReadAInPlace,
 	"inPlaceAT":        &packed.ReadATInPlace,
 	"edgeKernel":       &packed.EdgeKernel,
-	"longWino4Chunks":  &longWino4Chunks,
+	"longWino4Chunks":  &conv.LongWino4Chunks,
 	"dwTransposed":     &useDwT,
-	"runKernels":       &runKernels,
+	"runKernels":       &conv.RunKernels,
 }
 
 // abKernels are the switches FLSWEEP_AB can set that are fields of a

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"sync"
 
-	kgemm "github.com/flsweep/flsweep/trainer/internal/gemm"
-	"github.com/flsweep/flsweep/trainer/internal/wino"
+	"github.com/flsweep/flsweep/internal/conv"
+	kgemm "github.com/flsweep/flsweep/internal/gemm"
+	"github.com/flsweep/flsweep/internal/wino"
 )
 
 // KernelChoice chooses the kernels a Trainer computes with, where more
@@ -28,21 +29,21 @@ type KernelChoice struct {
 	BLAS bool
 	// Im2col computes every convolution as im2col and one product,
 	// rather than the 3×3 and 5×5 stride-1 ones with enough input
-	// channels by Winograd (winograd.go): the numerics of builds before
-	// Winograd. FLSWEEP_CONV=im2col.
+	// channels by Winograd (package conv, winograd.go): the numerics of
+	// builds before Winograd. FLSWEEP_CONV=im2col.
 	Im2col bool
 	// NoF43 keeps F(2×2, 3×3) for every 3×3 Winograd convolution rather
-	// than F(4×4, 3×3) where their outputs are wide enough
-	// (winograd43.go): the numerics before F(4×4, 3×3).
+	// than F(4×4, 3×3) where their outputs are wide enough (package
+	// conv, winograd43.go): the numerics before F(4×4, 3×3).
 	// FLSWEEP_WINO43=0.
 	NoF43 bool
 	// NoF45 keeps F(2×2, 5×5) for every 5×5 Winograd convolution rather
-	// than F(4×4, 5×5) (winograd45.go). FLSWEEP_WINO45=0.
+	// than F(4×4, 5×5) (package conv, winograd45.go). FLSWEEP_WINO45=0.
 	NoF45 bool
 	// NoChannelLane turns off the channel-lane Winograd and im2col paths
-	// (winograd_cl.go, im2col_cl.go; AVX-512 with the packed product
-	// only). They give the bits of the tile-lane paths, so this changes
-	// the speed only. FLSWEEP_WINO_CL=0.
+	// (package conv, winograd_cl.go and im2col_cl.go; AVX-512 with the
+	// packed product only). They give the bits of the tile-lane paths, so
+	// this changes the speed only. FLSWEEP_WINO_CL=0.
 	NoChannelLane bool
 }
 
@@ -75,26 +76,25 @@ func KernelChoiceFromEnv() (KernelChoice, error) {
 }
 
 // kernels is a KernelChoice resolved against this CPU and build: what the
-// graph's ops read.
+// graph's ops read, the convolutions' part as package conv takes it.
 type kernels struct {
-	packed   bool // float32 products by package packed, else the build's BLAS
-	winograd bool // 3×3 and 5×5 stride-1 convolutions by Winograd where they fit
-	f43      bool // the Winograd 3×3 ones by F(4×4, 3×3) where wide enough
-	f45      bool // the Winograd 5×5 ones by F(4×4, 5×5) where they fit
-	cl       bool // the channel-lane paths where they fit
+	packed bool // float32 products by package packed, else the build's BLAS
+	conv.Kernels
 }
 
 func (k KernelChoice) resolve() kernels {
 	p := kgemm.Packed(k.BLAS)
 	return kernels{
-		packed:   p,
-		winograd: !k.Im2col,
-		f43:      !k.NoF43,
-		f45:      !k.NoF45,
-		// The channel-lane paths need AVX-512 (package wino) and the
-		// packed product, whose order along k is what makes their bits
-		// those of the tile-lane paths.
-		cl: wino.Available && p && !k.NoChannelLane,
+		packed: p,
+		Kernels: conv.Kernels{
+			Winograd: !k.Im2col,
+			F43:      !k.NoF43,
+			F45:      !k.NoF45,
+			// The channel-lane paths need AVX-512 (package wino) and the
+			// packed product, whose order along k is what makes their bits
+			// those of the tile-lane paths.
+			CL: wino.Available && p && !k.NoChannelLane,
+		},
 	}
 }
 
@@ -120,13 +120,13 @@ func (k KernelChoice) Numerics() string {
 	if vec.Name == "" {
 		s += "+portable"
 	}
-	if !r.winograd {
+	if !r.Winograd {
 		s += "+im2col"
 	} else {
-		if !r.f43 {
+		if !r.F43 {
 			s += "+wino2"
 		}
-		if !r.f45 {
+		if !r.F45 {
 			s += "+wino45off"
 		}
 	}

@@ -155,20 +155,21 @@
 //
 // On CPUs with AVX-512 the Winograd convolutions with at least 64 input
 // and 48 output channels, and the 3×3 im2col ones with channels in whole
-// vectors, run "channel lanes" (winograd_cl.go, im2col_cl.go, assembly in
-// internal/wino): a vector holds one position of 16 channels, the planes
-// go in and out of that layout by 16×16 transposes, and the products run
-// with their operands exchanged, the same multiply-adds in the same order
-// along k, so the bits are those of the paths below
-// (TestChannelLaneWinograd, TestChannelLaneIm2col).
+// vectors, run "channel lanes" (internal/conv's winograd_cl.go and
+// im2col_cl.go, assembly in internal/wino): a vector holds one position of
+// 16 channels, the planes go in and out of that layout by 16×16
+// transposes, and the products run with their operands exchanged, the
+// same multiply-adds in the same order along k, so the bits are those of
+// the paths below (TestChannelLaneWinograd, TestChannelLaneIm2col).
 //
 // Almost all the time goes to matrix products: linear layers are one gemm
 // each way, convolutions im2col plus gemm over chunks of samples, or, for
 // 3×3 and 5×5 stride-1 ones with at least 16 input channels, Winograd's
 // F(4×4, 3×3) (outputs at least 16 wide), F(2×2, 3×3) or F(2×2, 5×5) as 36
-// or 16 smaller products in the transformed domain (winograd.go,
-// winograd43.go, winograd5.go; Options.Kernels (KernelChoice) can turn
-// them off or keep F(2×2, ·), numerics of their own). On CPUs
+// or 16 smaller products in the transformed domain (the kernels in
+// internal/conv: winograd.go, winograd43.go, winograd5.go, winograd45.go,
+// im2col.go, which op_conv.go drives; Options.Kernels (KernelChoice) can
+// turn them off or keep F(2×2, ·), numerics of their own). On CPUs
 // with AVX-512 or AVX2 (with FMA) both builds compute float32 products with
 // our own packed gemm (internal/gemm, internal/packed): a register-blocked
 // kernel over packed blocks of A and B (B read in place where it is stored

@@ -1,6 +1,6 @@
 package trainer
 
-import "github.com/flsweep/flsweep/trainer/internal/vector"
+import "github.com/flsweep/flsweep/internal/vector"
 
 // The float32 inner loops of the elementwise ops (additions, ReLU, PReLU,
 // BatchNorm, max-pooling, per-channel sums) are written here in portable

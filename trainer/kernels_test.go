@@ -5,7 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/flsweep/flsweep/trainer/internal/vector"
+	"github.com/flsweep/flsweep/internal/floattest"
+	"github.com/flsweep/flsweep/internal/vector"
 )
 
 // vecData returns n float32 values: mostly normal, with NaNs, infinities,
@@ -25,20 +26,6 @@ func vecData(r *rand.Rand, n int) []float32 {
 		}
 	}
 	return x
-}
-
-// sameBits checks got and want bit for bit, signed zeros included; any NaN
-// matches any NaN.
-func sameBits(t *testing.T, what string, got, want []float32) {
-	t.Helper()
-	for i := range want {
-		if got[i] != got[i] && want[i] != want[i] {
-			continue // NaN: which operand's payload propagates depends on instruction operand order
-		}
-		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("%s[%d] = %v (%#x), want %v (%#x)", what, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
-		}
-	}
 }
 
 // TestVecKernels checks each set of vector kernels the CPU runs
@@ -74,27 +61,27 @@ func testVecKernels(t *testing.T) {
 		addInto(want, x, d)
 		vec = saved
 		vec.Add(got, x, d)
-		sameBits(t, "add", got, want)
+		floattest.SameBits(t, "add", got, want)
 		vec.ReLU, vec.ReLUDx = nil, nil
 		relu(want, x)
 		vec = saved
 		vec.ReLU(got, x)
-		sameBits(t, "relu", got, want)
+		floattest.SameBits(t, "relu", got, want)
 		vec.ReLU, vec.Add = nil, nil
 		addInto(want, x, d)
 		relu(want, want)
 		vec = saved
 		vec.AddReLU(got, x, d)
-		sameBits(t, "addReLU", got, want)
+		floattest.SameBits(t, "addReLU", got, want)
 		vec.ReLU, vec.ReLUDx = nil, nil
 		reluDx(want, x, d)
 		vec = saved
 		vec.ReLUDx(got, x, d)
-		sameBits(t, "reluDx", got, want)
+		floattest.SameBits(t, "reluDx", got, want)
 		for _, a := range []float32{0.25, -0.5, 0} {
 			vec.PReLU(got, x, d, a)
 			vector.PReLUGo(want, x, d, a)
-			sameBits(t, "prelu", got, want)
+			floattest.SameBits(t, "prelu", got, want)
 		}
 	}
 	for _, shape := range [][3]int{{1, 1, 1}, {2, 3, 5}, {3, 2, 16}, {2, 4, 17}, {5, 32, 64}, {2, 32, 576}, {1, 3, 49}} {
@@ -108,25 +95,25 @@ func testVecKernels(t *testing.T) {
 			ch := i / hw % c
 			want[i] = v*s[ch] + sh[ch]
 		}
-		sameBits(t, "bnAffine", got, want)
+		floattest.SameBits(t, "bnAffine", got, want)
 		vec.BNAffineReLU(got, x, s, sh, hw)
 		for i, v := range want {
 			if !(v > 0 || v != v) {
 				want[i] = 0
 			}
 		}
-		sameBits(t, "bnAffineReLU", got, want)
+		floattest.SameBits(t, "bnAffineReLU", got, want)
 		addBias(got, x, sh[:1])
 		for i, v := range x {
 			want[i] = v + sh[0]
 		}
-		sameBits(t, "addBias (bnAffine with scale 1)", got, want)
+		floattest.SameBits(t, "addBias (bnAffine with scale 1)", got, want)
 		vec.BNDx(got, d, x, s, sh, k, hw)
 		for i, v := range x {
 			ch := i / hw % c
 			want[i] = s[ch]*d[i] + sh[ch]*v + k[ch]
 		}
-		sameBits(t, "bnDx", got, want)
+		floattest.SameBits(t, "bnDx", got, want)
 
 		// The sums, on finite data, agree with plain float64 sums to within
 		// a few ulps of the sum of magnitudes.
@@ -294,7 +281,7 @@ func testVecMaxPool(t *testing.T) {
 			vec.MaxPool = nil
 			maxPool32(wy, wa, x, planes, h, w)
 			vec = saved
-			sameBits(t, "maxpool y", gy, wy)
+			floattest.SameBits(t, "maxpool y", gy, wy)
 			for j := range wa {
 				if ga[j] != wa[j] {
 					t.Fatalf("%d×%d: arg[%d] = %d, want %d", h, w, j, ga[j], wa[j])
@@ -339,7 +326,7 @@ func TestMaskedBNKernels(t *testing.T) {
 			got, want := make([]float32, n), make([]float32, n)
 			vec.BNDx(want, masked, x, a, bb, k, hw)
 			vec.BNDxReLU(got, dy, x, a, bb, k, s, sh, hw)
-			sameBits(t, "bnDxReLU", got, want)
+			floattest.SameBits(t, "bnDxReLU", got, want)
 
 			mean := make([]float64, c)
 			for ch := range mean {

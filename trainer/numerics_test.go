@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flsweep/flsweep/trainer/internal/packed"
+	"github.com/flsweep/flsweep/internal/packed"
 )
 
 // TestNumerics checks the build suffix of every kernel choice against what

@@ -9,7 +9,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/flsweep/flsweep/trainer/internal/vector"
+	"github.com/flsweep/flsweep/internal/vector"
 )
 
 // actOp is an elementwise activation on a tensor of any shape:

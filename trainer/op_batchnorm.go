@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/chewxy/hm"
+	"github.com/flsweep/flsweep/internal/mem"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -130,7 +131,7 @@ func (op *bnOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		}
 	}
 	t, y := op.y.get(batch, op.c, op.h, op.w)
-	coef := grow(&op.coef, 2*op.c)
+	coef := mem.Grow(&op.coef, 2*op.c)
 	scale, shift := coef[:op.c], coef[op.c:]
 	for c := range op.c {
 		sc := float64(gamma[c]) * op.inv[c]
@@ -161,7 +162,7 @@ func (op *bnOp[T]) Do(vs ...G.Value) (G.Value, error) {
 // channel (two passes, float64) and updates the running statistics.
 func (op *bnOp[T]) batchStats(x []T, batch int) {
 	N := float64(batch * op.hw)
-	acc := grow(&op.acc, 2*op.c)
+	acc := mem.Grow(&op.acc, 2*op.c)
 	sum, ss := acc[:op.c], acc[op.c:]
 	x32, vector := any(x).([]float32)
 	vector = vector && vec.ChannelSum != nil
@@ -318,7 +319,7 @@ func (op *bnDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	}
 	// k·(dy − mdy − x̂·mdyx) with x̂ = (x − μ)·inv is a·dy + b·x + c0 per
 	// channel: two multiply-adds per element in T.
-	coef := grow(&op.coef, 3*f.c)
+	coef := mem.Grow(&op.coef, 3*f.c)
 	ca, cb, cc := coef[:f.c], coef[f.c:2*f.c], coef[2*f.c:]
 	for c := range f.c {
 		mean, inv := f.mean[c], f.inv[c]

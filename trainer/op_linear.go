@@ -8,7 +8,8 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	kgemm "github.com/flsweep/flsweep/trainer/internal/gemm"
+	kgemm "github.com/flsweep/flsweep/internal/gemm"
+	"github.com/flsweep/flsweep/internal/mem"
 )
 
 // linearOp is PyTorch's nn.Linear with the weight stored as [out, in]:
@@ -27,7 +28,7 @@ type linearOp[T float] struct {
 	xdims   int   // 2, or 4 for a [B, C, H, W] input
 	xshape  shape // per-sample input shape
 	needDx  bool  // false for the first layer: the input is data, its gradient unused
-	ws      *workspace[T]
+	ws      *mem.Workspace[T]
 	fuse    *fusedSGD[T] // the session's switch for plain SGD inside the weight-gradient gemm
 	w       []T          // the weight's view of the session's flat weights
 	y       outBuf[T]
@@ -93,10 +94,10 @@ func (op *linearOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		copy(y[i*op.out:(i+1)*op.out], b)
 	}
 	if op.eval {
-		gemm(op.ws, false, false, batch, op.out, op.in, 1, x, op.in, op.wt, op.out, 1, y, op.out)
+		op.ws.Gemm(false, false, batch, op.out, op.in, 1, x, op.in, op.wt, op.out, 1, y, op.out)
 		return t, nil
 	}
-	gemm(op.ws, false, true, batch, op.out, op.in, 1, x, op.in, w, op.in, 1, y, op.out)
+	op.ws.Gemm(false, true, batch, op.out, op.in, 1, x, op.in, w, op.in, 1, y, op.out)
 	return t, nil
 }
 
@@ -115,7 +116,7 @@ func (op *linearOp[T]) Do(vs ...G.Value) (G.Value, error) {
 // Each is deterministic, and with the packed gemm a sample's outputs do
 // not depend on the batch it is evaluated in.
 func (op *linearOp[T]) transposeW() {
-	op.wt = grow(&op.wtOwn, len(op.w))
+	op.wt = mem.Grow(&op.wtOwn, len(op.w))
 	kgemm.Transpose(op.wt, op.w, op.out, op.in, op.in)
 }
 
@@ -152,7 +153,7 @@ type linearDxOp[T float] struct {
 	in, out int
 	xdims   int
 	xshape  shape
-	ws      *workspace[T]
+	ws      *mem.Workspace[T]
 	dx      outBuf[T]
 }
 
@@ -187,7 +188,7 @@ func (op *linearDxOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	t, dx := op.dx.get(op.dxShape(batch)...)
-	gemm(op.ws, false, false, batch, op.in, op.out, 1, dy, op.out, w, op.in, 0, dx, op.in)
+	op.ws.Gemm(false, false, batch, op.in, op.out, 1, dy, op.out, w, op.in, 0, dx, op.in)
 	return t, nil
 }
 
@@ -200,7 +201,7 @@ type linearDwOp[T float] struct {
 	in, out int
 	xdims   int
 	after   int // dimensions of the ordering input dx, or 0 for none
-	ws      *workspace[T]
+	ws      *mem.Workspace[T]
 	fuse    *fusedSGD[T]
 	w       []T
 	dw      outBuf[T]
@@ -236,10 +237,10 @@ func (op *linearDwOp[T]) Do(vs ...G.Value) (G.Value, error) {
 	}
 	t, dw := op.dw.get(op.out, op.in)
 	if op.fuse != nil && op.fuse.on {
-		gemm(op.ws, true, false, op.out, op.in, batch, -op.fuse.eta, dy, op.out, x, op.in, 1, op.w, op.in)
+		op.ws.Gemm(true, false, op.out, op.in, batch, -op.fuse.eta, dy, op.out, x, op.in, 1, op.w, op.in)
 		return t, nil
 	}
-	gemm(op.ws, true, false, op.out, op.in, batch, 1, dy, op.out, x, op.in, 0, dw, op.in)
+	op.ws.Gemm(true, false, op.out, op.in, batch, 1, dy, op.out, x, op.in, 0, dw, op.in)
 	return t, nil
 }
 

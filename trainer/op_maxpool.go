@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/chewxy/hm"
+	"github.com/flsweep/flsweep/internal/mem"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -215,7 +216,7 @@ func (op *maxPoolDiffOp[T]) Do(vs ...G.Value) (G.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		m := grow(&op.masked, len(dy))
+		m := mem.Grow(&op.masked, len(dy))
 		reluDx(m, y, dy)
 		dy = m
 	}

@@ -9,7 +9,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/flsweep/flsweep/trainer/internal/vector"
+	"github.com/flsweep/flsweep/internal/vector"
 )
 
 // preluOp is PyTorch's nn.PReLU() with one slope a shared by all channels

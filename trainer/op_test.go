@@ -9,7 +9,8 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/flsweep/flsweep/trainer/internal/vector"
+	"github.com/flsweep/flsweep/internal/mem"
+	"github.com/flsweep/flsweep/internal/vector"
 )
 
 // TestXentStable feeds the fused cross-entropy logits with large margins,
@@ -162,7 +163,7 @@ func TestConvForward(t *testing.T) {
 				return v
 			}
 			x, w, b := rnd(batch*tt.cin*tt.h*tt.w), rnd(tt.cout*tt.cin*tt.k*tt.k), rnd(tt.cout)
-			op := &convOp[float64]{g: newConvGeom(l, testKern), ws: &workspace[float64]{}}
+			op := &convOp[float64]{g: newConvGeom(l, testKern), ws: &mem.Workspace[float64]{}}
 			args := []G.Value{
 				tensor.New(tensor.WithShape(batch, tt.cin, tt.h, tt.w), tensor.WithBacking(x)),
 				tensor.New(tensor.WithShape(tt.cout, tt.cin, tt.k, tt.k), tensor.WithBacking(w)),
@@ -280,57 +281,6 @@ func TestPoolAndAddForward(t *testing.T) {
 	}
 	if a, b := negDot(x32, dy32), negDot(x64, dy64); math.Abs(a-b) > 1e-12*math.Abs(b) {
 		t.Errorf("Σ_{x≤0} x·dy: float32 path %v, float64 path %v", a, b)
-	}
-}
-
-// TestConvHalves checks stride 2's im2col and col2im through half-planes
-// (im2colChunk and col2imChunk when convGeom.halves) against the strided
-// loops of im2col and col2im, bit for bit, float32 and float64: padding 0
-// to 2, even and odd planes, kernels 2, 3 and 5, chunks from sample 0 and
-// past it.
-func TestConvHalves(t *testing.T) {
-	testConvHalves[float32](t)
-	testConvHalves[float64](t)
-}
-
-func testConvHalves[T float](t *testing.T) {
-	for _, c := range []struct{ cin, h, w, k, p int }{
-		{3, 8, 7, 3, 1}, {2, 32, 32, 3, 1}, {2, 9, 10, 3, 0}, {1, 11, 11, 5, 2}, {2, 6, 9, 2, 0}, {2, 7, 8, 3, 2}, {1, 17, 16, 3, 1},
-	} {
-		ho, wo := (c.h+2*c.p-c.k)/2+1, (c.w+2*c.p-c.k)/2+1
-		l := layer{name: "c", in: shape{c.cin, c.h, c.w}, out: shape{2, ho, wo}, k: c.k, stride: 2, pad: c.p, b: -1}
-		g := newConvGeom(l, testKern)
-		if !g.halves() {
-			t.Fatalf("%+v: no half-planes", c)
-		}
-		const batch, n0 = 5, 2
-		r := rand.New(rand.NewPCG(3, uint64(c.h)))
-		x := make([]T, batch*g.inSize())
-		for i := range x {
-			x[i] = T(r.NormFloat64())
-		}
-		cols := (batch - n0) * g.hw()
-		ld := cols + 3
-		want, got := make([]T, g.kdim()*ld), make([]T, g.kdim()*ld)
-		im2col(g, x, n0, batch, want, ld)
-		im2colChunk(g, &workspace[T]{}, x, n0, batch, got, ld)
-		for row := range g.kdim() {
-			if !slices.Equal(got[row*ld:][:cols], want[row*ld:][:cols]) {
-				t.Fatalf("%+v: im2col row %d differs through half-planes", c, row)
-			}
-		}
-		col := make([]T, g.kdim()*ld)
-		for i := range col {
-			col[i] = T(r.NormFloat64())
-		}
-		dxWant, dxGot := make([]T, batch*g.inSize()), make([]T, batch*g.inSize())
-		col2im(g, col, ld, dxWant, n0, batch)
-		col2imChunk(g, &workspace[T]{}, col, ld, dxGot, n0, batch)
-		for i := range dxWant {
-			if math.Float64bits(float64(dxGot[i])) != math.Float64bits(float64(dxWant[i])) {
-				t.Fatalf("%+v: col2im dx[%d] = %v through half-planes, want %v", c, i, dxGot[i], dxWant[i])
-			}
-		}
 	}
 }
 

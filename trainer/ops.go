@@ -1,8 +1,9 @@
 package trainer
 
 // This file holds what every op in this package shares: the element-type
-// constraint, gorgonia type and value plumbing, reusable output buffers and
-// the BLAS entry point.
+// constraint, gorgonia type and value plumbing and reusable output buffers.
+// The scratch memory the ops share and the products that run in it are
+// package mem's (mem.Workspace, mem.Workspace.Gemm).
 //
 // # How our ops live inside gorgonia
 //
@@ -20,8 +21,9 @@ package trainer
 // value's buffer or reshape it in place (reshapeOp.UnsafeDo), which is why
 // outBuf restores the shape on every call and no op reads its own output.
 //
-// Ops never panic on data: NaN and ±Inf flow through (gorgonia runs the tape
-// in a goroutine of its own, where a panic would kill the process).
+// Ops never panic on data: NaN and ±Inf flow through (the tape runs the ops
+// on the training call's goroutine, where nothing recovers a panic: one
+// would kill the process and every training in it).
 
 import (
 	"fmt"
@@ -35,12 +37,12 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	kgemm "github.com/flsweep/flsweep/trainer/internal/gemm"
+	"github.com/flsweep/flsweep/internal/mem"
 )
 
-// float is the element type of a graph: float32 in production, float64 in
-// the finite-difference tests.
-type float interface{ ~float32 | ~float64 }
+// float is the element type of a graph (mem.Float): float32 in
+// production, float64 in the finite-difference tests.
+type float = mem.Float
 
 func dtypeOf[T float]() tensor.Dtype {
 	var z T
@@ -189,45 +191,6 @@ func (o *outBuf[T]) get(shape ...int) (*tensor.Dense, []T) {
 		}
 	}
 	return o.t, o.data
-}
-
-// workspace is scratch memory shared by the ops of one graph: the tape
-// machine runs one op at a time, so ops may reuse it for temporaries that
-// do not outlive their Do. Each buffer grows to the largest size asked for
-// and is then reused, so a compiled graph allocates nothing per step.
-type workspace[T float] struct {
-	col, aux  []T           // convolutions: the column matrix and a channel-major copy of dy
-	pad       []T           // convolutions: a chunk's input or input gradient, zero-padded
-	wino      []T           // Winograd convolutions: the transforms' scratch (winograd.go)
-	du        []T           // Winograd convolutions: the transformed weight gradient
-	gemm      kgemm.Buffers // the products' scratch (package gemm)
-	clScratch []T           // channel-lane Winograd: F(4×4, 5×5)'s scratch (winograd_cl.go)
-	blas      bool          // float32 products by the build's BLAS, not the packed product (KernelChoice.BLAS)
-}
-
-func grow[E any](buf *[]E, n int) []E {
-	if cap(*buf) < n {
-		*buf = make([]E, n)
-	}
-	return (*buf)[:n]
-}
-
-// gemm computes C = alpha·op(A)·op(B) + beta·C for row-major A, B, C, where
-// op(X) is X or Xᵀ; op(A) is m×k, op(B) is k×n and C is m×n (package
-// gemm): float32 by the packed product unless the session chose the
-// build's BLAS (ws.blas), float64, used by the finite-difference tests
-// only, by gonum.
-func gemm[T float](ws *workspace[T], tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	if m == 0 || n == 0 {
-		return
-	}
-	switch a := any(a).(type) {
-	case []float32:
-		ws32 := any(ws).(*workspace[float32])
-		kgemm.Sgemm(&ws32.gemm, ws32.blas, tA, tB, m, n, k, float32(alpha), a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
-	case []float64:
-		kgemm.Dgemm(tA, tB, m, n, k, float64(alpha), a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
-	}
 }
 
 // convertCopy copies src into dst, converting the element type.

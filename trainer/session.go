@@ -6,6 +6,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/flsweep/flsweep/internal/mem"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -44,7 +45,7 @@ type session[T float] struct {
 	embed *embedOp[T] // nil for logreg
 	con   contrast[T] // MOON's constants and batch rows (training graphs)
 	fnorm featNorm[T] // the feature-norm penalty's constants (training graphs)
-	ws    workspace[T]
+	ws    mem.Workspace[T]
 	opt   optState[T]
 	// shared are the output buffers planned to share memory (bufplan.go);
 	// checked is set once a run has confirmed the plan's assumption.
@@ -113,7 +114,7 @@ func buildSession[T float](n *Net, k kernels, batch int, train, grad bool) (s *s
 		w:     make([]T, n.size),
 		spans: trainableSpans(n),
 	}
-	s.ws.blas = !k.packed
+	s.ws.BLAS = !k.packed
 	if grad {
 		s.g = make([]T, n.size)
 	}
@@ -391,7 +392,7 @@ func (s *session[T]) setContrast(c *Contrastive, l int, pos []int) {
 			*dst = nil
 			return
 		}
-		d := grow(dst, len(pos)*l)
+		d := mem.Grow(dst, len(pos)*l)
 		for i, k := range pos {
 			convertCopy(d[i*l:(i+1)*l], src[k*l:(k+1)*l])
 		}

@@ -45,7 +45,7 @@ type benchReport struct {
 	SGEMM              string  `json:"sgemm"` // what the SGEMM rate measures
 	MachineSGEMMGFLOPs float64 `json:"machine_sgemm_gflops"`
 	// SGEMMNTGFLOPs is the same with B transposed (C = A·Bᵀ), the
-	// orientation gonum's kernels run fastest (trainer/internal/gemm/gonum.go).
+	// orientation gonum's kernels run fastest (internal/gemm/gonum.go).
 	SGEMMNTGFLOPs float64       `json:"sgemm_nt_gflops"`
 	Models        []benchResult `json:"models"`
 	// PeakRSSMB is the process's peak resident memory at the end (Linux;

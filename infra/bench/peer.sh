@@ -36,7 +36,7 @@ trap 'rm -rf "$WORK"' EXIT
 # not know CPUs newer than itself and falls back to slow generic kernels on
 # them (the Emerald Rapids Xeon of issue 15's later runs: PyTorch's MLP at
 # 49,704 samples/s against 114,605 with the AVX-512 kernels). Our trainer
-# corrects its own OpenBLAS the same way (trainer/blas_openblas.go), so the
+# corrects its own OpenBLAS the same way (internal/gemm/openblas.go), so the
 # peer gets the kernel family the CPU supports too, unless
 # OPENBLAS_CORETYPE is set: SkylakeX with AVX-512 F, CD, BW, DQ and VL,
 # Haswell with AVX2 and FMA.

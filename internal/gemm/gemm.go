@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	gonum "gonum.org/v1/gonum/blas/gonum"
 
-	"github.com/flsweep/flsweep/trainer/internal/packed"
+	"github.com/flsweep/flsweep/internal/packed"
 )
 
 // Buffers are a caller's scratch for its products: the packed product's

@@ -20,7 +20,7 @@ func Fill16(dst *float32, drow uintptr, src *float32, plane, srow uintptr, w, ro
 func Drain16(dst *float32, plane, drow uintptr, src *float32, srow uintptr, w, rows int, pstride uintptr)
 
 // The transforms take a scratch pointer last, as F(4×4, 5×5)'s do, so
-// that one function type holds any algorithm's (the trainer's clKernels);
+// that one function type holds any algorithm's (package conv's clKernels);
 // F(4×4, 3×3)'s and F(2×2, 3×3)'s need none and ignore it.
 
 // In43 is F(4×4, 3×3)'s input transform Bᵀ d B on th×tw tiles of 16

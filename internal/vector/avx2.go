@@ -15,8 +15,8 @@ import (
 // and so its weights, are the same with either instruction set
 // (TestVecKernels compares the sets bit for bit where a CPU runs both).
 
-// addVecAVX2 is the vector set's add (addAVX2 is winograd_avx2.go's
-// dst += src).
+// addVecAVX2 is the vector set's add (addAVX2 is package conv's
+// dst += src, in winograd_avx2.go).
 func addVecAVX2(y, a, b []float32) {
 	n := len(y)
 	a, b = a[:n], b[:n]

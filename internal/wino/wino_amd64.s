@@ -286,7 +286,7 @@ ddone:
 	VMOVUPS off(DI)(R8*4), Z4
 
 // BT05, BT12 and BT34 compute rows 0 and 5, 1 and 2, 3 and 4 of Bᵀ
-// (F(4×4, 3×3)'s input transform; bt6 in the trainer) down the column at
+// (F(4×4, 3×3)'s input transform; bt6 in package conv) down the column at
 // off(DI).
 #define BT05(off, A, F) \
 	LOAD6(off); \
@@ -433,7 +433,7 @@ itj:
 	VMOVUPS (AX)(R14*4), Z4; \
 	VMOVUPS (AX)(R12*1), Z5
 
-// AT4A and AT4B are outputs 0 and 1, 2 and 3 of Aᵀ (at4 in the trainer)
+// AT4A and AT4B are outputs 0 and 1, 2 and 3 of Aᵀ (at4 in package conv)
 // on Z0–Z5.
 #define AT4A(o0, o1) \
 	VSUBPS Z2, Z1, Z18; \
@@ -664,7 +664,7 @@ ytj:
 // R14 = 6·xs, R15 = 18·xs, R12 = 30·xs) into Z0–Z5.
 #define LOADV LOADM
 
-// B05 computes rows 0 and 5 of B (b6 in the trainer) down a column in
+// B05 computes rows 0 and 5 of B (b6 in package conv) down a column in
 // Z0–Z5: 4·v0 and v5. B13 rows 1 and 3, B24 rows 2 and 4.
 #define B05(p, q) \
 	VMULPS  Z30, Z0, p; \
@@ -758,8 +758,8 @@ ytj:
 //
 // Dx43 adds B dV Bᵀ of th×tw tiles into xbuf (the tile (ti, tj)'s 6×6
 // receptive field at xbuf + 4ti·xrow + 4tj·64), rows of tiles in order and
-// each row's tiles from the last to the first, which is the order of the
-// trainer's winoInputGrad4 at every position.
+// each row's tiles from the last to the first, which is the order of
+// package conv's winoInputGrad4 at every position.
 TEXT ·Dx43(SB), NOSPLIT, $0-64
 	MOVQ xs+8(FP), R11
 	MOVQ tw+32(FP), AX
@@ -817,7 +817,7 @@ xtj:
 	RET
 
 // F(2×2, 3×3): 4×4 receptive fields, 2×2 outputs, 16 transformed values
-// ξ = 4k + l (winograd.go in the trainer).
+// ξ = 4k + l (winograd.go in package conv).
 
 // WCOL is winoCol (Bᵀ down a column of four: d0−d2, d1+d2, d2−d1, d1−d3)
 // of the column at off(DI) (rows R8 apart, R9 = 3·R8) into k0…k3.
@@ -1249,7 +1249,7 @@ urj:
 	RET
 
 // F(4×4, 5×5): 8×8 receptive fields, 4×4 outputs, 64 values ξ = 8k + l
-// (winograd45.go in the trainer). A tile's 64 first-stage values go
+// (winograd45.go in package conv). A tile's 64 first-stage values go
 // through a scratch area (64 vectors, 4 KB, from the caller), as the AVX2
 // versions' go through a stack buffer.
 

@@ -1,4 +1,4 @@
-package trainer
+package conv
 
 // Winograd's F(4×4, 5×5) for the 5×5 stride-1 convolutions: tiles of 4×4
 // outputs from 8×8 receptive fields, 64 products per chunk and 64
@@ -23,15 +23,17 @@ package trainer
 // 2, −2, ½, −½, ∞; G solved from Bᵀ and Aᵀ so that Aᵀ[(G g)⊙(Bᵀ d)] is
 // the correlation of g and d, which TestWinograd45Transforms checks
 // exactly). The coefficients reach 21/4 and 32/45, so the transforms round
-// more than F(2×2, 5×5)'s: TestWinogradConv bounds the float32 error.
+// more than F(2×2, 5×5)'s: the trainer's TestWinogradConv bounds the
+// float32 error.
 //
 // The drivers are F(4×4, 3×3)'s (winograd43.go): the padded rows split
 // four ways, and the receptive field of tile j is phases 0–3 at j and at
 // j+1 in each of its eight rows.
 
 // The 5×5 convolutions that take Winograd take F(4×4, 5×5) rather than
-// F(2×2, 5×5), unless KernelChoice.NoF45 (FLSWEEP_WINO45=0) keeps
-// F(2×2, 5×5), the numerics of earlier builds ("+wino45off" in Numerics).
+// F(2×2, 5×5), unless trainer.KernelChoice.NoF45 (FLSWEEP_WINO45=0) keeps
+// F(2×2, 5×5), the numerics of earlier builds ("+wino45off" in
+// trainer.KernelChoice.Numerics).
 
 // wino45Fits reports whether F(4×4, 5×5) takes g's Winograd convolution:
 // outputs of at least 8×8, so at least four tiles a sample. The paper
@@ -41,7 +43,7 @@ package trainer
 // tiles overhanging them) 1,021 against 876 samples/s on one client and
 // 1,864 against 1,614 with two; the HiCS CNN's second (8×8) 3,497
 // against 2,986 and 6,604 against 5,792.
-func (g convGeom) wino45Fits() bool { return g.wo >= 8 && g.ho >= 8 }
+func (g Geom) wino45Fits() bool { return g.Wo >= 8 && g.Ho >= 8 }
 
 // bt8 is Bᵀ applied to eight values down a column or across a row.
 func bt8[T float](d0, d1, d2, d3, d4, d5, d6, d7 T) [8]T {
@@ -276,8 +278,8 @@ func wino45Go[T float]() wino43Fns[T] {
 
 // wino4Alg returns the input transform of g's F(4×4, ·): F(2×2, 5×5)'s
 // Bᵀ for F(4×4, 3×3) (α = 6), F(4×4, 5×5)'s for α = 8.
-func wino4Alg[T float](g convGeom) winoAlg[T] {
-	if g.k == 3 {
+func wino4Alg[T float](g Geom) winoAlg[T] {
+	if g.K == 3 {
 		return wino5For[T]()
 	}
 	if a, ok := any(wino45Alg32).(winoAlg[T]); ok {
@@ -288,8 +290,8 @@ func wino4Alg[T float](g convGeom) winoAlg[T] {
 
 // wino4Fns returns the output, output-gradient and weight transforms of
 // g's F(4×4, ·).
-func wino4Fns[T float](g convGeom) wino43Fns[T] {
-	if g.k == 3 {
+func wino4Fns[T float](g Geom) wino43Fns[T] {
+	if g.K == 3 {
 		return wino43For[T]()
 	}
 	if f, ok := any(wino45Fns32).(wino43Fns[T]); ok {

@@ -1,4 +1,6 @@
-package trainer
+package conv
+
+import "github.com/flsweep/flsweep/internal/mem"
 
 // Winograd's minimal filtering F(2×2, 3×3) (Lavin and Gray, "Fast
 // Algorithms for Convolutional Neural Networks", CVPR 2016,
@@ -24,9 +26,10 @@ package trainer
 //
 // The algorithm is exact in real arithmetic; in floating point it rounds
 // differently from the direct sum, which is why it is a numerics of its
-// own (Numerics, "+im2col" when it is off). Its transforms' coefficients
-// are 0, ±1 and ±½, so the extra rounding is a few ulps of the inputs'
-// magnitude (TestWinogradConv bounds it).
+// own (trainer.KernelChoice.Numerics, "+im2col" when it is off). Its
+// transforms' coefficients are 0, ±1 and ±½, so the extra rounding is a
+// few ulps of the inputs' magnitude (the trainer's TestWinogradConv
+// bounds it).
 //
 // The transforms work on the even and odd columns of the rows involved
 // (their "E" and "O" halves), so that every input of tile j's transform
@@ -46,9 +49,9 @@ package trainer
 // (winograd43.go), which these hand over to.
 
 // The 3×3 and 5×5 stride-1 convolutions with at least winoMinCin input
-// channels take F(2×2, 3×3) and F(2×2, 5×5), unless KernelChoice.Im2col
-// (FLSWEEP_CONV=im2col) keeps im2col for every convolution, the numerics
-// of earlier builds.
+// channels take F(2×2, 3×3) and F(2×2, 5×5), unless
+// trainer.KernelChoice.Im2col (FLSWEEP_CONV=im2col) keeps im2col for every
+// convolution, the numerics of earlier builds.
 
 // winoMinCin is the fewest input channels a convolution needs for
 // Winograd: its products have depth cin, and the transforms cost per input
@@ -59,43 +62,45 @@ package trainer
 const winoMinCin = 16
 
 // winogradFits reports whether convolutions of geometry g use Winograd
-// unless KernelChoice.Im2col is set.
-func (g convGeom) winogradFits() bool {
-	return (g.k == 3 || g.k == 5) && g.s == 1 && g.cin >= winoMinCin
+// unless trainer.KernelChoice.Im2col is set.
+func (g Geom) winogradFits() bool {
+	return (g.K == 3 || g.K == 5) && g.S == 1 && g.Cin >= winoMinCin
 }
 
 // Tile geometry: th×tw tiles cover the ho×wo outputs (the last row or
 // column of tiles may reach past them); their α×α receptive fields,
 // α = tm+k−1, cover the input zero-padded by p on the top and left, to
 // tm·th+α−tm rows and tm·tw+α−tm columns.
-func (g convGeom) th() int    { return (g.ho + g.tm() - 1) / g.tm() }
-func (g convGeom) tw() int    { return (g.wo + g.tm() - 1) / g.tm() }
-func (g convGeom) tiles() int { return g.th() * g.tw() }
-func (g convGeom) alpha() int { return g.tm() + g.k - 1 }
+func (g Geom) th() int    { return (g.Ho + g.tm() - 1) / g.tm() }
+func (g Geom) tw() int    { return (g.Wo + g.tm() - 1) / g.tm() }
+func (g Geom) alpha() int { return g.tm() + g.K - 1 }
+
+// Tiles is the number of tiles of one sample's output plane, th·tw.
+func (g Geom) Tiles() int { return g.th() * g.tw() }
 
 // tm is the side of a tile of outputs: 4 for F(4×4, 3×3) and F(4×4,
 // 5×5), else 2.
-func (g convGeom) tm() int {
-	if g.wino4 {
+func (g Geom) tm() int {
+	if g.Wino4 {
 		return 4
 	}
 	return 2
 }
 
-// xi is the number of positions ξ of a transformed tile, α², and so of
+// Xi is the number of positions ξ of a transformed tile, α², and so of
 // products per chunk.
-func (g convGeom) xi() int { return g.alpha() * g.alpha() }
+func (g Geom) Xi() int { return g.alpha() * g.alpha() }
 
-// maxWinoFloats bounds a chunk's transformed inputs or outputs
+// MaxWinoFloats bounds a chunk's transformed inputs or outputs
 // (16·channels·tiles); a variable so that tests can make chunks small.
-var maxWinoFloats = 1 << 21
+var MaxWinoFloats = 1 << 21
 
-// winoChunk is the number of samples whose tiles form one chunk of the α²
-// products: enough for winoCols() columns, within maxWinoFloats.
-func (g convGeom) winoChunk() int {
-	t := g.tiles()
+// WinoChunk is the number of samples whose tiles form one chunk of the α²
+// products: enough for winoCols() columns, within MaxWinoFloats.
+func (g Geom) WinoChunk() int {
+	t := g.Tiles()
 	c := (g.winoCols() + t - 1) / t
-	return max(1, min(c, maxWinoFloats/(g.xi()*max(g.cin, g.cout)*t)))
+	return max(1, min(c, MaxWinoFloats/(g.Xi()*max(g.Cin, g.Cout)*t)))
 }
 
 // winoCols is the number of columns (tiles) a chunk aims for: wino4Cols
@@ -105,7 +110,7 @@ func (g convGeom) winoChunk() int {
 // a chunk is transformed, multiplied α² times and transformed back, and
 // shorter chunks leave more of each pass's planes in cache for the next.
 // The CIFAR CNN's second convolution (25 tiles a sample) went from chunks
-// of 36 samples (900 columns, maxWinoFloats's cap) to 8 (200): the best
+// of 36 samples (900 columns, MaxWinoFloats's cap) to 8 (200): the best
 // of 80 interleaved training calls 12% faster (775 against 866 samples/s,
 // and 784 against 868 in a second run; medians 620 against 692 and 487
 // against 534 with this VM's drift); the HiCS CNN's best 2% (2,632
@@ -113,14 +118,14 @@ func (g convGeom) winoChunk() int {
 // the rule would change (to 3 or 4 samples from 14), was no faster (best
 // of 12: 22.2 against 21.4), and its stages under F(2×2, 3×3) keep their
 // chunks (the cap binds).
-func (g convGeom) winoCols() int {
-	if g.wino4 {
-		if longWino4Chunks {
+func (g Geom) winoCols() int {
+	if g.Wino4 {
+		if LongWino4Chunks {
 			return gemmCols
 		}
 		return wino4Cols
 	}
-	return max(192, 4*max(g.cin, g.cout))
+	return max(192, 4*max(g.Cin, g.Cout))
 }
 
 // wino4Cols is the number of columns a chunk of F(4×4, ·) aims for. It
@@ -146,19 +151,19 @@ func (g convGeom) winoCols() int {
 // weight gradients sum their chunks in turn, so chunks decide the bits).
 const wino4Cols = 256
 
-// longWino4Chunks makes F(4×4, ·) aim for gemmCols columns a chunk, as
+// LongWino4Chunks makes F(4×4, ·) aim for gemmCols columns a chunk, as
 // before wino4Cols: a switch for timing the two (make bench-ab). The
 // weight gradients' bits differ.
-var longWino4Chunks = false
+var LongWino4Chunks = false
 
-// winoChunks calls f for each chunk [n0, n1) of a batch, with the chunk's
+// WinoChunks calls f for each chunk [n0, n1) of a batch, with the chunk's
 // columns (tiles) and the distance between the rows of its transformed
 // matrices.
-func (g convGeom) winoChunks(batch int, f func(n0, n1, cols, ld int)) {
-	for n0 := 0; n0 < batch; n0 += g.winoChunk() {
-		n1 := min(n0+g.winoChunk(), batch)
-		cols := (n1 - n0) * g.tiles()
-		f(n0, n1, cols, colLd(cols))
+func (g Geom) WinoChunks(batch int, f func(n0, n1, cols, ld int)) {
+	for n0 := 0; n0 < batch; n0 += g.WinoChunk() {
+		n1 := min(n0+g.WinoChunk(), batch)
+		cols := (n1 - n0) * g.Tiles()
+		f(n0, n1, cols, ColLd(cols))
 	}
 }
 
@@ -413,8 +418,8 @@ type winoAlg[T float] struct {
 	dx  func(c []T, n int, dv []T, vs int)
 }
 
-func winoAlgFor[T float](g convGeom) winoAlg[T] {
-	if g.k == 5 {
+func winoAlgFor[T float](g Geom) winoAlg[T] {
+	if g.K == 5 {
 		return wino5For[T]()
 	}
 	if a, ok := any(wino3Alg32).(winoAlg[T]); ok {
@@ -441,50 +446,58 @@ func wino3Out[T float](y []T, n int, m []T, ms int, bias T) { winoRowsFor[T]().o
 func wino3Dy[T float](dm []T, ms, n int, e, o []T)          { winoRowsFor[T]().dy(dm, ms, n, e, o) }
 func wino3Dx[T float](c []T, n int, dv []T, vs int)         { winoRowsFor[T]().dx(c, n, dv, vs) }
 
-// winoScratch is the scratch winoTransformWeights and
-// winoTransformWeightsGrad take: 9·cout·cin floats for F(4×4, 3×3)'s
+// WinoScratch is the scratch WinoTransformWeights and
+// WinoTransformWeightsGrad take: 9·cout·cin floats for F(4×4, 3×3)'s
 // vector transforms (filters laid out tap-major), else none (F(4×4,
 // 5×5)'s lay out a block of filters at a time on the stack).
-func (g convGeom) winoScratch() int {
-	if g.wino4 && g.k == 3 {
-		return 9 * g.cout * g.cin
+func (g Geom) WinoScratch() int {
+	if g.Wino4 && g.K == 3 {
+		return 9 * g.Cout * g.Cin
 	}
 	return 0
 }
 
-// winoTransformWeights writes g's transformed weights U ([α², cout, cin])
+// WinoTransformWeights writes g's transformed weights U ([α², cout, cin])
 // for w, with tmp (9·cout·cin floats) as scratch for F(4×4, 3×3).
-func winoTransformWeights[T float](g convGeom, w, u, tmp []T) {
-	if g.wino4 {
-		wino4Fns[T](g).w(w, g.cout, g.cin, u, tmp)
+func WinoTransformWeights[T mem.Float](g Geom, w, u, tmp []T) {
+	if g.Wino4 {
+		wino4Fns[T](g).w(w, g.Cout, g.Cin, u, tmp)
 		return
 	}
-	if g.k == 5 {
-		wino5Weights(w, g.cout, g.cin, u)
+	if g.K == 5 {
+		wino5Weights(w, g.Cout, g.Cin, u)
 		return
 	}
 	if f, ok := any(wino23W32.w).(func([]T, int, int, []T)); ok {
-		f(w, g.cout, g.cin, u)
+		f(w, g.Cout, g.Cin, u)
 		return
 	}
-	winoWeights(w, g.cout, g.cin, u)
+	winoWeights(w, g.Cout, g.Cin, u)
 }
 
-// winoTransformWeightsGrad writes dW for dU: winoTransformWeights' adjoint.
-func winoTransformWeightsGrad[T float](g convGeom, du, dw, tmp []T) {
-	if g.wino4 {
-		wino4Fns[T](g).wg(du, g.cout, g.cin, dw, tmp)
+// WinoTransformWeightsGrad writes dW for dU: WinoTransformWeights' adjoint.
+func WinoTransformWeightsGrad[T mem.Float](g Geom, du, dw, tmp []T) {
+	if g.Wino4 {
+		wino4Fns[T](g).wg(du, g.Cout, g.Cin, dw, tmp)
 		return
 	}
-	if g.k == 5 {
-		wino5WeightsGrad(du, g.cout, g.cin, dw)
+	if g.K == 5 {
+		wino5WeightsGrad(du, g.Cout, g.Cin, dw)
 		return
 	}
 	if f, ok := any(wino23W32.wg).(func([]T, int, int, []T)); ok {
-		f(du, g.cout, g.cin, dw)
+		f(du, g.Cout, g.Cin, dw)
 		return
 	}
-	winoWeightsGrad(du, g.cout, g.cin, dw)
+	winoWeightsGrad(du, g.Cout, g.Cin, dw)
+}
+
+// WinoDu returns the workspace's dU ([α², cout, cin]) and the scratch
+// WinoTransformWeightsGrad takes after it.
+func WinoDu[T mem.Float](g Geom, ws *mem.Workspace[T]) (du, scratch []T) {
+	oc := g.Xi() * g.Cout * g.Cin
+	dut := mem.Grow(&ws.DU, oc+g.WinoScratch())
+	return dut[:oc], dut[oc:]
 }
 
 // wino23W32 are F(2×2, 3×3)'s weight transforms in float32: winoWeights
@@ -496,19 +509,19 @@ var wino23W32 = struct {
 
 // winoPlanes holds a plane's scratch: the even and odd columns of a
 // zero-padded plane, 2·th+α−2 rows of tw+α/2−1, and 8 floats more that
-// winoInput's block copies of short rows may read past the last row.
-func winoPlanes[T float](g convGeom, ws *workspace[T]) (e, o []T, stride int) {
+// WinoInput's block copies of short rows may read past the last row.
+func winoPlanes[T float](g Geom, ws *mem.Workspace[T]) (e, o []T, stride int) {
 	stride = g.tw() + g.alpha()/2 - 1
 	rows := 2*g.th() + g.alpha() - 2
 	n := rows*stride + 8
-	buf := grow(&ws.pad, 2*n)
+	buf := mem.Grow(&ws.Pad, 2*n)
 	return buf[:n], buf[n:], stride
 }
 
 // winoShort reports whether g's rows of tiles are shorter than a vector:
 // their transforms then run on copies of the chunk's rows of tiles laid
 // end to end, one run per channel.
-func (g convGeom) winoShort() bool { return g.tw() < 8 }
+func (g Geom) winoShort() bool { return g.tw() < 8 }
 
 // winoHalves returns the α half-columns of the tiles whose receptive fields
 // start at row 0 of the half-planes e and o: E, O, E₁, O₁, ….
@@ -524,17 +537,17 @@ func winoHalves[T float](a int, e, o []T) [8][]T {
 	return h
 }
 
-// winoInput writes the transformed tiles of samples [n0, n1) of x ([B,
+// WinoInput writes the transformed tiles of samples [n0, n1) of x ([B,
 // cin, h, w]) into v ([α², cin, ld]): tile (ti, j) of sample n is column
 // (n−n0)·tiles + ti·tw + j.
-func winoInput[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T, ld int) {
-	if g.wino4 {
+func WinoInput[T mem.Float](g Geom, ws *mem.Workspace[T], x []T, n0, n1 int, v []T, ld int) {
+	if g.Wino4 {
 		winoInput4(g, ws, x, n0, n1, v, ld)
 		return
 	}
 	rows, alg := winoRowsFor[T](), winoAlgFor[T](g)
 	a := alg.a
-	th, tw, tiles := g.th(), g.tw(), g.tiles()
+	th, tw, tiles := g.th(), g.tw(), g.Tiles()
 	L := (n1 - n0) * tiles
 	pe, po, s := winoPlanes(g, ws)
 	// Short rows: α runs (E, O, E₁, O₁, …) of α rows of L, Ls apart. Each
@@ -546,22 +559,22 @@ func winoInput[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T, 
 	Ls := L + 8
 	stage := stageFor[T]()
 	if g.winoShort() {
-		st = grow(&ws.wino, a*a*Ls)
+		st = mem.Grow(&ws.Wino, a*a*Ls)
 	}
-	for c := range g.cin {
+	for c := range g.Cin {
 		for n := n0; n < n1; n++ {
-			plane := x[(n*g.cin+c)*g.h*g.w:][:g.h*g.w]
+			plane := x[(n*g.Cin+c)*g.H*g.W:][:g.H*g.W]
 			clear(pe)
 			clear(po)
-			for y := range g.h {
-				ev, od := padSplit(pe[(y+g.p)*s:][:s], po[(y+g.p)*s:][:s], g.p)
-				rows.split(ev, od, plane[y*g.w:][:g.w])
+			for y := range g.H {
+				ev, od := padSplit(pe[(y+g.P)*s:][:s], po[(y+g.P)*s:][:s], g.P)
+				rows.split(ev, od, plane[y*g.W:][:g.W])
 			}
 			t0 := (n - n0) * tiles
 			for ti := range th {
 				h := winoHalves(a, pe[2*ti*s:], po[2*ti*s:])
 				if st == nil {
-					alg.in(v[c*ld+t0+ti*tw:], g.cin*ld, tw, h, s)
+					alg.in(v[c*ld+t0+ti*tw:], g.Cin*ld, tw, h, s)
 					continue
 				}
 				stage(st, Ls, t0+ti*tw, h, s, a)
@@ -572,7 +585,7 @@ func winoInput[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T, 
 			for q := range a {
 				h[q] = st[q*a*Ls:]
 			}
-			alg.in(v[c*ld:], g.cin*ld, L, h, Ls)
+			alg.in(v[c*ld:], g.Cin*ld, L, h, Ls)
 		}
 	}
 }
@@ -633,92 +646,92 @@ func stageFor[T float]() func(st []T, ls, t int, h [8][]T, s, a int) {
 	return stage[T]
 }
 
-// winoOutput writes samples [n0, n1) of y ([B, cout, ho, wo]) from the
+// WinoOutput writes samples [n0, n1) of y ([B, cout, ho, wo]) from the
 // chunk's transformed outputs m ([α², cout, ld]) and the bias b (nil for
 // none).
-func winoOutput[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0, n1 int, b []T) {
-	if g.wino4 {
+func WinoOutput[T mem.Float](g Geom, ws *mem.Workspace[T], m []T, ld int, y []T, n0, n1 int, b []T) {
+	if g.Wino4 {
 		winoOutput4(g, ws, m, ld, y, n0, n1, b)
 		return
 	}
 	rows, alg := winoRowsFor[T](), winoAlgFor[T](g)
-	th, tw, tiles := g.th(), g.tw(), g.tiles()
+	th, tw, tiles := g.th(), g.tw(), g.Tiles()
 	L := (n1 - n0) * tiles
-	out := grow(&ws.wino, 4*L)
-	for o := range g.cout {
+	out := mem.Grow(&ws.Wino, 4*L)
+	for o := range g.Cout {
 		var bias T
 		if b != nil {
 			bias = b[o]
 		}
-		alg.out(out, L, m[o*ld:], g.cout*ld, bias)
+		alg.out(out, L, m[o*ld:], g.Cout*ld, bias)
 		for n := n0; n < n1; n++ {
-			plane := y[(n*g.cout+o)*g.hw():][:g.hw()]
+			plane := y[(n*g.Cout+o)*g.HW():][:g.HW()]
 			for ti := range th {
 				t := (n-n0)*tiles + ti*tw
 				for a := range 2 {
 					i := 2*ti + a
-					if i >= g.ho {
+					if i >= g.Ho {
 						break
 					}
-					rows.merge(plane[i*g.wo:][:g.wo], out[2*a*L+t:][:tw], out[(2*a+1)*L+t:][:tw])
+					rows.merge(plane[i*g.Wo:][:g.Wo], out[2*a*L+t:][:tw], out[(2*a+1)*L+t:][:tw])
 				}
 			}
 		}
 	}
 }
 
-// winoGrad writes the transformed output gradients of samples [n0, n1) of
+// WinoGrad writes the transformed output gradients of samples [n0, n1) of
 // dy ([B, cout, ho, wo]) into dm ([α², cout, ld]).
-func winoGrad[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int, dm []T, ld int) {
-	if g.wino4 {
+func WinoGrad[T mem.Float](g Geom, ws *mem.Workspace[T], dy []T, n0, n1 int, dm []T, ld int) {
+	if g.Wino4 {
 		winoGrad4(g, ws, dy, n0, n1, dm, ld)
 		return
 	}
 	rows, alg := winoRowsFor[T](), winoAlgFor[T](g)
-	th, tw, tiles := g.th(), g.tw(), g.tiles()
+	th, tw, tiles := g.th(), g.tw(), g.Tiles()
 	L := (n1 - n0) * tiles
-	buf := grow(&ws.wino, 4*L)
+	buf := mem.Grow(&ws.Wino, 4*L)
 	e, o := buf[:2*L], buf[2*L:]
-	for oc := range g.cout {
-		if g.ho%2 == 1 || g.wo%2 == 1 {
+	for oc := range g.Cout {
+		if g.Ho%2 == 1 || g.Wo%2 == 1 {
 			clear(buf) // the gradient is zero past the output
 		}
 		for n := n0; n < n1; n++ {
-			plane := dy[(n*g.cout+oc)*g.hw():][:g.hw()]
+			plane := dy[(n*g.Cout+oc)*g.HW():][:g.HW()]
 			for ti := range th {
 				t := (n-n0)*tiles + ti*tw
 				for a := range 2 {
-					if i := 2*ti + a; i < g.ho {
-						rows.split(e[a*L+t:][:tw], o[a*L+t:][:tw], plane[i*g.wo:][:g.wo])
+					if i := 2*ti + a; i < g.Ho {
+						rows.split(e[a*L+t:][:tw], o[a*L+t:][:tw], plane[i*g.Wo:][:g.Wo])
 					}
 				}
 			}
 		}
-		alg.dy(dm[oc*ld:], g.cout*ld, L, e, o)
+		alg.dy(dm[oc*ld:], g.Cout*ld, L, e, o)
 	}
 }
 
-// winoInputGrad writes samples [n0, n1) of dx ([B, cin, h, w]) from the
+// WinoInputGrad writes samples [n0, n1) of dx ([B, cin, h, w]) from the
 // chunk's transformed input gradients dv ([α², cin, ld]): the adjoint of
-// winoInput. Each row of tiles adds, row by row of its receptive fields,
+// WinoInput. Each row of tiles adds, row by row of its receptive fields,
 // its tiles' columns 0 and 1 into the padded plane's even and odd columns
 // at j, then their columns 2 and 3 at j+1, and so on; the rows of tiles
 // add in order.
-func winoInputGrad[T float](g convGeom, ws *workspace[T], dv []T, ld int, dx []T, n0, n1 int) {
-	if g.wino4 {
+func WinoInputGrad[T mem.Float](g Geom, ws *mem.Workspace[T], dv []T, ld int, dx []T, n0, n1 int) {
+	if g.Wino4 {
 		winoInputGrad4(g, ws, dv, ld, dx, n0, n1)
 		return
 	}
 	rows, alg := winoRowsFor[T](), winoAlgFor[T](g)
 	a := alg.a
-	th, tw, tiles := g.th(), g.tw(), g.tiles()
+	th, tw, tiles := g.th(), g.tw(), g.Tiles()
 	L := (n1 - n0) * tiles
 	pe, po, s := winoPlanes(g, ws)
-	cb := grow(&ws.wino, a*a*L+8) // 8 more for unstage's vector loads
+	cb := mem.Grow(&ws.Wino, a*a*L+8) // 8 more for unstage's vector loads
 	short := g.winoShort()
 	unst := unstageFor[T]()
-	for c := range g.cin {
-		alg.dx(cb, L, dv[c*ld:], g.cin*ld)
+	for c := range g.Cin {
+		alg.dx(cb, L, dv[c*ld:], g.Cin*ld)
 		for n := n0; n < n1; n++ {
 			clear(pe)
 			clear(po)
@@ -739,10 +752,10 @@ func winoInputGrad[T float](g convGeom, ws *workspace[T], dv []T, ld int, dx []T
 					}
 				}
 			}
-			plane := dx[(n*g.cin+c)*g.h*g.w:][:g.h*g.w]
-			for y := range g.h {
-				ev, od := padSplit(pe[(y+g.p)*s:][:s], po[(y+g.p)*s:][:s], g.p)
-				rows.merge(plane[y*g.w:][:g.w], ev, od)
+			plane := dx[(n*g.Cin+c)*g.H*g.W:][:g.H*g.W]
+			for y := range g.H {
+				ev, od := padSplit(pe[(y+g.P)*s:][:s], po[(y+g.P)*s:][:s], g.P)
+				rows.merge(plane[y*g.W:][:g.W], ev, od)
 			}
 		}
 	}

@@ -58,7 +58,7 @@ type kernels struct {
 	// place: for op(A) = Aᵀ and alpha 1 a panel's step is mr contiguous
 	// floats, as packed, only lda apart instead of mr. The channel-lane
 	// Winograd weight gradients (dM_ξᵀ)ᵀ·V_ξᵀ packed their 64-row A
-	// transposed: a third of a 64×64×256 product's time (trainer
+	// transposed: a third of a 64×64×256 product's time (package conv,
 	// winograd_cl.go). Used where lda is not a multiple of 32 floats: rows
 	// a power of two apart fold a panel's steps into a few L1 sets (a
 	// first kern14x32t, on ResNet-18's tile-lane products, ran 0.97×).

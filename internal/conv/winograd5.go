@@ -1,4 +1,4 @@
-package trainer
+package conv
 
 // Winograd's F(2×2, 5×5) for the 5×5 stride-1 convolutions: the same
 // scheme as F(2×2, 3×3) (winograd.go) with 6×6 transformed tiles, from the
@@ -15,8 +15,8 @@ package trainer
 // rows scaled to integers and G's by the inverse scales.) Each output takes
 // 36 products per 4 outputs, against im2col's 25 per output: 2.78 times
 // fewer multiply-adds. The coefficients are no longer powers of two, so
-// the transforms round more than F(2×2, 3×3)'s (TestWinogradConv bounds
-// the error in float32).
+// the transforms round more than F(2×2, 3×3)'s (the trainer's
+// TestWinogradConv bounds the error in float32).
 //
 // A tile's receptive field is 6 rows of the padded input's even and odd
 // half-rows at tiles j, j+1 and j+2: the six half-columns h[q] below are

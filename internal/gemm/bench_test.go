@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/flsweep/flsweep/trainer/internal/packed"
+	"github.com/flsweep/flsweep/internal/packed"
 )
 
 // BenchmarkSgemm measures the trainer's product shapes in GFLOP/s, one

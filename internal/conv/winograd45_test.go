@@ -1,10 +1,13 @@
-package trainer
+package conv
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/flsweep/flsweep/internal/floattest"
+	"github.com/flsweep/flsweep/internal/mem"
 )
 
 // TestWinograd45Transforms checks F(4×4, 5×5)'s transforms on known
@@ -12,10 +15,9 @@ import (
 // in float64 with small integers (every transform coefficient is a dyadic
 // fraction or a ninth, forty-fifth or ninetieth, and the sums come back
 // to integers); the transformed 5×5 filter of ones, (G·1)(G·1)ᵀ with G·1
-// = (1, −10/9, −2/9, 31/90, 11/90, 62/45, 22/45, 1); ones through an 8×8
-// image of ones padded by 2, giving the count of the image's pixels
-// under each output's window, and an input gradient of ones likewise;
-// and each transform against its adjoint: ⟨T(x), y⟩ = ⟨x, Tᵀ(y)⟩.
+// = (1, −10/9, −2/9, 31/90, 11/90, 62/45, 22/45, 1); and each transform
+// against its adjoint: ⟨T(x), y⟩ = ⟨x, Tᵀ(y)⟩. (Ones through an 8×8 image
+// of ones padded by 2 is the trainer's TestWinograd45Ones.)
 func TestWinograd45Transforms(t *testing.T) {
 	r := rand.New(rand.NewPCG(19, 20))
 	for range 50 {
@@ -86,35 +88,6 @@ func TestWinograd45Transforms(t *testing.T) {
 	if l, rr := dot(ax[:], z), dot(x, az[:]); math.Abs(l-rr) > 1e-12*(1+math.Abs(l)) {
 		t.Errorf("⟨Aᵀx, z⟩ = %v, ⟨x, Az⟩ = %v", l, rr)
 	}
-
-	// Each output (i, j) of an 8×8 image padded by 2 sees the pixels in
-	// rows i−2..i+2 and columns j−2..j+2 inside the image; each input
-	// pixel gets the gradient from as many outputs.
-	checkOnes(t, 8, true, w, []float64{3, 4, 5, 5, 5, 5, 4, 3})
-}
-
-// checkOnes runs a 5×5 convolution padded by 2 by Winograd (F(4×4, 5×5)
-// if m4, else F(2×2, 5×5)) on a size×size image of ones with the filter
-// w, and an output gradient of ones back: both must be n[i]·n[j] at (i,
-// j), the count of pixels under each output's window.
-func checkOnes(t *testing.T, size int, m4 bool, w, n []float64) {
-	t.Helper()
-	l := layer{name: "c", in: shape{1, size, size}, out: shape{1, size, size}, k: 5, stride: 1, pad: 2, b: -1}
-	g := newConvGeom(l, testKern)
-	g.wino, g.wino4, g.needDx = true, m4, true
-	ones := make([]float64, size*size)
-	for i := range ones {
-		ones[i] = 1
-	}
-	y, dx, _ := convPasses(t, g, 1, ones, w, nil, ones)
-	for i := range size {
-		for j := range size {
-			want := n[i] * n[j]
-			if math.Abs(y[size*i+j]-want) > 1e-12 || math.Abs(dx[size*i+j]-want) > 1e-12 {
-				t.Fatalf("at (%d, %d): y = %v, dx = %v; want %v", i, j, y[size*i+j], dx[size*i+j], want)
-			}
-		}
-	}
 }
 
 // TestWinograd45Rows compares F(4×4, 5×5)'s transforms in use (vector
@@ -124,12 +97,12 @@ func checkOnes(t *testing.T, size int, m4 bool, w, n []float64) {
 // values.
 func TestWinograd45Rows(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
-	vals := func(n int) []float32 { return mixedVals(r, n, 8) }
+	vals := func(n int) []float32 { return floattest.MixedVals(r, n, 8) }
 	same := func(what string, n int, got, want []float32) {
 		t.Helper()
-		sameBits(t, fmt.Sprintf("%s, %d tiles", what, n), got, want)
+		floattest.SameBits(t, fmt.Sprintf("%s, %d tiles", what, n), got, want)
 	}
-	alg, fns := wino4Alg[float32](convGeom{k: 5}), wino4Fns[float32](convGeom{k: 5})
+	alg, fns := wino4Alg[float32](Geom{K: 5}), wino4Fns[float32](Geom{K: 5})
 	for n := 1; n < 20; n++ {
 		s, vs := n+5, 2*n+5
 		var h [8][]float32
@@ -189,47 +162,46 @@ func TestWino4Stage(t *testing.T) {
 				if h < 1 || w < 1 {
 					continue
 				}
-				l := layer{name: "c", in: shape{1, h, w}, out: shape{1, ho, wo}, k: k, stride: 1, pad: p, b: -1}
-				g := newConvGeom(l, testKern)
-				g.wino, g.wino4 = true, true
+				g := NewGeom(1, 1, k, 1, p, h, w, ho, wo, Kernels{})
+				g.Wino, g.Wino4 = true, true
 				if !g.winoShort() {
 					continue
 				}
 				what := fmt.Sprintf("k %d, pad %d, %d×%d", k, p, h, w)
 				fns, a := wino4Fns[float32](g), g.alpha()
-				tiles := g.tiles()
+				tiles := g.Tiles()
 				L := 2 * tiles
 				ls := L + 8
-				ws := &workspace[float32]{}
-				planes := [2][]float32{mixedVals(r, h*w, 6), mixedVals(r, h*w, 6)}
-				st1, st2 := mixedVals(r, a*a*ls, 6), mixedVals(r, a*a*ls, 6)
+				ws := &mem.Workspace[float32]{}
+				planes := [2][]float32{floattest.MixedVals(r, h*w, 6), floattest.MixedVals(r, h*w, 6)}
+				st1, st2 := floattest.MixedVals(r, a*a*ls, 6), floattest.MixedVals(r, a*a*ls, 6)
 				for n, pl := range planes {
 					fns.stagePlane(g, ws, pl, st1, ls, n*tiles)
 					wino4Stage(g, ws, pl, st2, ls, n*tiles)
 				}
 				for row := range a * a {
-					sameBits(t, fmt.Sprintf("%s: staging row %d", what, row), st1[row*ls:][:L], st2[row*ls:][:L])
+					floattest.SameBits(t, fmt.Sprintf("%s: staging row %d", what, row), st1[row*ls:][:L], st2[row*ls:][:L])
 				}
 				// The output planes (ho×wo) into and out of their tiles'
 				// phase rows (16 rows L apart, zero where no output is).
 				for n := range 2 {
-					dy := mixedVals(r, g.hw(), 6)
+					dy := floattest.MixedVals(r, g.HW(), 6)
 					d1, d2 := make([]float32, 16*L+8), make([]float32, 16*L+8)
 					fns.tilesShort(g, dy, d1, L, n*tiles, true)
 					wino4TilesShort(g, dy, d2, L, n*tiles, true)
-					sameBits(t, fmt.Sprintf("%s: output gradient of sample %d into tiles", what, n), d1, d2)
-					m := mixedVals(r, 16*L+8, 6)
-					y1, y2 := mixedVals(r, g.hw(), 6), mixedVals(r, g.hw(), 6)
+					floattest.SameBits(t, fmt.Sprintf("%s: output gradient of sample %d into tiles", what, n), d1, d2)
+					m := floattest.MixedVals(r, 16*L+8, 6)
+					y1, y2 := floattest.MixedVals(r, g.HW(), 6), floattest.MixedVals(r, g.HW(), 6)
 					fns.tilesShort(g, y1, m, L, n*tiles, false)
 					wino4TilesShort(g, y2, m, L, n*tiles, false)
-					sameBits(t, fmt.Sprintf("%s: output of sample %d from tiles", what, n), y1, y2)
+					floattest.SameBits(t, fmt.Sprintf("%s: output of sample %d from tiles", what, n), y1, y2)
 				}
-				cb := mixedVals(r, a*a*L+8, 6)
+				cb := floattest.MixedVals(r, a*a*L+8, 6)
 				for n := range 2 {
-					d1, d2 := mixedVals(r, h*w, 6), mixedVals(r, h*w, 6)
+					d1, d2 := floattest.MixedVals(r, h*w, 6), floattest.MixedVals(r, h*w, 6)
 					fns.unstagePlane(g, ws, cb, L, n*tiles, d1)
 					wino4Unstage(g, ws, cb, L, n*tiles, d2)
-					sameBits(t, fmt.Sprintf("%s: input gradient of sample %d", what, n), d1, d2)
+					floattest.SameBits(t, fmt.Sprintf("%s: input gradient of sample %d", what, n), d1, d2)
 				}
 			}
 		}

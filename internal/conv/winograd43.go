@@ -1,4 +1,6 @@
-package trainer
+package conv
+
+import "github.com/flsweep/flsweep/internal/mem"
 
 // Winograd's F(4×4, 3×3) for the 3×3 stride-1 convolutions (Lavin and
 // Gray 2016): tiles of 4×4 outputs from 6×6 receptive fields, 36 products
@@ -16,8 +18,8 @@ package trainer
 
 // The 3×3 convolutions that take Winograd, with outputs wide enough
 // (wino4Fits), take F(4×4, 3×3) rather than F(2×2, 3×3), unless
-// KernelChoice.NoF43 (FLSWEEP_WINO43=0) keeps F(2×2, 3×3), the numerics of
-// earlier builds ("+wino2" in Numerics).
+// trainer.KernelChoice.NoF43 (FLSWEEP_WINO43=0) keeps F(2×2, 3×3), the
+// numerics of earlier builds ("+wino2" in trainer.KernelChoice.Numerics).
 
 // wino43MinW is the narrowest output F(4×4, 3×3) takes, and
 // wino43MinWhole the narrowest it takes when its 4×4 tiles cover the
@@ -42,8 +44,8 @@ const (
 
 // wino4Fits reports whether F(4×4, 3×3) takes g's Winograd convolution
 // (wino43MinW).
-func (g convGeom) wino4Fits() bool {
-	return g.wo >= wino43MinW || g.wo >= wino43MinWhole && g.wo%4 == 0 && g.ho%4 == 0
+func (g Geom) wino4Fits() bool {
+	return g.Wo >= wino43MinW || g.Wo >= wino43MinWhole && g.Wo%4 == 0 && g.Ho%4 == 0
 }
 
 // g3 is G applied to three filter taps.
@@ -185,10 +187,10 @@ type wino43Fns[T float] struct {
 	merge4 func(dst []T, ph [4][]T)
 	// stagePlane and unstagePlane are wino4Stage and wino4Unstage, the
 	// short rows' way into and out of the transforms.
-	stagePlane   func(g convGeom, ws *workspace[T], plane, st []T, ls, t0 int)
-	unstagePlane func(g convGeom, ws *workspace[T], cb []T, L, t0 int, plane []T)
+	stagePlane   func(g Geom, ws *mem.Workspace[T], plane, st []T, ls, t0 int)
+	unstagePlane func(g Geom, ws *mem.Workspace[T], cb []T, L, t0 int, plane []T)
 	// tilesShort is wino4TilesShort, the short rows' wino4Tiles.
-	tilesShort func(g convGeom, plane, d []T, L, t0 int, split bool)
+	tilesShort func(g Geom, plane, d []T, L, t0 int, split bool)
 }
 
 var wino43Fns32 = wino43Go[float32]()
@@ -208,10 +210,10 @@ func wino43For[T float]() wino43Fns[T] {
 // wino4Planes holds a plane's scratch for F(4×4, ·) (all of it, and by
 // phase): the four phases of the zero-padded plane, 4·th+α−4 rows of tw+1
 // each, 8 floats apart for the block copies of short rows.
-func wino4Planes[T float](g convGeom, ws *workspace[T]) (ph [4][]T, all []T, stride int) {
+func wino4Planes[T float](g Geom, ws *mem.Workspace[T]) (ph [4][]T, all []T, stride int) {
 	stride = g.tw() + 1
 	n := (4*g.th()+g.alpha()-4)*stride + 8
-	all = grow(&ws.pad, 4*n)
+	all = mem.Grow(&ws.Pad, 4*n)
 	for f := range 4 {
 		ph[f] = all[f*n:][:n]
 	}
@@ -251,11 +253,11 @@ func phaseAdds[T float](ph [4][]T, row0, s int, cb []T, L, t, tw, a int) {
 // wino4At returns the phases of the zero-padded plane (stride s) seen from
 // the unpadded row y, column 0: padded column X = x+p is phase X mod 4,
 // index X/4, so column x is the returned phase x mod 4, index x/4 (p ≤ 4).
-func wino4At[T float](g convGeom, ph *[4][]T, s, y int) [4][]T {
-	base := (y + g.p) * s
+func wino4At[T float](g Geom, ph *[4][]T, s, y int) [4][]T {
+	base := (y + g.P) * s
 	var at [4][]T
 	for q := range 4 {
-		at[q] = ph[(q+g.p)&3][base+(q+g.p)>>2:]
+		at[q] = ph[(q+g.P)&3][base+(q+g.P)>>2:]
 	}
 	return at
 }
@@ -274,20 +276,20 @@ func wino4Halves[T float](ph *[4][]T, r0 int) [8][]T {
 	return [8][]T{ph[0][r0:], ph[1][r0:], ph[2][r0:], ph[3][r0:], ph[0][r0+1:], ph[1][r0+1:], ph[2][r0+1:], ph[3][r0+1:]}
 }
 
-// winoInput4 is winoInput for F(4×4, 3×3) and F(4×4, 5×5).
-func winoInput4[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T, ld int) {
+// winoInput4 is WinoInput for F(4×4, 3×3) and F(4×4, 5×5).
+func winoInput4[T float](g Geom, ws *mem.Workspace[T], x []T, n0, n1 int, v []T, ld int) {
 	in, a := wino4Alg[T](g).in, g.alpha()
 	fns := wino4Fns[T](g)
-	th, tw, tiles := g.th(), g.tw(), g.tiles()
+	th, tw, tiles := g.th(), g.tw(), g.Tiles()
 	L := (n1 - n0) * tiles
 	var st []T
 	Ls := L + 8
 	if g.winoShort() {
-		st = grow(&ws.wino, a*a*Ls)
+		st = mem.Grow(&ws.Wino, a*a*Ls)
 	}
-	for c := range g.cin {
+	for c := range g.Cin {
 		for n := n0; n < n1; n++ {
-			plane := x[(n*g.cin+c)*g.h*g.w:][:g.h*g.w]
+			plane := x[(n*g.Cin+c)*g.H*g.W:][:g.H*g.W]
 			t0 := (n - n0) * tiles
 			if st != nil {
 				fns.stagePlane(g, ws, plane, st, Ls, t0)
@@ -295,7 +297,7 @@ func winoInput4[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T,
 			}
 			ph, s := wino4Split(g, ws, fns.split4, plane)
 			for ti := range th {
-				in(v[c*ld+t0+ti*tw:], g.cin*ld, tw, wino4Halves(&ph, 4*ti*s), s)
+				in(v[c*ld+t0+ti*tw:], g.Cin*ld, tw, wino4Halves(&ph, 4*ti*s), s)
 			}
 		}
 		if st != nil {
@@ -303,7 +305,7 @@ func winoInput4[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T,
 			for q := range a {
 				h[q] = st[q*a*Ls:]
 			}
-			in(v[c*ld:], g.cin*ld, L, h, Ls)
+			in(v[c*ld:], g.Cin*ld, L, h, Ls)
 		}
 	}
 }
@@ -311,16 +313,16 @@ func winoInput4[T float](g convGeom, ws *workspace[T], x []T, n0, n1 int, v []T,
 // wino4Split deals an input plane (h×w) into the phases of its zero-padded
 // plane by split4 (nil for phaseSplit), and returns them with their row
 // stride.
-func wino4Split[T float](g convGeom, ws *workspace[T], split4 func([4][]T, []T), plane []T) (ph [4][]T, s int) {
+func wino4Split[T float](g Geom, ws *mem.Workspace[T], split4 func([4][]T, []T), plane []T) (ph [4][]T, s int) {
 	ph, all, s := wino4Planes(g, ws)
 	clear(all)
-	for y := range g.h {
+	for y := range g.H {
 		at := wino4At(g, &ph, s, y)
 		if split4 == nil {
-			phaseSplit(at, plane[y*g.w:][:g.w])
+			phaseSplit(at, plane[y*g.W:][:g.W])
 			continue
 		}
-		split4(at, plane[y*g.w:][:g.w])
+		split4(at, plane[y*g.W:][:g.W])
 	}
 	return ph, s
 }
@@ -330,7 +332,7 @@ func wino4Split[T float](g convGeom, ws *workspace[T], split4 func([4][]T, []T),
 // t0 on): padded row 4·ti+r, column 4·j+q of tile (ti, j) at st[(q·α +
 // r)·ls + t0 + ti·tw + j]. Each row of tiles is copied as 8 floats, which
 // the next (or the staging rows' 8 floats of padding) overwrites.
-func wino4Stage[T float](g convGeom, ws *workspace[T], plane, st []T, ls, t0 int) {
+func wino4Stage[T float](g Geom, ws *mem.Workspace[T], plane, st []T, ls, t0 int) {
 	ph, s := wino4Split(g, ws, nil, plane)
 	stage := stageFor[T]()
 	for ti := range g.th() {
@@ -342,25 +344,25 @@ func wino4Stage[T float](g convGeom, ws *workspace[T], plane, st []T, ls, t0 int
 // (h×w) from its tiles' transformed-back gradients in cb (α² rows L apart,
 // the plane's tiles from t0 on), adding the tiles' contributions to each
 // float from +0, tile row by tile row, in the order of phaseAdds.
-func wino4Unstage[T float](g convGeom, ws *workspace[T], cb []T, L, t0 int, plane []T) {
+func wino4Unstage[T float](g Geom, ws *mem.Workspace[T], cb []T, L, t0 int, plane []T) {
 	wino4Unsplit(g, ws, cb, L, t0, plane, nil)
 }
 
 // wino4Unsplit is wino4Unstage for rows of tiles of any length, merging
 // the phases back into the plane's rows by merge4 (nil for phaseMerge).
-func wino4Unsplit[T float](g convGeom, ws *workspace[T], cb []T, L, t0 int, plane []T, merge4 func([]T, [4][]T)) {
+func wino4Unsplit[T float](g Geom, ws *mem.Workspace[T], cb []T, L, t0 int, plane []T, merge4 func([]T, [4][]T)) {
 	ph, all, s := wino4Planes(g, ws)
 	clear(all)
 	for ti := range g.th() {
 		phaseAdds(ph, 4*ti*s, s, cb, L, t0+ti*g.tw(), g.tw(), g.alpha())
 	}
-	for y := range g.h {
+	for y := range g.H {
 		at := wino4At(g, &ph, s, y)
 		if merge4 == nil {
-			phaseMerge(plane[y*g.w:][:g.w], at)
+			phaseMerge(plane[y*g.W:][:g.W], at)
 			continue
 		}
-		merge4(plane[y*g.w:][:g.w], at)
+		merge4(plane[y*g.W:][:g.W], at)
 	}
 }
 
@@ -369,10 +371,10 @@ func wino4Unsplit[T float](g convGeom, ws *workspace[T], cb []T, L, t0 int, plan
 // row a of tile row ti is rows 4a…4a+3 of d (wino4Rows). split deals the
 // plane into d (the output gradient); else d is merged into the plane (the
 // output).
-func wino4Tiles[T float](g convGeom, fns *wino43Fns[T], plane, d []T, L, t0 int, split bool) {
+func wino4Tiles[T float](g Geom, fns *wino43Fns[T], plane, d []T, L, t0 int, split bool) {
 	for ti := range g.th() {
-		for a := range min(4, g.ho-4*ti) {
-			at, row := wino4Rows(d, L, t0+ti*g.tw(), a), plane[(4*ti+a)*g.wo:][:g.wo]
+		for a := range min(4, g.Ho-4*ti) {
+			at, row := wino4Rows(d, L, t0+ti*g.tw(), a), plane[(4*ti+a)*g.Wo:][:g.Wo]
 			switch {
 			case fns == nil && split:
 				phaseSplit(at, row)
@@ -389,66 +391,66 @@ func wino4Tiles[T float](g convGeom, fns *wino43Fns[T], plane, d []T, L, t0 int,
 
 // wino4TilesShort is wino4Tiles for short rows of tiles, by phaseSplit and
 // phaseMerge.
-func wino4TilesShort[T float](g convGeom, plane, d []T, L, t0 int, split bool) {
+func wino4TilesShort[T float](g Geom, plane, d []T, L, t0 int, split bool) {
 	wino4Tiles(g, nil, plane, d, L, t0, split)
 }
 
-// winoOutput4 is winoOutput for F(4×4, 3×3) and F(4×4, 5×5).
-func winoOutput4[T float](g convGeom, ws *workspace[T], m []T, ld int, y []T, n0, n1 int, b []T) {
+// winoOutput4 is WinoOutput for F(4×4, 3×3) and F(4×4, 5×5).
+func winoOutput4[T float](g Geom, ws *mem.Workspace[T], m []T, ld int, y []T, n0, n1 int, b []T) {
 	fns := wino4Fns[T](g)
-	L := (n1 - n0) * g.tiles()
-	out := grow(&ws.wino, 16*L+8) // 8 more for the vector tilesShort's loads
-	for o := range g.cout {
+	L := (n1 - n0) * g.Tiles()
+	out := mem.Grow(&ws.Wino, 16*L+8) // 8 more for the vector tilesShort's loads
+	for o := range g.Cout {
 		var bias T
 		if b != nil {
 			bias = b[o]
 		}
-		fns.out(out, L, m[o*ld:], g.cout*ld, bias)
+		fns.out(out, L, m[o*ld:], g.Cout*ld, bias)
 		for n := n0; n < n1; n++ {
-			plane := y[(n*g.cout+o)*g.hw():][:g.hw()]
+			plane := y[(n*g.Cout+o)*g.HW():][:g.HW()]
 			if g.winoShort() {
-				fns.tilesShort(g, plane, out, L, (n-n0)*g.tiles(), false)
+				fns.tilesShort(g, plane, out, L, (n-n0)*g.Tiles(), false)
 				continue
 			}
-			wino4Tiles(g, &fns, plane, out, L, (n-n0)*g.tiles(), false)
+			wino4Tiles(g, &fns, plane, out, L, (n-n0)*g.Tiles(), false)
 		}
 	}
 }
 
-// winoGrad4 is winoGrad for F(4×4, 3×3) and F(4×4, 5×5).
-func winoGrad4[T float](g convGeom, ws *workspace[T], dy []T, n0, n1 int, dm []T, ld int) {
+// winoGrad4 is WinoGrad for F(4×4, 3×3) and F(4×4, 5×5).
+func winoGrad4[T float](g Geom, ws *mem.Workspace[T], dy []T, n0, n1 int, dm []T, ld int) {
 	fns := wino4Fns[T](g)
-	L := (n1 - n0) * g.tiles()
-	d := grow(&ws.wino, 16*L)
-	for oc := range g.cout {
-		if g.ho%4 != 0 || g.wo%4 != 0 {
+	L := (n1 - n0) * g.Tiles()
+	d := mem.Grow(&ws.Wino, 16*L)
+	for oc := range g.Cout {
+		if g.Ho%4 != 0 || g.Wo%4 != 0 {
 			clear(d) // the gradient is zero past the output
 		}
 		for n := n0; n < n1; n++ {
-			plane := dy[(n*g.cout+oc)*g.hw():][:g.hw()]
+			plane := dy[(n*g.Cout+oc)*g.HW():][:g.HW()]
 			if g.winoShort() {
-				fns.tilesShort(g, plane, d, L, (n-n0)*g.tiles(), true)
+				fns.tilesShort(g, plane, d, L, (n-n0)*g.Tiles(), true)
 				continue
 			}
-			wino4Tiles(g, &fns, plane, d, L, (n-n0)*g.tiles(), true)
+			wino4Tiles(g, &fns, plane, d, L, (n-n0)*g.Tiles(), true)
 		}
-		fns.dy(dm[oc*ld:], g.cout*ld, L, d)
+		fns.dy(dm[oc*ld:], g.Cout*ld, L, d)
 	}
 }
 
-// winoInputGrad4 is winoInputGrad for F(4×4, 3×3) and F(4×4, 5×5): each
+// winoInputGrad4 is WinoInputGrad for F(4×4, 3×3) and F(4×4, 5×5): each
 // row of tiles adds, row by row of its receptive fields, its tiles'
 // columns 0–3 into the phases at j and columns 4 to α−1 into phases 0 to
 // α−5 at j+1.
-func winoInputGrad4[T float](g convGeom, ws *workspace[T], dv []T, ld int, dx []T, n0, n1 int) {
+func winoInputGrad4[T float](g Geom, ws *mem.Workspace[T], dv []T, ld int, dx []T, n0, n1 int) {
 	bdx, a := wino4Alg[T](g).dx, g.alpha()
 	fns := wino4Fns[T](g)
-	L := (n1 - n0) * g.tiles()
-	cb := grow(&ws.wino, a*a*L+8) // 8 more for the vector unstage's loads
-	for c := range g.cin {
-		bdx(cb, L, dv[c*ld:], g.cin*ld)
+	L := (n1 - n0) * g.Tiles()
+	cb := mem.Grow(&ws.Wino, a*a*L+8) // 8 more for the vector unstage's loads
+	for c := range g.Cin {
+		bdx(cb, L, dv[c*ld:], g.Cin*ld)
 		for n := n0; n < n1; n++ {
-			plane, t0 := dx[(n*g.cin+c)*g.h*g.w:][:g.h*g.w], (n-n0)*g.tiles()
+			plane, t0 := dx[(n*g.Cin+c)*g.H*g.W:][:g.H*g.W], (n-n0)*g.Tiles()
 			if g.winoShort() {
 				fns.unstagePlane(g, ws, cb, L, t0, plane)
 				continue

@@ -2,7 +2,7 @@
 
 package gemm
 
-import "github.com/flsweep/flsweep/trainer/internal/packed"
+import "github.com/flsweep/flsweep/internal/packed"
 
 // BLAS names the float32 BLAS of this build: "gonum" (pure Go, the
 // default) or "openblas" (build tag openblas, see openblas.go).

@@ -1,12 +1,12 @@
 //go:build goexperiment.simd && amd64
 
-package trainer
+package conv
 
 import (
 	"math"
 	"simd/archsimd"
 
-	"github.com/flsweep/flsweep/trainer/internal/packed"
+	"github.com/flsweep/flsweep/internal/packed"
 )
 
 // AVX2 versions of the Winograd transforms (winograd.go): 8 tiles at a

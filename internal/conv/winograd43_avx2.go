@@ -1,8 +1,12 @@
 //go:build goexperiment.simd && amd64
 
-package trainer
+package conv
 
-import "simd/archsimd"
+import (
+	"simd/archsimd"
+
+	"github.com/flsweep/flsweep/internal/mem"
+)
 
 // AVX2 versions of F(4×4, 3×3)'s output and output-gradient transforms
 // (winograd43.go), 8 tiles at a time with the portable expressions in
@@ -285,22 +289,22 @@ func phaseMergeAVX2(dst []float32, ph [4][]float32) {
 // are stores of those vectors. Padded row 4·ti+r serves tile row ti (r <
 // 4) and, for r ≥ 4, tile row ti−1 (α = 8, or r < 6 for α = 6); each
 // staging row is still written in increasing t.
-func wino4StageAVX2(g convGeom, ws *workspace[float32], plane, st []float32, ls, t0 int) {
-	if g.p > 4 {
+func wino4StageAVX2(g Geom, ws *mem.Workspace[float32], plane, st []float32, ls, t0 int) {
+	if g.P > 4 {
 		wino4Stage(g, ws, plane, st, ls, t0)
 		return
 	}
 	th, tw, a := g.th(), g.tw(), g.alpha()
-	up, keep := padShift(g.p)
+	up, keep := padShift(g.P)
 	idx := archsimd.LoadUint32x8(&quads)
 	for y := range 4*th + a - 4 {
 		var e0, e1, e2, e3, f0, f1, f2, f3 f8
-		if iy := y - g.p; iy >= 0 && iy < g.h {
+		if iy := y - g.P; iy >= 0 && iy < g.H {
 			// Padded column X is the row's X−p: its first vector is the
 			// row's first floats moved up p lanes, zeros below.
-			row := plane[iy*g.w:][:g.w]
-			part := func(i int) f8 { return archsimd.LoadFloat32x8SlicePart(row[min(i-g.p, g.w):]) }
-			first := part(g.p).Permute(up).AsInt32x8().And(keep).AsFloat32x8()
+			row := plane[iy*g.W:][:g.W]
+			part := func(i int) f8 { return archsimd.LoadFloat32x8SlicePart(row[min(i-g.P, g.W):]) }
+			first := part(g.P).Permute(up).AsInt32x8().And(keep).AsFloat32x8()
 			e0, e1, e2, e3 = transpose4(first, part(8), part(16), part(24))
 			f0, f1, f2, f3 = transpose4(part(4), part(12), part(20), part(28))
 			e0, e1, e2, e3 = e0.Permute(idx), e1.Permute(idx), e2.Permute(idx), e3.Permute(idx)
@@ -334,13 +338,13 @@ func stageRuns(st []float32, d, a int, e0, e1, e2, e3, f0, f1, f2, f3 f8) {
 // j+1, and with −0 in the lanes outside the run (x + −0 is x for every x,
 // −0 included), so each float gets phaseAdds' sums in their order: the
 // same bits. The phases then go back into the row by (partial) stores.
-func wino4UnstageAVX2(g convGeom, ws *workspace[float32], cb []float32, L, t0 int, plane []float32) {
-	if g.p > 4 {
+func wino4UnstageAVX2(g Geom, ws *mem.Workspace[float32], cb []float32, L, t0 int, plane []float32) {
+	if g.P > 4 {
 		wino4Unstage(g, ws, cb, L, t0, plane)
 		return
 	}
 	th, tw, a := g.th(), g.tw(), g.alpha()
-	down := padShiftDown(g.p)
+	down := padShiftDown(g.P)
 	m0, z0 := runMask(tw, 0)
 	m1, z1 := runMask(tw, 1)
 	idx := archsimd.LoadUint32x8(&unquads)
@@ -353,18 +357,18 @@ func wino4UnstageAVX2(g convGeom, ws *workspace[float32], cb []float32, L, t0 in
 		if ti < th {
 			e0, e1, e2, e3 = addRuns(e0, e1, e2, e3, cb, a*r*L+t0+ti*tw, L, a, m0, z0, m1, z1)
 		}
-		iy := y - g.p
-		if iy < 0 || iy >= g.h {
+		iy := y - g.P
+		if iy < 0 || iy >= g.H {
 			continue
 		}
 		// Padded column X goes to the row's X−p: the first vector's lanes
 		// from p on, moved down p lanes, then the others from 8−p on.
-		row := plane[iy*g.w:][:g.w]
+		row := plane[iy*g.W:][:g.W]
 		x0, x1, x2, x3 := transpose4(e0.Permute(idx), e1.Permute(idx), e2.Permute(idx), e3.Permute(idx))
-		x0.Permute(down).StoreSlicePart(row[:min(8-g.p, g.w)])
-		x1.StoreSlicePart(row[min(8-g.p, g.w):])
-		x2.StoreSlicePart(row[min(16-g.p, g.w):])
-		x3.StoreSlicePart(row[min(24-g.p, g.w):])
+		x0.Permute(down).StoreSlicePart(row[:min(8-g.P, g.W)])
+		x1.StoreSlicePart(row[min(8-g.P, g.W):])
+		x2.StoreSlicePart(row[min(16-g.P, g.W):])
+		x3.StoreSlicePart(row[min(24-g.P, g.W):])
 	}
 	archsimd.ClearAVXUpperBits()
 }
@@ -392,8 +396,8 @@ func addRuns(e0, e1, e2, e3 f8, cb []float32, i, L, a int, m0, z0, m1, z1 archsi
 // its end, as wino4Tiles leaves them) and stores its four phases' first
 // tw lanes; merge loads the four phase rows (8 floats each: the output
 // buffer has 8 more) and stores the row's wo floats.
-func wino4TilesAVX2(g convGeom, plane, d []float32, L, t0 int, split bool) {
-	wino4TilesVec(plane, d, L, t0, split, g.tw(), g.th(), g.wo, g.ho)
+func wino4TilesAVX2(g Geom, plane, d []float32, L, t0 int, split bool) {
+	wino4TilesVec(plane, d, L, t0, split, g.tw(), g.th(), g.Wo, g.Ho)
 }
 
 // wino4TilesVec is wino4TilesAVX2 on the geometry's numbers: g.th() and

@@ -4,16 +4,20 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/flsweep/flsweep/internal/conv"
+	"github.com/flsweep/flsweep/internal/floattest"
 )
 
 // TestChannelLaneWinograd checks that the channel-lane F(4×4, 3×3) and
-// F(2×2, 3×3) (winograd_cl.go) compute the tile-lane paths' bits: the forward pass,
-// the input gradient and the weight gradient, fused and apart, with the
-// transformed inputs cached and recomputed, on ResNet-18's stride-1
-// geometries and on outputs that the tiles overhang, with and without
-// padding and bias, in batches of several chunks and of one partial one.
+// F(2×2, 3×3) (internal/conv/winograd_cl.go) compute the tile-lane paths'
+// bits: the forward pass, the input gradient and the weight gradient,
+// fused and apart, with the transformed inputs cached and recomputed, on
+// ResNet-18's stride-1 geometries and on outputs that the tiles overhang,
+// with and without padding and bias, in batches of several chunks and of
+// one partial one.
 func TestChannelLaneWinograd(t *testing.T) {
-	if !testKern.cl {
+	if !testKern.CL {
 		t.Skip("no channel-lane path on this CPU (AVX-512) or with FLSWEEP_GEMM=blas")
 	}
 	tests := []struct {
@@ -47,10 +51,10 @@ func TestChannelLaneWinograd(t *testing.T) {
 					}
 					g := newConvGeom(l, testKern)
 					g.needDx = true
-					if !g.wino || g.k == 5 && !g.wino4 {
+					if !g.Wino || g.K == 5 && !g.Wino4 {
 						t.Skipf("FLSWEEP_CONV or FLSWEEP_WINO45 sends this geometry to another algorithm")
 					}
-					if !g.cl {
+					if !g.CL {
 						t.Fatalf("geometry %+v does not take the channel-lane path", g)
 					}
 					r := rand.New(rand.NewPCG(uint64(tt.cin), uint64(batch)))
@@ -61,13 +65,13 @@ func TestChannelLaneWinograd(t *testing.T) {
 						}
 						return v
 					}
-					x, w, dy := rnd(batch*g.inSize()), rnd(tt.cout*tt.cin*k*k), rnd(batch*g.outSize())
+					x, w, dy := rnd(batch*g.InSize()), rnd(tt.cout*tt.cin*k*k), rnd(batch*g.OutSize())
 					var b []float32
 					if tt.bias {
 						b = rnd(tt.cout)
 					}
 					old := g
-					old.cl = false
+					old.CL = false
 					for _, fused := range []bool{true, false} {
 						was := fuseWinoBackward
 						fuseWinoBackward = fused
@@ -77,9 +81,9 @@ func TestChannelLaneWinograd(t *testing.T) {
 						if len(y1) != len(y0) || len(dx1) != len(dx0) || len(dw1) != len(dw0) {
 							t.Fatal("lengths differ")
 						}
-						sameBits(t, "y", y1, y0)
-						sameBits(t, "dx", dx1, dx0)
-						sameBits(t, "dw", dw1, dw0)
+						floattest.SameBits(t, "y", y1, y0)
+						floattest.SameBits(t, "dx", dx1, dx0)
+						floattest.SameBits(t, "dw", dw1, dw0)
 					}
 				})
 			}
@@ -91,7 +95,7 @@ func TestChannelLaneWinograd(t *testing.T) {
 // the channel-lane path) for two steps with and without it: the weights
 // and running statistics must come out bit for bit the same.
 func TestChannelLaneTraining(t *testing.T) {
-	if !testKern.cl {
+	if !testKern.CL {
 		t.Skip("no channel-lane path on this CPU (AVX-512) or with FLSWEEP_GEMM=blas")
 	}
 	n := mustNet(t, Spec{Arch: ArchResNet18}, cifar, 10)
@@ -107,7 +111,7 @@ func TestChannelLaneTraining(t *testing.T) {
 		}
 		return w
 	}
-	sameBits(t, "weights", run(true), run(false))
+	floattest.SameBits(t, "weights", run(true), run(false))
 }
 
 // TestDwTransposed checks that the im2col weight gradient computed as
@@ -130,27 +134,28 @@ func TestDwTransposed(t *testing.T) {
 			l := layer{name: "c", in: shape{tt.cin, tt.h, tt.h}, out: shape{tt.cout, ho, ho}, k: tt.k, stride: tt.s, pad: tt.p, b: -1}
 			g := newConvGeom(l, testKern)
 			g.needDx = true
-			if g.wino || !g.dwTransposed() {
+			if g.Wino || !g.dwTransposed() {
 				t.Fatalf("geometry %+v does not take the transposed weight gradient", g)
 			}
 			r := rand.New(rand.NewPCG(uint64(tt.cin), uint64(tt.cout)))
-			x, w, dy := mixedVals(r, tt.batch*g.inSize(), 50), mixedVals(r, tt.cout*g.kdim(), 50), mixedVals(r, tt.batch*g.outSize(), 50)
+			x, w, dy := floattest.MixedVals(r, tt.batch*g.InSize(), 50), floattest.MixedVals(r, tt.cout*g.KDim(), 50), floattest.MixedVals(r, tt.batch*g.OutSize(), 50)
 			_, _, dw1 := convPassesCache(t, g, tt.batch, x, w, nil, dy, false)
 			useDwT = false
 			_, _, dw0 := convPassesCache(t, g, tt.batch, x, w, nil, dy, false)
 			useDwT = true
-			sameBits(t, "dw", dw1, dw0)
+			floattest.SameBits(t, "dw", dw1, dw0)
 		})
 	}
 }
 
-// TestChannelLaneIm2col checks that the channel-lane im2col (im2col_cl.go)
-// computes the im2col path's bits: forward pass with and without bias,
-// input gradient and weight gradient, on ResNet-18's three stride-2
-// convolutions and on stride-1 and stride-3 3×3 convolutions without
-// Winograd, whole batches and chunks of several and of one sample.
+// TestChannelLaneIm2col checks that the channel-lane im2col
+// (internal/conv/im2col_cl.go) computes the im2col path's bits: forward
+// pass with and without bias, input gradient and weight gradient, on
+// ResNet-18's three stride-2 convolutions and on stride-1 and stride-3 3×3
+// convolutions without Winograd, whole batches and chunks of several and
+// of one sample.
 func TestChannelLaneIm2col(t *testing.T) {
-	if !testKern.cl {
+	if !testKern.CL {
 		t.Skip("no channel-lane path on this CPU (AVX-512) or with FLSWEEP_GEMM=blas")
 	}
 	tests := []struct {
@@ -174,39 +179,39 @@ func TestChannelLaneIm2col(t *testing.T) {
 				}
 				g := newConvGeom(l, testKern)
 				g.needDx = true
-				if g.wino {
-					g.wino, g.wino4, g.cl = false, false, false
-					g.cli = g.cliFits()
+				if g.Wino {
+					g.Wino, g.Wino4, g.CL = false, false, false
+					g.CLI = g.CliFits()
 				}
-				if !g.cli {
+				if !g.CLI {
 					t.Fatalf("geometry %+v does not take the channel-lane im2col", g)
 				}
 				r := rand.New(rand.NewPCG(uint64(tt.cin), uint64(batch)))
-				x, w, dy := mixedVals(r, batch*g.inSize(), 40), mixedVals(r, tt.cout*g.kdim(), 40), mixedVals(r, batch*g.outSize(), 40)
+				x, w, dy := floattest.MixedVals(r, batch*g.InSize(), 40), floattest.MixedVals(r, tt.cout*g.KDim(), 40), floattest.MixedVals(r, batch*g.OutSize(), 40)
 				var b []float32
 				if tt.bias {
-					b = mixedVals(r, tt.cout, 40)
+					b = floattest.MixedVals(r, tt.cout, 40)
 				}
 				old := g
-				old.cli = false
+				old.CLI = false
 				y0, dx0, dw0 := convPassesCache(t, old, batch, x, w, b, dy, false)
 				y1, dx1, dw1 := convPassesCache(t, g, batch, x, w, b, dy, false)
-				sameBits(t, "y", y1, y0)
-				sameBits(t, "dx", dx1, dx0)
-				sameBits(t, "dw", dw1, dw0)
+				floattest.SameBits(t, "y", y1, y0)
+				floattest.SameBits(t, "dx", dx1, dx0)
+				floattest.SameBits(t, "dw", dw1, dw0)
 			})
 		}
 	}
 }
 
-// TestRunKernels checks that im2col and col2im give the same bits with
-// their runs copied and added by wino.CopyRuns and wino.AddRuns
-// (runKernels) and by the loops: LeNet's two convolutions, a padded one
-// (through padded planes), and rows of 17 and 33 floats (a partial last
-// step of 16) and of 16 and 32 (none); planes up to 16 wide take
-// wino.Col2imRows.
+// TestRunKernels checks that im2col and col2im (package conv) give the
+// same bits with their runs copied and added by wino.CopyRuns and
+// wino.AddRuns (conv.RunKernels) and by the loops: LeNet's two
+// convolutions, a padded one (through padded planes), and rows of 17 and
+// 33 floats (a partial last step of 16) and of 16 and 32 (none); planes up
+// to 16 wide take wino.Col2imRows.
 func TestRunKernels(t *testing.T) {
-	if !runKernels {
+	if !conv.RunKernels {
 		t.Skip("no AVX-512")
 	}
 	tests := []struct{ cin, cout, h, k, p, batch int }{
@@ -225,18 +230,18 @@ func TestRunKernels(t *testing.T) {
 			l := layer{name: "c", in: shape{tt.cin, tt.h, tt.h}, out: shape{tt.cout, ho, ho}, k: tt.k, stride: 1, pad: tt.p, b: 0}
 			g := newConvGeom(l, testKern)
 			g.needDx = true
-			if g.wino || g.cli {
+			if g.Wino || g.CLI {
 				t.Fatalf("geometry %+v does not take im2col", g)
 			}
 			r := rand.New(rand.NewPCG(uint64(tt.h), uint64(tt.k)))
-			x, w, b, dy := mixedVals(r, tt.batch*g.inSize(), 30), mixedVals(r, tt.cout*g.kdim(), 30), mixedVals(r, tt.cout, 30), mixedVals(r, tt.batch*g.outSize(), 30)
+			x, w, b, dy := floattest.MixedVals(r, tt.batch*g.InSize(), 30), floattest.MixedVals(r, tt.cout*g.KDim(), 30), floattest.MixedVals(r, tt.cout, 30), floattest.MixedVals(r, tt.batch*g.OutSize(), 30)
 			y1, dx1, dw1 := convPassesCache(t, g, tt.batch, x, w, b, dy, false)
-			runKernels = false
+			conv.RunKernels = false
 			y0, dx0, dw0 := convPassesCache(t, g, tt.batch, x, w, b, dy, false)
-			runKernels = true
-			sameBits(t, "y", y1, y0)
-			sameBits(t, "dx", dx1, dx0)
-			sameBits(t, "dw", dw1, dw0)
+			conv.RunKernels = true
+			floattest.SameBits(t, "y", y1, y0)
+			floattest.SameBits(t, "dx", dx1, dx0)
+			floattest.SameBits(t, "dw", dw1, dw0)
 		})
 	}
 }
