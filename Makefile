@@ -30,6 +30,7 @@ test: bin/temporal bin/minio bin/temporal-server postgres data vet workflowcheck
 	$(PYTHON) -m unittest infra/bench/peer/join_test.py; else echo "no python3: join.py's tests skipped"; fi
 	@echo "AVX-512 and AVX2 kernels against the portable loops and the fusions they allow (GOEXPERIMENT=simd; each set the CPU runs):"
 	GOEXPERIMENT=simd $(GO) test -count=1 -run 'Vec|Numerics|Winograd|MaskedBN|ReLU|ChannelLane|NoAllocation' ./trainer/ ./internal/conv/ ./internal/vector/
+	GOEXPERIMENT=simd $(GO) test -count=1 ./internal/conv/
 	@echo "Every convolution as im2col (FLSWEEP_CONV=im2col, the numerics before Winograd):"
 	FLSWEEP_CONV=im2col $(GO) test -count=1 -run 'Numerics|Conv|Grad|Train' ./trainer/
 	@echo "The 3×3 convolutions all by F(2×2, 3×3) (FLSWEEP_WINO43=0, the numerics before F(4×4, 3×3)):"
