@@ -26,9 +26,14 @@ best AS (
   SELECT dataset, scenario, ord, 'fedprox(best mu)' AS method, arg_max(acc, acc) AS acc, arg_max(sd, acc) AS sd,
          arg_max(seeds, acc) AS seeds, arg_max(done, acc) AS done, arg_max(method, acc) AS picked
   FROM agg WHERE method LIKE 'fedprox(%' GROUP BY ALL),
-rows AS (
+united AS (
   SELECT dataset, scenario, ord, method, acc, sd, seeds, done, NULL AS picked FROM agg
   UNION ALL SELECT dataset, scenario, ord, method, acc, sd, seeds, done, picked FROM best),
+-- the paper's name of each row's method (NULL: a row the paper's table does not have)
+rows AS (
+  SELECT *, CASE method WHEN 'fedavg' THEN 'FedAvg' WHEN 'fedprox(best mu)' THEN 'FedProx'
+    WHEN 'scaffold(correction=after_step)' THEN 'SCAFFOLD' WHEN 'fednova' THEN 'FedNova' END AS paper_method
+  FROM united),
 paper AS (SELECT * FROM read_csv('experiments/niid-bench/paper.csv', header = true, auto_detect = true)),
 flower AS (SELECT * FROM read_csv('experiments/niid-bench/flower.csv', header = true, auto_detect = true))
 SELECT r.dataset, r.scenario, r.method, r.seeds, r.done,
@@ -38,16 +43,8 @@ SELECT r.dataset, r.scenario, r.method, r.seeds, r.done,
        CASE WHEN pa.acc IS NOT NULL THEN printf('%+.1f', r.acc - pa.acc) END AS diff,
        CASE WHEN fl.acc IS NOT NULL THEN printf('%.1f', fl.acc) END AS flower, r.picked
 FROM rows r
-LEFT JOIN paper pa ON pa.dataset = r.dataset AND pa.scenario = r.scenario AND pa.method = CASE
-    WHEN r.method = 'fedavg' THEN 'FedAvg'
-    WHEN r.method = 'fedprox(best mu)' THEN 'FedProx'
-    WHEN r.method = 'scaffold(correction=after_step)' THEN 'SCAFFOLD'
-    WHEN r.method = 'fednova' THEN 'FedNova' END
-LEFT JOIN flower fl ON fl.dataset = r.dataset AND fl.scenario = r.scenario AND fl.method = CASE
-    WHEN r.method = 'fedavg' THEN 'FedAvg'
-    WHEN r.method = 'fedprox(best mu)' THEN 'FedProx'
-    WHEN r.method = 'scaffold(correction=after_step)' THEN 'SCAFFOLD'
-    WHEN r.method = 'fednova' THEN 'FedNova' END
+LEFT JOIN paper pa ON pa.dataset = r.dataset AND pa.scenario = r.scenario AND pa.method = r.paper_method
+LEFT JOIN flower fl ON fl.dataset = r.dataset AND fl.scenario = r.scenario AND fl.method = r.paper_method
 ORDER BY r.dataset,
          r.ord, r.scenario,
          list_position(['fedavg', 'fedprox(best mu)', 'fedprox(mu=0.001)', 'fedprox(mu=0.01)', 'fedprox(mu=0.1)', 'fedprox(mu=1)',
