@@ -67,7 +67,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	g.temporal = temporalclient.FromEnv()
 	g.temporal.Flags(fs)
 	fs.StringVar(&g.queue, "queue", conf.Queue(), "task queue of the sweep workflows (env "+conf.EnvQueue+")")
-	fs.StringVar(&g.blob, "blob", conf.BlobURL(), "blob bucket URL (env "+conf.EnvBlob+")")
+	fs.StringVar(&g.blob, "blob", conf.BlobURL(), "blob bucket URL, or a local directory (env "+conf.EnvBlob+")")
 	fs.StringVar(&g.dataDir, "data-dir", conf.DataDir(), "dataset directory (env "+conf.EnvDataDir+")")
 	fs.StringVar(&g.ui, "ui", envOr("TEMPORAL_UI", "http://localhost:"+envOr("TEMPORAL_UI_PORT", "8233")), "Temporal UI base URL, for links (env TEMPORAL_UI; default http://localhost:$TEMPORAL_UI_PORT, the dev server's UI port, 8233 when unset)")
 }
@@ -148,6 +148,7 @@ func execute(ctx context.Context, c *command, args []string, out, errOut io.Writ
 		}
 		return fmt.Errorf("%v: %w", err, errUsage)
 	}
+	g.blob = bucketURL(g.blob)
 	k, err := trainer.KernelChoiceFromEnv()
 	if err != nil {
 		return fmt.Errorf("%v: %w", err, errUsage)

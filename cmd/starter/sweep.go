@@ -134,6 +134,7 @@ func sweepCommand() *command {
 				return printResults(ctx, g, args[0], asJSON, nil)
 			},
 		},
+		archiveCommand(),
 	}}
 }
 
