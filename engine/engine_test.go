@@ -123,6 +123,44 @@ func TestLocalRunIsDeterministic(t *testing.T) {
 	}
 }
 
+// TestRunPoints runs the sweep's points in two parts, the md point first
+// and then the rest: after the first part the uniform point has not started
+// (no DONE.json, no committed round), and after both the sweep's tables and
+// results are bit for bit those of a run straight through.
+func TestRunPoints(t *testing.T) {
+	_, straight := runLocal(t, newEngine(t))
+	e := newEngine(t)
+	ctx := context.Background()
+	in := steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)}
+	isMD := func(p steps.PointInfo) bool { return strings.Contains(p.Label, "sampler=md") }
+	res, err := e.RunPoints(ctx, in, isMD, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 {
+		t.Fatalf("first part ran %d points; want the md point alone", len(res))
+	}
+	plan, err := e.PlanSweep(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk, _ := store.SweepKeys(plan.Name)
+	for _, p := range plan.Points {
+		pk, _ := sk.Point(p.ID)
+		started, err := e.Store.Exists(ctx, pk.Done())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if started != isMD(p) {
+			t.Errorf("after the md part, point %s has DONE.json = %v", p.Label, started)
+		}
+	}
+	if _, err := e.RunPoints(ctx, in, func(p steps.PointInfo) bool { return !isMD(p) }, nil); err != nil {
+		t.Fatal(err)
+	}
+	compare(t, "two parts against straight through", take(t, e, plan), straight)
+}
+
 // TestRows checks the rows a run writes against the spec.
 func TestRows(t *testing.T) {
 	plan, s := runLocal(t, newEngine(t))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -35,9 +36,20 @@ type Progress struct {
 // error. A cancelled ctx stops every point and returns ctx's error. The
 // results are those of the points that ended.
 func (e *Engine) RunSweep(ctx context.Context, in steps.PlanSweepInput, progress func(Progress)) ([]steps.PointResult, error) {
+	return e.RunPoints(ctx, in, nil, progress)
+}
+
+// RunPoints is RunSweep for the points only selects (nil: every point).
+// The whole sweep is planned, so the points run are the sweep's own, with
+// their IDs and streams, and a later run of the others (or of all) completes
+// the same sweep.
+func (e *Engine) RunPoints(ctx context.Context, in steps.PlanSweepInput, only func(steps.PointInfo) bool, progress func(Progress)) ([]steps.PointResult, error) {
 	plan, err := e.PlanSweep(ctx, in)
 	if err != nil {
 		return nil, err
+	}
+	if only != nil {
+		plan.Points = slices.DeleteFunc(plan.Points, func(p steps.PointInfo) bool { return !only(p) })
 	}
 	results := make([]*steps.PointResult, len(plan.Points))
 	errs := make([]error, len(plan.Points))

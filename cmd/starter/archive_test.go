@@ -2,9 +2,14 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flsweep/flsweep/sweep"
 )
 
 // TestArchiveCommand archives the fixture sweep into a plain directory and
@@ -49,6 +54,36 @@ func TestArchiveCommand(t *testing.T) {
 	for _, args := range [][]string{{"sweep", "archive", "--to", archive}, {"sweep", "archive", "fixture"}} {
 		if _, err := run(args...); err == nil || !strings.Contains(err.Error(), "needs --to DIR") {
 			t.Errorf("%v: error %v; want the usage", args, err)
+		}
+	}
+}
+
+// TestPointFilter: run's --only keeps the points whose label or ID
+// matches, and refuses an expression that does not compile or matches none.
+func TestPointFilter(t *testing.T) {
+	points := []sweep.Point{{ID: "p01", Label: "algorithm=fedavg seed=0"}, {ID: "p02", Label: "algorithm=fedavg seed=1"}, {ID: "p03", Label: "algorithm=fedprox(mu=0.1) seed=0"}}
+	for _, tt := range []struct {
+		expr string
+		want []string
+	}{
+		{"", nil},
+		{"fedavg", []string{"p01", "p02"}},
+		{`seed=0$`, []string{"p01", "p03"}},
+		{`^p02$`, []string{"p02"}},
+		{`fedprox\(mu=0\.1\)|seed=1`, []string{"p02", "p03"}},
+	} {
+		keep, err := pointFilter(tt.expr, points)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.expr, err)
+		}
+		got := slices.Sorted(maps.Keys(keep))
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("--only %q keeps %v; want %v", tt.expr, got, tt.want)
+		}
+	}
+	for _, expr := range []string{"fedavg(", "scaffold"} {
+		if _, err := pointFilter(expr, points); err == nil || !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--only") {
+			t.Errorf("--only %q: error %v; want a usage error naming --only", expr, err)
 		}
 	}
 }
