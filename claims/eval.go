@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/flsweep/flsweep/methods"
 	"github.com/flsweep/flsweep/results"
 )
 
@@ -29,6 +30,11 @@ type Result struct {
 	Missing []string `json:"missing,omitempty"`
 	// Reason says why a claim was not run, or how its SQL failed.
 	Reason string `json:"reason,omitempty"`
+	// Stale lists the methods that some point of the sweeps read was
+	// computed at an older revision of than today's (methods.Stale), so
+	// ours may not be what the method computes now; empty when none was,
+	// or when the points predate recorded revisions.
+	Stale []string `json:"stale,omitempty"`
 }
 
 // Error is a claim whose SQL failed: it names the file and the claim.
@@ -148,7 +154,36 @@ func evaluate(ctx context.Context, blobURL string, have []string, dbs map[string
 		return nil
 	}
 	r.Ours, r.Verdict = v, Judge(c, *v)
-	return nil
+	r.Stale, err = stale(ctx, db.DB)
+	return err
+}
+
+// stale lists the methods of the sweeps' points that were computed at an
+// older revision than today's (methods.Stale), each once.
+func stale(ctx context.Context, db *sql.DB) ([]string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT DISTINCT coalesce(method_revisions, '') FROM points`)
+	if err != nil {
+		return nil, fmt.Errorf("the points' method revisions: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var rec string
+		if err := rows.Scan(&rec); err != nil {
+			return nil, err
+		}
+		s, err := methods.Stale(rec)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range s {
+			if !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, rows.Err()
 }
 
 // columns are the columns a claim's SQL may return.

@@ -8,7 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/flsweep/flsweep/conf"
 	"github.com/flsweep/flsweep/report/reporttest"
+	"github.com/flsweep/flsweep/store"
 )
 
 // fixtureBucket writes reporttest's sweep ("fixture") into a fresh bucket.
@@ -318,6 +322,69 @@ func TestEvaluateErrors(t *testing.T) {
 		}
 		if len(rs) != 2 || rs[0].Verdict != DirectionOnly || rs[1].Verdict != Failed || rs[1].Ours != nil || rs[1].Reason == "" {
 			t.Errorf("%s: results %+v; want ok judged and broken failed with its reason", tt.name, rs)
+		}
+	}
+}
+
+// TestEvaluateStale marks the fixture's scaffold points as computed at
+// SCAFFOLD's first revision (today's is 2, methods.Changes): every claim
+// that reads the fixture sweep then says so, and none did before, when the
+// points recorded no revisions (points written before revisions were).
+func TestEvaluateStale(t *testing.T) {
+	blob := fixtureBucket(t)
+	file, err := Parse("fixture/claims.yaml", []byte(fixtureClaims))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := func() map[string][]string {
+		rs, err := Evaluate(t.Context(), blob, []*File{file})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][]string{}
+		for _, r := range rs {
+			if r.Ours != nil {
+				out[r.Claim.ID] = r.Stale
+			}
+		}
+		return out
+	}
+	for id, s := range stale() {
+		if len(s) > 0 {
+			t.Errorf("claim %s: stale %v before any point recorded a revision", id, s)
+		}
+	}
+	paths, err := filepath.Glob(filepath.Join(conf.LocalDir(blob), "sweeps", "fixture", "*", "metrics", "points", "all.parquet"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("the fixture's points tables: %v, %v", paths, err)
+	}
+	marked := 0
+	for _, p := range paths {
+		rows, err := parquet.ReadFile[store.PointRow](p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range rows {
+			rows[i].MethodRevisions = `{"aggregator/fedavg":1,"algorithm/fedavg":1,"sampler/uniform":1}`
+			if strings.Contains(rows[i].Label, "scaffold") {
+				rows[i].MethodRevisions = `{"aggregator/fedavg":1,"algorithm/scaffold":1,"sampler/uniform":1}`
+				marked++
+			}
+		}
+		if err := parquet.WriteFile(p, rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if marked == 0 {
+		t.Fatal("no scaffold point in the fixture")
+	}
+	got := stale()
+	if len(got) == 0 {
+		t.Fatal("no claim gave a value")
+	}
+	for id, s := range got {
+		if !slices.Equal(s, []string{"algorithm/scaffold r1 < r2"}) {
+			t.Errorf("claim %s: stale %v; want [algorithm/scaffold r1 < r2]", id, s)
 		}
 	}
 }

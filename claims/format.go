@@ -93,3 +93,12 @@ func (r Result) OursText() string {
 	}
 	return s
 }
+
+// StaleText says which methods some point the claim read was computed at
+// an older revision of (Stale), or "" when none was.
+func (r Result) StaleText() string {
+	if len(r.Stale) == 0 {
+		return ""
+	}
+	return "stale: computed at an older revision of " + strings.Join(r.Stale, ", ")
+}

@@ -210,6 +210,13 @@ func TestRows(t *testing.T) {
 		if p.Status != steps.StatusDone || p.RoundsDone != rounds || p.FinalTestAcc == nil || p.FinalModelSHA256 == "" {
 			t.Errorf("points row = %+v; want done after %d rounds with a final accuracy", p, rounds)
 		}
+		sampler := "uniform"
+		if strings.Contains(p.Label, "sampler=md") {
+			sampler = "md"
+		}
+		if want := `{"aggregator/fedavg":1,"algorithm/fedavg":1,"sampler/` + sampler + `":1}`; p.MethodRevisions != want {
+			t.Errorf("points row %s: method_revisions %s; want %s", p.Label, p.MethodRevisions, want)
+		}
 	}
 	// The final rounds row and DONE.json agree.
 	for i, res := range s.Results {

@@ -8,9 +8,11 @@ import (
 	"fmt"
 
 	"github.com/flsweep/flsweep/fl"
+	"github.com/flsweep/flsweep/methods"
 	"github.com/flsweep/flsweep/sampling"
 	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store"
+	"github.com/flsweep/flsweep/sweep"
 )
 
 // doneManifest is a point's DONE.json.
@@ -255,7 +257,7 @@ func (e *Engine) writePointRow(ctx context.Context, env *pointEnv, status string
 		Rounds: int32(c.Rounds), ClientsPerRound: int32(c.ClientsPerRound), Importance: c.Importance,
 		Sampler: c.Sampler.Name, Aggregator: c.Aggregator.Name, Algorithm: c.AlgorithmName(), Methods: string(env.resolved),
 		Config: string(cfg), Status: status, RoundsDone: int32(last),
-		FinalModelSHA256: sha, CodeVersion: e.Version,
+		FinalModelSHA256: sha, CodeVersion: e.Version, MethodRevisions: revisionsOf(c).JSON(),
 	}
 	if err := env.closedForms(&row); err != nil {
 		return err
@@ -267,6 +269,15 @@ func (e *Engine) writePointRow(ctx context.Context, env *pointEnv, status string
 		row.FinalTestAcc, row.FinalTestLoss = final.TestAcc, final.TestLoss
 	}
 	return store.WriteRows(ctx, e.Store, env.keys.Compacted(store.TablePoints), []store.PointRow{row})
+}
+
+// revisionsOf returns the revisions of c's methods (points.method_revisions).
+func revisionsOf(c sweep.Config) methods.Revisions {
+	names := [][2]string{{"sampler", c.Sampler.Name}, {"aggregator", c.Aggregator.Name}, {"algorithm", c.AlgorithmName()}, {"server_optimizer", c.ServerOptimizer.Name}}
+	for _, in := range c.Inspect {
+		names = append(names, [2]string{"inspect", in.Name})
+	}
+	return methods.RevisionsOf(names...)
 }
 
 // closedForms fills the points row's sampling_* columns from the sampler's

@@ -227,6 +227,10 @@ type PointRow struct {
 	FinalTestLoss    *float64 `parquet:"final_test_loss,optional"`
 	FinalModelSHA256 string   `parquet:"final_model_sha256"`
 	CodeVersion      string   `parquet:"code_version"` // the build that last prepared or finished the point
+	// MethodRevisions are the revisions of the point's methods
+	// (methods.Revisions, as JSON: {"algorithm/feddc":2, ...}); empty in
+	// points written before they were recorded.
+	MethodRevisions string `parquet:"method_revisions"`
 	// The sampler's closed-form characteristics for the point's importances
 	// (Fraboni et al. 2022, App. A; sampling.ClosedForm): Σ = Σ_k Var[ω_k],
 	// α (clustered: the effective α of eq. 22), VarSum = Var[Σ_k ω_k],

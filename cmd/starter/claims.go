@@ -87,13 +87,16 @@ func writeClaimsTable(w io.Writer, rs []claims.Result) error {
 // reason is why a claim did not run, or its error; else which of its
 // sweeps were missing.
 func reason(r claims.Result) string {
+	var why []string
 	if r.Reason != "" {
-		return r.Reason
+		why = append(why, r.Reason)
+	} else if len(r.Missing) > 0 {
+		why = append(why, "without "+strings.Join(r.Missing, ", "))
 	}
-	if len(r.Missing) > 0 {
-		return "without " + strings.Join(r.Missing, ", ")
+	if s := r.StaleText(); s != "" {
+		why = append(why, s)
 	}
-	return ""
+	return strings.Join(why, "; ")
 }
 
 // writeClaimsMarkdown prints the README's table: per paper, one row per
@@ -107,6 +110,9 @@ func writeClaimsMarkdown(w io.Writer, rs []claims.Result) error {
 		verdict := string(r.Verdict)
 		if r.Verdict == claims.Failed || (r.Verdict == claims.NotRun && len(r.Read) > 0) {
 			verdict += ": " + r.Reason
+		}
+		if s := r.StaleText(); s != "" {
+			verdict += " (" + s + ")"
 		}
 		fmt.Fprintf(&b, "| %s | %s (`%s`) | %s | %s | %s | %s | %s |\n", cell(r.Paper), cell(c.Claim), c.ID, cell(c.Source),
 			cell(c.PaperValue()), cell(c.Criterion()), cell(r.OursText()), cell(verdict))
