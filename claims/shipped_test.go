@@ -2,6 +2,7 @@ package claims
 
 import (
 	"hash/fnv"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -10,13 +11,76 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flsweep/flsweep/conf"
 	"github.com/flsweep/flsweep/results"
+	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store"
 	"github.com/flsweep/flsweep/sweep"
 )
 
-// experiments is the repository's experiments directory.
-const experiments = "../experiments"
+// experiments is the repository's experiments directory, and archiveDir
+// its archive of results (README.md, "Archives").
+const (
+	experiments = "../experiments"
+	archiveDir  = "archive"
+)
+
+// TestArchivedSweeps checks experiments/archive against the experiments:
+// every archived sweep is the sweep of an experiment's spec, every archived
+// point is one of that spec's points as committed (a point's ID hashes its
+// whole configuration) and finished, and every shipped claim evaluates on
+// the archive without an error. So an archived result never stands for a
+// configuration the specs no longer hold; a point added to a grid leaves
+// the archived ones valid.
+func TestArchivedSweeps(t *testing.T) {
+	dir := filepath.Join(experiments, archiveDir)
+	if _, err := os.Stat(filepath.Join(dir, "sweeps")); os.IsNotExist(err) {
+		t.Skip("no sweep archived")
+	}
+	url := conf.DirURL(dir)
+	names, err := results.List(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*sweep.Sweep{}
+	for _, specs := range experimentSpecs(t) {
+		maps.Copy(byName, specs)
+	}
+	st, err := store.Open(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, name := range names {
+		spec, ok := byName[name]
+		if !ok {
+			t.Errorf("archived sweep %s is no experiment's spec", name)
+			continue
+		}
+		sk, err := store.SweepKeys(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := st.Dirs(t.Context(), sk.Prefix())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids {
+			if !slices.ContainsFunc(spec.Points, func(p sweep.Point) bool { return p.ID == id }) {
+				t.Errorf("archived sweep %s holds point %s, which its spec does not define (a point's ID is the hash of its configuration: the spec changed since it ran; re-run it, or archive it under a spec that says what ran)", name, id)
+				continue
+			}
+			pk, _ := sk.Point(id)
+			var done steps.PointResult
+			if err := st.GetJSON(t.Context(), pk.Done(), &done); err != nil || (done.Status != steps.StatusDone && done.Status != steps.StatusDiverged) {
+				t.Errorf("archived point %s of %s is not finished (%+v, %v)", id, name, done, err)
+			}
+		}
+	}
+	if _, err := Evaluate(t.Context(), url, shipped(t)); err != nil {
+		t.Errorf("the shipped claims on the archive: %v", err)
+	}
+}
 
 // TestShippedClaims: every experiment (a directory of experiments/ with a
 // README.md) has a claims.yaml of 3 to 6 claims that parses, every claim's
@@ -172,6 +236,9 @@ func shipped(t *testing.T) []*File {
 		t.Fatal(err)
 	}
 	for _, r := range readmes {
+		if filepath.Base(filepath.Dir(r)) == archiveDir {
+			continue // the archive of results, not an experiment
+		}
 		want := filepath.Join(filepath.Dir(r), FileName)
 		if !slices.ContainsFunc(files, func(f *File) bool { return f.Path == want }) {
 			t.Errorf("%s has no %s", filepath.Dir(r), FileName)
