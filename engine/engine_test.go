@@ -13,6 +13,7 @@ import (
 
 	"github.com/flsweep/flsweep/fl"
 	"github.com/flsweep/flsweep/methods"
+	"github.com/flsweep/flsweep/results"
 	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store"
 )
@@ -159,6 +160,64 @@ func TestRunPoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	compare(t, "two parts against straight through", take(t, e, plan), straight)
+}
+
+// TestRunAfterArchive continues a sweep on another machine from its
+// archive: the md point runs in one bucket and is archived
+// (results.Archive: tables, DONE.json, config.json, spec.json, no
+// checkpoint); a fresh bucket gets the archive's files and runs the whole
+// sweep. The md point is not run again, the uniform point runs (its
+// config.json, which the archive lacks, is written on re-planning), and the
+// sweep ends bit for bit as a run straight through.
+func TestRunAfterArchive(t *testing.T) {
+	_, straight := runLocal(t, newEngine(t))
+	ctx := context.Background()
+	in := steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)}
+	first := newEngine(t)
+	if _, err := first.RunPoints(ctx, in, func(p steps.PointInfo) bool { return strings.Contains(p.Label, "sampler=md") }, nil); err != nil {
+		t.Fatal(err)
+	}
+	archive := newEngine(t).Store
+	st, err := results.Archive(ctx, first.Store, archive, []string{"t"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Points != 1 {
+		t.Fatalf("archived %d points; want the md point", st.Points)
+	}
+	second := newEngine(t)
+	keys, err := archive.List(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		b, err := archive.Get(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := second.Store.Put(ctx, k, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := second.RunSweep(ctx, in, nil); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := second.PlanSweep(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compare(t, "archive, then the rest", take(t, second, plan), straight)
+	sk, _ := store.SweepKeys(plan.Name)
+	for _, p := range plan.Points {
+		pk, _ := sk.Point(p.ID)
+		rounds, err := second.Store.List(ctx, pk.Rounds())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if md := strings.Contains(p.Label, "sampler=md"); md != (len(rounds) == 0) {
+			t.Errorf("point %s: %d files of rounds in the second bucket; want none for the archived md point (not run again), some for the other", p.Label, len(rounds))
+		}
+	}
 }
 
 // TestRows checks the rows a run writes against the spec.

@@ -76,6 +76,7 @@ func (e *Engine) PlanSweep(ctx context.Context, in steps.PlanSweepInput) (steps.
 	// planWriters at a time, as the writes do.
 	stored := make([]StoredPoint, len(sw.Points))
 	keys := make([]store.PointKeys, len(sw.Points))
+	missing := make([]bool, len(sw.Points))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(planWriters)
 	for i, p := range sw.Points {
@@ -92,20 +93,27 @@ func (e *Engine) PlanSweep(ctx context.Context, in steps.PlanSweepInput) (steps.
 			return steps.PlanSweepOutput{}, fmt.Errorf("point %s: %w", p.Label, err)
 		}
 		stored[i] = StoredPoint{Sweep: sw.Name, Point: p, Resolved: m.resolved}
-		g.Go(func() error { return checkStoredPoint(gctx, e.Store, pk, p) })
+		g.Go(func() error {
+			var err error
+			missing[i], err = checkStoredPoint(gctx, e.Store, pk, p)
+			return err
+		})
 	}
 	if err := g.Wait(); err != nil {
 		return steps.PlanSweepOutput{}, err
 	}
-	if !planned {
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(planWriters)
-		for i := range sw.Points {
+	// A planned sweep writes only the config.json files it lacks: a point
+	// whose folder was lost, or a bucket that holds an archive's finished
+	// points (results.Archive) and is to run the rest.
+	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(planWriters)
+	for i := range sw.Points {
+		if !planned || missing[i] {
 			g.Go(func() error { return e.Store.PutJSON(gctx, keys[i].Config(), stored[i]) })
 		}
-		if err := g.Wait(); err != nil {
-			return steps.PlanSweepOutput{}, err
-		}
+	}
+	if err := g.Wait(); err != nil {
+		return steps.PlanSweepOutput{}, err
 	}
 	out := PlanOutput(sw)
 	if in.PageSize > 0 {
@@ -130,20 +138,21 @@ func (e *Engine) PlanSweep(ctx context.Context, in steps.PlanSweepInput) (steps.
 // checkStoredPoint compares p with the point configuration stored under its
 // ID, if any: the same ID with another configuration is a hash collision (or
 // a tampered file), and must not let p's rounds mix with the stored ones.
-func checkStoredPoint(ctx context.Context, st *store.Store, pk store.PointKeys, p sweep.Point) error {
+// It reports whether none is stored.
+func checkStoredPoint(ctx context.Context, st *store.Store, pk store.PointKeys, p sweep.Point) (missing bool, err error) {
 	var sp StoredPoint
 	switch err := st.GetJSON(ctx, pk.Config(), &sp); {
 	case errors.Is(err, store.ErrNotFound):
-		return nil
+		return true, nil
 	case err != nil:
-		return err
+		return false, err
 	}
 	if !bytes.Equal(sp.Point.Config.Canonical(), p.Config.Canonical()) {
-		return fmt.Errorf("point %s (%s) has ID %s, but %s holds another configuration under that ID (a hash collision, or an edited file); "+
+		return false, fmt.Errorf("point %s (%s) has ID %s, but %s holds another configuration under that ID (a hash collision, or an edited file); "+
 			"the stored point is kept: change this point (another seed or grid value) or give the spec another name: %w",
 			p.Label, p.ID, p.ID, pk.Config(), store.ErrInvalid)
 	}
-	return nil
+	return false, nil
 }
 
 // planWriters bounds the concurrent writes of PlanSweep.
