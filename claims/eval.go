@@ -83,7 +83,7 @@ func Evaluate(ctx context.Context, blobURL string, files []*File) ([]Result, err
 	if err != nil {
 		return nil, fmt.Errorf("list the sweeps of %s: %w", blobURL, err)
 	}
-	dbs := map[string]*results.DB{}
+	dbs := map[string]*sweepsDB{}
 	defer func() {
 		for _, db := range dbs {
 			db.Close()
@@ -105,9 +105,16 @@ func Evaluate(ctx context.Context, blobURL string, files []*File) ([]Result, err
 	return out, errors.Join(errs...)
 }
 
+// sweepsDB is an open database of some sweeps, with the methods its points
+// computed at an older revision (read once, for every claim on it).
+type sweepsDB struct {
+	*results.DB
+	stale []string
+}
+
 // evaluate fills r: the sweeps read, ours and the verdict. dbs caches the
 // open databases by their sweeps.
-func evaluate(ctx context.Context, blobURL string, have []string, dbs map[string]*results.DB, setup string, r *Result) error {
+func evaluate(ctx context.Context, blobURL string, have []string, dbs map[string]*sweepsDB, setup string, r *Result) error {
 	c := r.Claim
 	var present []string
 	for _, s := range c.Sweeps {
@@ -124,8 +131,7 @@ func evaluate(ctx context.Context, blobURL string, have []string, dbs map[string
 	key := strings.Join(present, ",")
 	db, ok := dbs[key]
 	if !ok {
-		var err error
-		db, err = results.Open(ctx, blobURL, present, true)
+		rdb, err := results.Open(ctx, blobURL, present, true)
 		if errors.Is(err, results.ErrNoTables) {
 			r.Verdict, r.Reason = NotRun, fmt.Sprintf("its sweeps in the bucket (%s) have written no tables yet", key)
 			return nil
@@ -133,7 +139,12 @@ func evaluate(ctx context.Context, blobURL string, have []string, dbs map[string
 		if err != nil {
 			return err
 		}
-		db.SetMaxIdleConns(0)
+		rdb.SetMaxIdleConns(0)
+		db = &sweepsDB{DB: rdb}
+		if db.stale, err = stale(ctx, rdb.DB); err != nil {
+			rdb.Close()
+			return err
+		}
 		dbs[key] = db
 	}
 	r.Read = db.Sweeps
@@ -142,7 +153,7 @@ func evaluate(ctx context.Context, blobURL string, have []string, dbs map[string
 			r.Missing = append(r.Missing, s)
 		}
 	}
-	v, err := run(ctx, db.DB, setup, c.SQL, false)
+	v, err := run(ctx, db.DB.DB, setup, c.SQL, false)
 	if err != nil {
 		return err
 	}
@@ -153,9 +164,8 @@ func evaluate(ctx context.Context, blobURL string, have []string, dbs map[string
 		}
 		return nil
 	}
-	r.Ours, r.Verdict = v, Judge(c, *v)
-	r.Stale, err = stale(ctx, db.DB)
-	return err
+	r.Ours, r.Verdict, r.Stale = v, Judge(c, *v), db.stale
+	return nil
 }
 
 // stale lists the methods of the sweeps' points that were computed at an
