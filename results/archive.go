@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -104,21 +105,23 @@ func archiveFiles(ctx context.Context, s *store.Store, name string) (files map[s
 		if err != nil {
 			continue // not a point's folder (the plan's pages)
 		}
-		var done steps.PointResult
-		switch err := s.GetJSON(ctx, pk.Done(), &done); {
+		b, err := s.Get(ctx, pk.Done()) // read once: decoded here, copied below
+		switch {
 		case errors.Is(err, store.ErrNotFound):
 			skipped++
 			continue
 		case err != nil:
 			return nil, 0, 0, err
 		}
+		var done steps.PointResult
+		if err := json.Unmarshal(b, &done); err != nil {
+			return nil, 0, 0, fmt.Errorf("%s: %v: %w", pk.Done(), err, store.ErrCorrupt)
+		}
 		if done.Status != steps.StatusDone && done.Status != steps.StatusDiverged {
 			skipped++
 			continue
 		}
-		if err := get(pk.Done()); err != nil {
-			return nil, 0, 0, err
-		}
+		files[pk.Done()] = b
 		if err := get(pk.Config()); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, 0, 0, err
 		}
