@@ -124,39 +124,56 @@ func TestLocalRunIsDeterministic(t *testing.T) {
 	}
 }
 
-// TestRunPoints runs the sweep's points in two parts, the md point first
-// and then the rest: after the first part the uniform point has not started
-// (no DONE.json, no committed round), and after both the sweep's tables and
-// results are bit for bit those of a run straight through.
-func TestRunPoints(t *testing.T) {
-	_, straight := runLocal(t, newEngine(t))
+// isMD selects the md point of spec.
+func isMD(p steps.PointInfo) bool { return strings.Contains(p.Label, "sampler=md") }
+
+// runMDFirst runs spec's md point alone in a fresh engine and returns it
+// with the spec's input and plan.
+func runMDFirst(t *testing.T) (*Engine, steps.PlanSweepInput, steps.PlanSweepOutput) {
+	t.Helper()
 	e := newEngine(t)
-	ctx := context.Background()
 	in := steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)}
-	isMD := func(p steps.PointInfo) bool { return strings.Contains(p.Label, "sampler=md") }
-	res, err := e.RunPoints(ctx, in, isMD, nil)
+	res, err := e.RunPoints(context.Background(), in, isMD, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res) != 1 {
-		t.Fatalf("first part ran %d points; want the md point alone", len(res))
+		t.Fatalf("ran %d points; want the md point alone", len(res))
 	}
-	plan, err := e.PlanSweep(ctx, in)
+	plan, err := e.PlanSweep(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return e, in, plan
+}
+
+// checkPoints fails for each point of plan whose keys under prefix in e's
+// store exist where want says they should not, or are missing where it
+// says they should be.
+func checkPoints(t *testing.T, e *Engine, plan steps.PlanSweepOutput, prefix func(store.PointKeys) string, want func(steps.PointInfo) bool, what string) {
+	t.Helper()
 	sk, _ := store.SweepKeys(plan.Name)
 	for _, p := range plan.Points {
 		pk, _ := sk.Point(p.ID)
-		started, err := e.Store.Exists(ctx, pk.Done())
+		keys, err := e.Store.List(context.Background(), prefix(pk))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if started != isMD(p) {
-			t.Errorf("after the md part, point %s has DONE.json = %v", p.Label, started)
+		if (len(keys) > 0) != want(p) {
+			t.Errorf("point %s: %d keys under %s; want %s only for %v", p.Label, len(keys), prefix(pk), what, want(p))
 		}
 	}
-	if _, err := e.RunPoints(ctx, in, func(p steps.PointInfo) bool { return !isMD(p) }, nil); err != nil {
+}
+
+// TestRunPoints runs the sweep's points in two parts, the md point first
+// and then the rest: after the first part the uniform point has not started
+// (no DONE.json), and after both the sweep's tables and results are bit for
+// bit those of a run straight through.
+func TestRunPoints(t *testing.T) {
+	_, straight := runLocal(t, newEngine(t))
+	e, in, plan := runMDFirst(t)
+	checkPoints(t, e, plan, store.PointKeys.Done, isMD, "DONE.json")
+	if _, err := e.RunPoints(context.Background(), in, func(p steps.PointInfo) bool { return !isMD(p) }, nil); err != nil {
 		t.Fatal(err)
 	}
 	compare(t, "two parts against straight through", take(t, e, plan), straight)
@@ -166,19 +183,15 @@ func TestRunPoints(t *testing.T) {
 // archive: the md point runs in one bucket and is archived
 // (results.Archive: tables, DONE.json, config.json, spec.json, no
 // checkpoint); a fresh bucket gets the archive's files and runs the whole
-// sweep. The md point is not run again, the uniform point runs (its
-// config.json, which the archive lacks, is written on re-planning), and the
-// sweep ends bit for bit as a run straight through.
+// sweep. The md point is not run again (no round files), the uniform point
+// runs (its config.json, which the archive lacks, is written on
+// re-planning), and the sweep ends bit for bit as a run straight through.
 func TestRunAfterArchive(t *testing.T) {
 	_, straight := runLocal(t, newEngine(t))
 	ctx := context.Background()
-	in := steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)}
-	first := newEngine(t)
-	if _, err := first.RunPoints(ctx, in, func(p steps.PointInfo) bool { return strings.Contains(p.Label, "sampler=md") }, nil); err != nil {
-		t.Fatal(err)
-	}
+	first, in, plan := runMDFirst(t)
 	archive := newEngine(t).Store
-	st, err := results.Archive(ctx, first.Store, archive, []string{"t"}, false)
+	st, err := results.Archive(ctx, first.Store, archive, []string{plan.Name}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,22 +215,8 @@ func TestRunAfterArchive(t *testing.T) {
 	if _, err := second.RunSweep(ctx, in, nil); err != nil {
 		t.Fatal(err)
 	}
-	plan, err := second.PlanSweep(ctx, in)
-	if err != nil {
-		t.Fatal(err)
-	}
 	compare(t, "archive, then the rest", take(t, second, plan), straight)
-	sk, _ := store.SweepKeys(plan.Name)
-	for _, p := range plan.Points {
-		pk, _ := sk.Point(p.ID)
-		rounds, err := second.Store.List(ctx, pk.Rounds())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if md := strings.Contains(p.Label, "sampler=md"); md != (len(rounds) == 0) {
-			t.Errorf("point %s: %d files of rounds in the second bucket; want none for the archived md point (not run again), some for the other", p.Label, len(rounds))
-		}
-	}
+	checkPoints(t, second, plan, func(pk store.PointKeys) string { return pk.Rounds() }, func(p steps.PointInfo) bool { return !isMD(p) }, "round files")
 }
 
 // TestRows checks the rows a run writes against the spec.
