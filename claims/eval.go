@@ -35,6 +35,11 @@ type Result struct {
 	// ours may not be what the method computes now; empty when none was,
 	// or when the points predate recorded revisions.
 	Stale []string `json:"stale,omitempty"`
+	// Unfinished counts the points of the sweeps read that had started
+	// but not finished (running or stopped): a claim reads finished points
+	// only (results.OpenFinished), as an archive of the bucket holds them,
+	// so ours may change when they finish.
+	Unfinished int `json:"unfinished,omitempty"`
 }
 
 // Error is a claim whose SQL failed: it names the file and the claim.
@@ -131,7 +136,7 @@ func evaluate(ctx context.Context, blobURL string, have []string, dbs map[string
 	key := strings.Join(present, ",")
 	db, ok := dbs[key]
 	if !ok {
-		rdb, err := results.Open(ctx, blobURL, present, true)
+		rdb, err := results.OpenFinished(ctx, blobURL, present)
 		if errors.Is(err, results.ErrNoTables) {
 			r.Verdict, r.Reason = NotRun, fmt.Sprintf("its sweeps in the bucket (%s) have written no tables yet", key)
 			return nil
@@ -147,7 +152,7 @@ func evaluate(ctx context.Context, blobURL string, have []string, dbs map[string
 		}
 		dbs[key] = db
 	}
-	r.Read = db.Sweeps
+	r.Read, r.Unfinished = db.Sweeps, db.Unfinished
 	for _, s := range present {
 		if !slices.Contains(db.Sweeps, s) {
 			r.Missing = append(r.Missing, s)

@@ -102,3 +102,27 @@ func (r Result) StaleText() string {
 	}
 	return "stale: computed at an older revision of " + strings.Join(r.Stale, ", ")
 }
+
+// UnfinishedText says how many points of the sweeps read had not finished,
+// and so were not read (Unfinished), or "" when none.
+func (r Result) UnfinishedText() string {
+	switch r.Unfinished {
+	case 0:
+		return ""
+	case 1:
+		return "1 point of its sweeps not finished, not read"
+	}
+	return fmt.Sprintf("%d points of its sweeps not finished, not read", r.Unfinished)
+}
+
+// Remarks are StaleText and UnfinishedText, those that say something,
+// joined by "; ".
+func (r Result) Remarks() string {
+	var out []string
+	for _, s := range []string{r.StaleText(), r.UnfinishedText()} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, "; ")
+}

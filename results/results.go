@@ -23,6 +23,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/flsweep/flsweep/conf"
+	"github.com/flsweep/flsweep/steps"
 	"github.com/flsweep/flsweep/store"
 	"github.com/flsweep/flsweep/sweep"
 )
@@ -39,7 +40,12 @@ type DB struct {
 	*sql.DB
 	// Sweeps are the sweeps the views span.
 	Sweeps []string
-	tmp    []string
+	// Unfinished counts the points OpenFinished left out: those with a
+	// points row whose status is not done or diverged (running, stopped).
+	// Always 0 for Open.
+	Unfinished int
+	finished   bool
+	tmp        []string
 }
 
 // Close closes the database and removes its temporary files.
@@ -79,6 +85,22 @@ func List(ctx context.Context, blobURL string) ([]string, error) {
 // remain). The attacks view exists even when no sweep attacked (empty, with
 // its schema), so queries over several sweeps stay valid.
 func Open(ctx context.Context, blobURL string, names []string, skipEmpty bool) (*DB, error) {
+	return open(ctx, blobURL, names, skipEmpty, false)
+}
+
+// OpenFinished is Open(ctx, blobURL, names, true) with every view holding
+// the rows of the finished points only (points.status done or diverged, as
+// `starter sweep archive` keeps them): a point still running, or stopped,
+// has committed some rounds, and a query over a sweep that reads them (a
+// rounds-to-target that counts a run's last round, say) is computing on a
+// half-run point. The claims read their sweeps this way, so a claim judged
+// on a live bucket gives what it gives on the bucket's archive. DB.Unfinished
+// counts the points left out.
+func OpenFinished(ctx context.Context, blobURL string, names []string) (*DB, error) {
+	return open(ctx, blobURL, names, true, true)
+}
+
+func open(ctx context.Context, blobURL string, names []string, skipEmpty, finished bool) (*DB, error) {
 	if len(names) == 0 {
 		return nil, errors.New("results: no sweep named")
 	}
@@ -87,7 +109,7 @@ func Open(ctx context.Context, blobURL string, names []string, skipEmpty bool) (
 			return nil, err
 		}
 	}
-	d := &DB{}
+	d := &DB{finished: finished}
 	ok := false
 	defer func() {
 		if !ok {
@@ -156,13 +178,15 @@ func Schema(ctx context.Context) (*DB, error) {
 // macros (macros.go). Every view also reads an empty file of its
 // table's schema, written into empty, so it exists even when no sweep
 // has written the table (attacks in a sweep that does not attack; points
-// before the first point finishes).
+// before the first point starts). For OpenFinished the points view keeps the
+// finished points' rows, and every other view the rows of the points it
+// keeps.
 func (d *DB) createViews(ctx context.Context, root, empty string) error {
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		return err
 	}
-	for _, t := range Tables {
+	for _, t := range viewOrder(d.finished) {
 		var globs []string
 		for _, n := range d.Sweeps {
 			glob := tableGlob(root, n, t)
@@ -176,7 +200,19 @@ func (d *DB) createViews(ctx context.Context, root, empty string) error {
 			return err
 		}
 		globs = append(globs, quote(e))
-		view := fmt.Sprintf("CREATE VIEW %s AS SELECT * FROM read_parquet([%s], union_by_name = true)", t, strings.Join(globs, ", "))
+		src := fmt.Sprintf("read_parquet([%s], union_by_name = true)", strings.Join(globs, ", "))
+		view := fmt.Sprintf("CREATE VIEW %s AS SELECT * FROM %s", t, src)
+		if d.finished {
+			if t == store.TablePoints {
+				if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+src+" WHERE status NOT IN "+finishedStatuses).Scan(&d.Unfinished); err != nil {
+					db.Close()
+					return fmt.Errorf("count the unfinished points: %w", err)
+				}
+				view += " WHERE status IN " + finishedStatuses
+			} else {
+				view += " AS t WHERE EXISTS (SELECT 1 FROM points AS f WHERE f.sweep = t.sweep AND f.point = t.point)"
+			}
+		}
 		if _, err := db.ExecContext(ctx, view); err != nil {
 			db.Close()
 			return fmt.Errorf("create view %s: %w", t, err)
@@ -192,6 +228,23 @@ func (d *DB) createViews(ctx context.Context, root, empty string) error {
 	}
 	d.DB = db
 	return nil
+}
+
+// finishedStatuses are the statuses of a finished point, as SQL.
+const finishedStatuses = "('" + steps.StatusDone + "', '" + steps.StatusDiverged + "')"
+
+// viewOrder is Tables, with points first when the other views filter on it.
+func viewOrder(finished bool) []store.Table {
+	if !finished {
+		return Tables
+	}
+	out := []store.Table{store.TablePoints}
+	for _, t := range Tables {
+		if t != store.TablePoints {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func tableGlob(root, name string, t store.Table) string {

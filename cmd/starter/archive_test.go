@@ -48,7 +48,10 @@ func TestArchiveCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fromArchive != fromBucket || !strings.Contains(fromArchive, "| reproduced |") {
+	// The same verdicts and values; the bucket's also say that its running
+	// point was not read (the archive holds no unfinished point).
+	const remark = " (1 point of its sweeps not finished, not read)"
+	if fromArchive != strings.ReplaceAll(fromBucket, remark, "") || !strings.Contains(fromBucket, remark) || !strings.Contains(fromArchive, "| reproduced |") {
 		t.Errorf("claims from the archive:\n%s\nfrom the bucket:\n%s", fromArchive, fromBucket)
 	}
 	for _, args := range [][]string{{"sweep", "archive", "--to", archive}, {"sweep", "archive", "fixture"}} {

@@ -93,7 +93,7 @@ func reason(r claims.Result) string {
 	} else if len(r.Missing) > 0 {
 		why = append(why, "without "+strings.Join(r.Missing, ", "))
 	}
-	if s := r.StaleText(); s != "" {
+	if s := r.Remarks(); s != "" {
 		why = append(why, s)
 	}
 	return strings.Join(why, "; ")
@@ -111,7 +111,7 @@ func writeClaimsMarkdown(w io.Writer, rs []claims.Result) error {
 		if r.Verdict == claims.Failed || (r.Verdict == claims.NotRun && len(r.Read) > 0) {
 			verdict += ": " + r.Reason
 		}
-		if s := r.StaleText(); s != "" {
+		if s := r.Remarks(); s != "" {
 			verdict += " (" + s + ")"
 		}
 		fmt.Fprintf(&b, "| %s | %s (`%s`) | %s | %s | %s | %s | %s |\n", cell(r.Paper), cell(c.Claim), c.ID, cell(c.Source),

@@ -78,7 +78,7 @@ func TestClaimsCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	const wantMD = "| paper | claim | source | paper's value | reproduced if | ours | verdict |\n|---|---|---|---|---|---|---|\n" +
-		"| Fixture | FedProx ends below FedAvg. (`fedprox-below`) | Table 9 | -0.1 | interval < 0 | -0.125 [-0.125, -0.125], n = 2 | reproduced |\n" +
+		"| Fixture | FedProx ends below FedAvg. (`fedprox-below`) | Table 9 | -0.1 | interval < 0 | -0.125 [-0.125, -0.125], n = 2 | reproduced (1 point of its sweeps not finished, not read) |\n" +
 		"| Fixture | A \\| sweep not in the bucket. (`elsewhere`) | Fig. 1 | 2.5× | ours/paper within ±20%, interval > 1 | — | not run |\n"
 	if md != wantMD {
 		t.Errorf("markdown:\n%s\nwant:\n%s", md, wantMD)
@@ -87,7 +87,7 @@ func TestClaimsCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"PAPER    CLAIM", "fedprox-below", "reproduced", "not run     none of its sweeps (other) is in the bucket"} {
+	for _, want := range []string{"PAPER    CLAIM", "fedprox-below", "reproduced  1 point of its sweeps not finished, not read", "not run     none of its sweeps (other) is in the bucket"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
@@ -97,15 +97,16 @@ func TestClaimsCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	var verdicts []claims.Verdict
+	var unfinished []int
 	for line := range strings.Lines(js) {
 		var r claims.Result
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("json line %q: %v", line, err)
 		}
-		verdicts = append(verdicts, r.Verdict)
+		verdicts, unfinished = append(verdicts, r.Verdict), append(unfinished, r.Unfinished)
 	}
-	if len(verdicts) != 2 || verdicts[0] != claims.Reproduced || verdicts[1] != claims.NotRun {
-		t.Errorf("json verdicts %q; want reproduced, not run", verdicts)
+	if len(verdicts) != 2 || verdicts[0] != claims.Reproduced || verdicts[1] != claims.NotRun || unfinished[0] != 1 || unfinished[1] != 0 {
+		t.Errorf("json verdicts %q, unfinished %v; want reproduced with 1 unfinished, not run", verdicts, unfinished)
 	}
 	if out, err := run(dir, "--check"); err != nil || out != "2 claims in 1 files: every SQL runs on the tables' schemas\n" {
 		t.Errorf("--check: %q, %v", out, err)
