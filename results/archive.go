@@ -18,6 +18,7 @@ import (
 type ArchiveStats struct {
 	Points  int   // finished points whose results are in the archive
 	Skipped int   // points left out: not finished (pending, running, stopped, failed)
+	Started int   // of Skipped, those that had begun (rounds or tables written); the rest were only planned
 	Copied  int   // files written
 	Same    int   // files the archive already held, byte for byte
 	Bytes   int64 // bytes written
@@ -39,7 +40,7 @@ type ArchiveStats struct {
 func Archive(ctx context.Context, src, dst *store.Store, names []string, replace bool) (ArchiveStats, error) {
 	var st ArchiveStats
 	for _, name := range names {
-		files, skipped, points, err := archiveFiles(ctx, src, name)
+		files, skipped, started, points, err := archiveFiles(ctx, src, name)
 		if err != nil {
 			return st, err
 		}
@@ -71,15 +72,19 @@ func Archive(ctx context.Context, src, dst *store.Store, names []string, replace
 		}
 		st.Points += points
 		st.Skipped += skipped
+		st.Started += started
 	}
 	return st, nil
 }
 
-// archiveFiles reads the files of sweep name that Archive copies, by key.
-func archiveFiles(ctx context.Context, s *store.Store, name string) (files map[string][]byte, skipped, points int, err error) {
+// archiveFiles reads the files of sweep name that Archive copies, by key,
+// and counts the points left out (skipped), of them those that had begun
+// (started: a folder beside config.json, rounds or tables), and the points
+// archived.
+func archiveFiles(ctx context.Context, s *store.Store, name string) (files map[string][]byte, skipped, started, points int, err error) {
 	sk, err := store.SweepKeys(name)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, 0, 0, 0, err
 	}
 	files = map[string][]byte{}
 	get := func(k string) error {
@@ -92,13 +97,13 @@ func archiveFiles(ctx context.Context, s *store.Store, name string) (files map[s
 	}
 	if err := get(sk.Spec()); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, 0, 0, fmt.Errorf("no sweep %s in the bucket (no %s): %w", name, sk.Spec(), err)
+			return nil, 0, 0, 0, fmt.Errorf("no sweep %s in the bucket (no %s): %w", name, sk.Spec(), err)
 		}
-		return nil, 0, 0, err
+		return nil, 0, 0, 0, err
 	}
 	ids, err := s.Dirs(ctx, sk.Prefix())
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, 0, 0, 0, err
 	}
 	for _, id := range ids {
 		pk, err := sk.Point(id)
@@ -109,34 +114,42 @@ func archiveFiles(ctx context.Context, s *store.Store, name string) (files map[s
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			skipped++
+			sub, err := s.Dirs(ctx, pk.Prefix())
+			if err != nil {
+				return nil, 0, 0, 0, err
+			}
+			if len(sub) > 0 {
+				started++
+			}
 			continue
 		case err != nil:
-			return nil, 0, 0, err
+			return nil, 0, 0, 0, err
 		}
 		var done steps.PointResult
 		if err := json.Unmarshal(b, &done); err != nil {
-			return nil, 0, 0, fmt.Errorf("%s: %v: %w", pk.Done(), err, store.ErrCorrupt)
+			return nil, 0, 0, 0, fmt.Errorf("%s: %v: %w", pk.Done(), err, store.ErrCorrupt)
 		}
 		if done.Status != steps.StatusDone && done.Status != steps.StatusDiverged {
 			skipped++
+			started++
 			continue
 		}
 		files[pk.Done()] = b
 		if err := get(pk.Config()); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, 0, 0, err
+			return nil, 0, 0, 0, err
 		}
 		keys, err := s.List(ctx, pk.Prefix()+"metrics/")
 		if err != nil {
-			return nil, 0, 0, err
+			return nil, 0, 0, 0, err
 		}
 		for _, k := range keys {
 			if strings.HasSuffix(k, ".parquet") {
 				if err := get(k); err != nil {
-					return nil, 0, 0, err
+					return nil, 0, 0, 0, err
 				}
 			}
 		}
 		points++
 	}
-	return files, skipped, points, nil
+	return files, skipped, started, points, nil
 }

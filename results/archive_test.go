@@ -44,7 +44,8 @@ func roundsOf(t *testing.T, url string) []string {
 }
 
 // TestArchive archives reporttest's fixture sweep (five finished points,
-// scaffold's seed 2 still running, fedfv's two pending) and checks that the
+// scaffold's seed 2 still running, fedfv's two pending, and a planned point
+// with only its config.json) and checks that the
 // archive answers the rounds view exactly as the bucket does for the five
 // finished points and holds nothing of the running one, no checkpoint and
 // no state; that archiving again writes nothing; that a file the archive
@@ -87,12 +88,17 @@ func TestArchive(t *testing.T) {
 		}
 	}
 
+	// A point planned and not started: its folder holds config.json only.
+	if err := src.Put(ctx, "sweeps/fixture/p0123456789abcdef0123456789abcdef/config.json", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+
 	st, err := results.Archive(ctx, src, dst, []string{"fixture"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Points != 5 || st.Skipped != 1 || st.Copied == 0 || st.Same != 0 {
-		t.Fatalf("first archive: %+v; want 5 points, 1 skipped, files copied, none the same", st)
+	if st.Points != 5 || st.Skipped != 2 || st.Started != 1 || st.Copied == 0 || st.Same != 0 {
+		t.Fatalf("first archive: %+v; want 5 points, 2 skipped (1 started, 1 planned), files copied, none the same", st)
 	}
 
 	var want []string

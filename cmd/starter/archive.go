@@ -49,8 +49,8 @@ func archiveSweeps(ctx context.Context, g *globals, to string, names []string, r
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(g.out, "archived %d finished points of %s (%d not finished, left out): %d files written (%.1f MB), %d already there\n",
-		st.Points, strings.Join(names, ", "), st.Skipped, st.Copied, float64(st.Bytes)/1e6, st.Same)
+	fmt.Fprintf(g.out, "archived %d finished points of %s (left out: %d started and not finished, %d not started): %d files written (%.1f MB), %d already there\n",
+		st.Points, strings.Join(names, ", "), st.Started, st.Skipped-st.Started, st.Copied, float64(st.Bytes)/1e6, st.Same)
 	return nil
 }
 

@@ -30,7 +30,7 @@ func TestArchiveCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(out, "archived 5 finished points of fixture (1 not finished, left out)") {
+	if !strings.HasPrefix(out, "archived 5 finished points of fixture (left out: 1 started and not finished, 0 not started)") {
 		t.Errorf("first archive printed %q", out)
 	}
 	out, err = run("sweep", "archive", "fixture", "--to", archive, "--blob", blob)
