@@ -3,10 +3,8 @@ package results
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -36,26 +34,36 @@ type ArchiveStats struct {
 // Archiving again is idempotent. A file dst holds with other bytes (the
 // point was re-run, by another build say) is an error naming it, unless
 // replace is set; nothing is written to dst for a sweep until every file of
-// it has been checked.
+// it has been checked. Files are read one at a time (the check, then the
+// copy), so a sweep of any size archives in the memory of its largest file.
 func Archive(ctx context.Context, src, dst *store.Store, names []string, replace bool) (ArchiveStats, error) {
 	var st ArchiveStats
 	for _, name := range names {
-		files, skipped, started, points, err := archiveFiles(ctx, src, name)
+		keys, skipped, started, points, err := archiveKeys(ctx, src, name)
 		if err != nil {
 			return st, err
 		}
 		if points == 0 {
 			return st, fmt.Errorf("sweep %s has no finished point to archive (%d not finished); `starter sweep status %s` or `starter run --local` shows where it stands", name, skipped, name)
 		}
+		// Check every file first, one at a time (a sweep of thousands of
+		// points does not fit in memory), then write those that need it.
 		var write []string
-		for _, k := range slices.Sorted(maps.Keys(files)) {
+		for _, k := range keys {
 			old, err := dst.Get(ctx, k)
 			switch {
 			case errors.Is(err, store.ErrNotFound):
 				write = append(write, k)
+				continue
 			case err != nil:
 				return st, err
-			case bytes.Equal(old, files[k]):
+			}
+			b, err := src.Get(ctx, k)
+			if err != nil {
+				return st, err
+			}
+			switch {
+			case bytes.Equal(old, b):
 				st.Same++
 			case replace:
 				write = append(write, k)
@@ -64,11 +72,15 @@ func Archive(ctx context.Context, src, dst *store.Store, names []string, replace
 			}
 		}
 		for _, k := range write {
-			if err := dst.Put(ctx, k, files[k]); err != nil {
+			b, err := src.Get(ctx, k)
+			if err != nil {
+				return st, err
+			}
+			if err := dst.Put(ctx, k, b); err != nil {
 				return st, err
 			}
 			st.Copied++
-			st.Bytes += int64(len(files[k]))
+			st.Bytes += int64(len(b))
 		}
 		st.Points += points
 		st.Skipped += skipped
@@ -77,30 +89,21 @@ func Archive(ctx context.Context, src, dst *store.Store, names []string, replace
 	return st, nil
 }
 
-// archiveFiles reads the files of sweep name that Archive copies, by key,
+// archiveKeys lists the keys of sweep name that Archive copies, sorted,
 // and counts the points left out (skipped), of them those that had begun
 // (started: a folder beside config.json, rounds or tables), and the points
 // archived.
-func archiveFiles(ctx context.Context, s *store.Store, name string) (files map[string][]byte, skipped, started, points int, err error) {
+func archiveKeys(ctx context.Context, s *store.Store, name string) (keys []string, skipped, started, points int, err error) {
 	sk, err := store.SweepKeys(name)
 	if err != nil {
 		return nil, 0, 0, 0, err
 	}
-	files = map[string][]byte{}
-	get := func(k string) error {
-		b, err := s.Get(ctx, k)
-		if err != nil {
-			return err
-		}
-		files[k] = b
-		return nil
-	}
-	if err := get(sk.Spec()); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, 0, 0, 0, fmt.Errorf("no sweep %s in the bucket (no %s): %w", name, sk.Spec(), err)
-		}
+	if ok, err := s.Exists(ctx, sk.Spec()); err != nil {
 		return nil, 0, 0, 0, err
+	} else if !ok {
+		return nil, 0, 0, 0, fmt.Errorf("no sweep %s in the bucket (no %s): %w", name, sk.Spec(), store.ErrNotFound)
 	}
+	keys = append(keys, sk.Spec())
 	ids, err := s.Dirs(ctx, sk.Prefix())
 	if err != nil {
 		return nil, 0, 0, 0, err
@@ -110,7 +113,8 @@ func archiveFiles(ctx context.Context, s *store.Store, name string) (files map[s
 		if err != nil {
 			continue // not a point's folder (the plan's pages)
 		}
-		b, err := s.Get(ctx, pk.Done()) // read once: decoded here, copied below
+		var done steps.PointResult
+		err = s.GetJSON(ctx, pk.Done(), &done)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			skipped++
@@ -125,31 +129,28 @@ func archiveFiles(ctx context.Context, s *store.Store, name string) (files map[s
 		case err != nil:
 			return nil, 0, 0, 0, err
 		}
-		var done steps.PointResult
-		if err := json.Unmarshal(b, &done); err != nil {
-			return nil, 0, 0, 0, fmt.Errorf("%s: %v: %w", pk.Done(), err, store.ErrCorrupt)
-		}
 		if done.Status != steps.StatusDone && done.Status != steps.StatusDiverged {
 			skipped++
 			started++
 			continue
 		}
-		files[pk.Done()] = b
-		if err := get(pk.Config()); err != nil && !errors.Is(err, store.ErrNotFound) {
+		keys = append(keys, pk.Done())
+		if ok, err := s.Exists(ctx, pk.Config()); err != nil {
 			return nil, 0, 0, 0, err
+		} else if ok {
+			keys = append(keys, pk.Config())
 		}
-		keys, err := s.List(ctx, pk.Prefix()+"metrics/")
+		tables, err := s.List(ctx, pk.Prefix()+"metrics/")
 		if err != nil {
 			return nil, 0, 0, 0, err
 		}
-		for _, k := range keys {
+		for _, k := range tables {
 			if strings.HasSuffix(k, ".parquet") {
-				if err := get(k); err != nil {
-					return nil, 0, 0, 0, err
-				}
+				keys = append(keys, k)
 			}
 		}
 		points++
 	}
-	return files, skipped, started, points, nil
+	slices.Sort(keys)
+	return keys, skipped, started, points, nil
 }
