@@ -60,8 +60,8 @@ func TestJudge(t *testing.T) {
 	}
 }
 
-// TestFormat: numbers, the paper's value, the criterion and ours as the
-// tables print them.
+// TestFormat: numbers, the paper's value, the criterion, ours and the
+// remarks (stale revisions, unfinished points) as the tables print them.
 func TestFormat(t *testing.T) {
 	n := int64(3)
 	tests := []struct {
@@ -83,6 +83,12 @@ func TestFormat(t *testing.T) {
 		{Claim{Kind: Ratio, Paper: f(0.7), Tolerance: f(0.25)}.Criterion(), "ours/paper within ±25%, interval < 1"},
 		{Result{Claim: Claim{Unit: "×"}, Ours: &Value{Value: 1.125, Lo: f(0.85), Hi: f(1.4), N: &n}}.OursText(), "1.125× [0.85, 1.4], n = 3"},
 		{Result{}.OursText(), "—"},
+		{Result{}.Remarks(), ""},
+		{Result{Stale: []string{"algorithm/feddc r1 < r2", "algorithm/scaffold r1 < r2"}}.Remarks(),
+			"stale: computed at an older revision of algorithm/feddc r1 < r2, algorithm/scaffold r1 < r2"},
+		{Result{Unfinished: 1}.Remarks(), "1 point of its sweeps not finished, not read"},
+		{Result{Stale: []string{"algorithm/feddc r1 < r2"}, Unfinished: 4}.Remarks(),
+			"stale: computed at an older revision of algorithm/feddc r1 < r2; 4 points of its sweeps not finished, not read"},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
