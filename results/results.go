@@ -28,8 +28,9 @@ import (
 	"github.com/flsweep/flsweep/sweep"
 )
 
-// Tables are the views every DB has.
-var Tables = []store.Table{store.TableRounds, store.TableClients, store.TablePartitions, store.TablePoints, store.TableAttacks}
+// Tables are the views every DB has, in the order they are created: points
+// first, which OpenFinished's other views filter on.
+var Tables = []store.Table{store.TablePoints, store.TableRounds, store.TableClients, store.TablePartitions, store.TableAttacks}
 
 // ErrNoTables marks a sweep that has written no table yet.
 var ErrNoTables = errors.New("no tables")
@@ -186,7 +187,7 @@ func (d *DB) createViews(ctx context.Context, root, empty string) error {
 	if err != nil {
 		return err
 	}
-	for _, t := range viewOrder(d.finished) {
+	for _, t := range Tables {
 		var globs []string
 		for _, n := range d.Sweeps {
 			glob := tableGlob(root, n, t)
@@ -232,20 +233,6 @@ func (d *DB) createViews(ctx context.Context, root, empty string) error {
 
 // finishedStatuses are the statuses of a finished point, as SQL.
 const finishedStatuses = "('" + steps.StatusDone + "', '" + steps.StatusDiverged + "')"
-
-// viewOrder is Tables, with points first when the other views filter on it.
-func viewOrder(finished bool) []store.Table {
-	if !finished {
-		return Tables
-	}
-	out := []store.Table{store.TablePoints}
-	for _, t := range Tables {
-		if t != store.TablePoints {
-			out = append(out, t)
-		}
-	}
-	return out
-}
 
 func tableGlob(root, name string, t store.Table) string {
 	return filepath.Join(root, "sweeps", name, "*", "metrics", string(t), "*.parquet")
