@@ -7,10 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flsweep/flsweep/conf"
-	"github.com/flsweep/flsweep/report/reporttest"
 	"github.com/flsweep/flsweep/results"
-	"github.com/flsweep/flsweep/store"
 )
 
 // roundsOf returns the rows of a query over the rounds view of the fixture
@@ -22,25 +19,9 @@ func roundsOf(t *testing.T, url string) []string {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.QueryContext(t.Context(), `
+	return queryStrings(t, db, `
 		SELECT p.label || ' r' || r.round || ' ' || coalesce(CAST(r.test_acc AS VARCHAR), '-')
 		FROM rounds r JOIN points p USING (point) ORDER BY 1`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, s)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // TestArchive archives reporttest's fixture sweep (five finished points,
@@ -53,22 +34,7 @@ func roundsOf(t *testing.T, url string) []string {
 // --replace mends it; and that an unknown sweep is an error.
 func TestArchive(t *testing.T) {
 	ctx := context.Background()
-	srcURL := conf.DirURL(t.TempDir())
-	if err := reporttest.Write(ctx, srcURL); err != nil {
-		t.Fatal(err)
-	}
-	dstDir := t.TempDir()
-	dstURL := conf.DirURL(dstDir)
-	src, err := store.Open(ctx, srcURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := store.Open(ctx, dstURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
+	srcURL, dstURL, dstDir, src, dst := fixtureBuckets(t)
 
 	// A checkpoint and a commit beside a finished point's tables, which the
 	// archive must leave behind.

@@ -6,36 +6,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flsweep/flsweep/conf"
 	"github.com/flsweep/flsweep/report/reporttest"
 	"github.com/flsweep/flsweep/results"
 	"github.com/flsweep/flsweep/store"
 )
 
-// viewRows returns every row of every view of db (and the paired view), as
-// JSON, sorted, by view.
+// viewRows returns every row of every view of db, as JSON, sorted, by view.
 func viewRows(t *testing.T, db *results.DB) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
-	for _, v := range append(slices.Clone(results.Tables), "paired") {
-		rows, err := db.QueryContext(t.Context(), "SELECT CAST(to_json(x) AS VARCHAR) FROM "+string(v)+" AS x")
-		if err != nil {
-			t.Fatalf("view %s: %v", v, err)
-		}
-		var all []string
-		for rows.Next() {
-			var s string
-			if err := rows.Scan(&s); err != nil {
-				t.Fatal(err)
-			}
-			all = append(all, s)
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		rows.Close()
-		slices.Sort(all)
-		out[string(v)] = all
+	for _, v := range views() {
+		rows := queryStrings(t, db, "SELECT CAST(to_json(x) AS VARCHAR) FROM "+v+" AS x")
+		slices.Sort(rows)
+		out[v] = rows
 	}
 	return out
 }
@@ -48,20 +31,7 @@ func viewRows(t *testing.T, db *results.DB) map[string][]string {
 // and Unfinished counts the running point.
 func TestOpenFinished(t *testing.T) {
 	ctx := context.Background()
-	srcURL, dstURL := conf.DirURL(t.TempDir()), conf.DirURL(t.TempDir())
-	if err := reporttest.Write(ctx, srcURL); err != nil {
-		t.Fatal(err)
-	}
-	src, err := store.Open(ctx, srcURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := store.Open(ctx, dstURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
+	srcURL, dstURL, _, src, dst := fixtureBuckets(t)
 	if _, err := results.Archive(ctx, src, dst, []string{reporttest.Name}, false); err != nil {
 		t.Fatal(err)
 	}
@@ -90,8 +60,8 @@ func TestOpenFinished(t *testing.T) {
 		t.Fatalf("the fixture's running point: %v", err)
 	}
 	got, want, bucket := viewRows(t, fin), viewRows(t, arch), viewRows(t, all)
-	for _, v := range append(slices.Clone(results.Tables), "paired") {
-		g, w := got[string(v)], want[string(v)]
+	for _, v := range views() {
+		g, w := got[v], want[v]
 		if !slices.Equal(g, w) {
 			t.Errorf("view %s: %d rows over the bucket's finished points, %d over its archive; want the same rows", v, len(g), len(w))
 		}
