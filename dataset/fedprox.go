@@ -16,6 +16,10 @@ type FedProxOptions struct {
 	Users int     // number of clients; 0 means 30, FedProx's NUM_USER
 	IID   bool    // FedProx's synthetic_iid: one shared model, inputs centred at 0; α and β unused
 	Seed  uint64  // selects the draws
+	// Samples, when set, gives every client that many samples instead of
+	// FedProx's int(lognormal(4, 2)) + 50 (ours, for cross-device sizes:
+	// 100,000 users of FedProx's sizes hold about 45 million samples).
+	Samples int
 }
 
 // Limits of FedProxSynthetic.
@@ -25,6 +29,8 @@ const (
 	fedProxDim          = 60
 	fedProxClasses      = 10
 	fedProxMaxUsers     = 100000
+	// fedProxMinSamples gives a client of fixed size a train and a test sample.
+	fedProxMinSamples = 2
 )
 
 func (o FedProxOptions) withDefaults() FedProxOptions {
@@ -48,7 +54,17 @@ func (o FedProxOptions) Validate() error {
 	if o.Users < 1 || o.Users > fedProxMaxUsers {
 		return fmt.Errorf("fedprox-synthetic: users = %d; want 1 to %d: %w", o.Users, fedProxMaxUsers, ErrInvalid)
 	}
+	if o.Samples != 0 && (o.Samples < fedProxMinSamples || o.Samples > FedProxMaxSamples(o.Users)) {
+		return fmt.Errorf("fedprox-synthetic: samples = %d; want 0 (FedProx's lognormal sizes) or %d to %d for %d users: %w",
+			o.Samples, fedProxMinSamples, FedProxMaxSamples(o.Users), o.Users, ErrInvalid)
+	}
 	return nil
+}
+
+// FedProxMaxSamples is the most samples a client of FedProxSynthetic may be given (Samples) when
+// there are users clients: the data's bound on values, shared out.
+func FedProxMaxSamples(users int) int {
+	return syntheticMaxValues / fedProxDim / max(users, 1)
 }
 
 // NaturalSplit is a dataset's own division into clients: Train[k] and Test[k] index client k's
@@ -62,7 +78,7 @@ type NaturalSplit struct {
 // "fedprox-synthetic": 60 features, 10 classes, and every client k draws its own model and
 // inputs,
 //
-//	n_k   = int(lognormal(4, 2)) + 50                     samples
+//	n_k   = int(lognormal(4, 2)) + 50                     samples (or Samples, ours)
 //	u_k ~ N(0, α),  W_k ~ N(u_k, 1)^{60×10},  b_k ~ N(u_k, 1)^10
 //	B_k ~ N(0, β),  v_k ~ N(B_k, 1)^60
 //	x ~ N(v_k, Σ),  Σ = diag(j^-1.2), j = 1..60
@@ -91,7 +107,11 @@ func FedProxSynthetic(opts FedProxOptions) (*Dataset, error) {
 	sizes := make([]int, n)
 	total := 0
 	for k := range sizes {
-		sizes[k] = int(math.Exp(normal(4, 2))) + 50
+		if o.Samples != 0 {
+			sizes[k] = o.Samples
+		} else {
+			sizes[k] = int(math.Exp(normal(4, 2))) + 50
+		}
 		total += sizes[k]
 	}
 	if uint64(total)*fedProxDim > syntheticMaxValues {
@@ -194,7 +214,11 @@ func FedProxSynthetic(opts FedProxOptions) (*Dataset, error) {
 // labels.
 func fedProxDigest(o FedProxOptions, d *Dataset) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "flsweep/fedprox-synthetic alpha=%v beta=%v users=%d iid=%t seed=%d\n", o.Alpha, o.Beta, o.Users, o.IID, o.Seed)
+	fmt.Fprintf(h, "flsweep/fedprox-synthetic alpha=%v beta=%v users=%d iid=%t seed=%d", o.Alpha, o.Beta, o.Users, o.IID, o.Seed)
+	if o.Samples != 0 { // left out at 0, so FedProx's sizes keep their digests
+		fmt.Fprintf(h, " samples=%d", o.Samples)
+	}
+	h.Write([]byte{'\n'})
 	var buf [4]byte
 	for _, s := range []Split{d.Train, d.Test} {
 		for _, v := range s.X {

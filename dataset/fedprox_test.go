@@ -134,10 +134,40 @@ func TestFedProxSyntheticHeterogeneity(t *testing.T) {
 }
 
 func TestFedProxOptionsValidate(t *testing.T) {
-	for _, o := range []FedProxOptions{{Alpha: -1}, {Beta: math.NaN()}, {Alpha: math.Inf(1)}, {Users: -1}, {Users: fedProxMaxUsers + 1}} {
+	for _, o := range []FedProxOptions{{Alpha: -1}, {Beta: math.NaN()}, {Alpha: math.Inf(1)}, {Users: -1}, {Users: fedProxMaxUsers + 1},
+		{Samples: 1}, {Samples: -3}, {Users: fedProxMaxUsers, Samples: syntheticMaxValues/fedProxDim/fedProxMaxUsers + 1}} {
 		if _, err := FedProxSynthetic(o); !errors.Is(err, ErrInvalid) {
 			t.Errorf("FedProxSynthetic(%+v) = %v; want ErrInvalid", o, err)
 		}
+	}
+}
+
+// TestFedProxSyntheticSamples: with Samples every client holds that many samples, int(0.9·n) of
+// them for training, and the data differ from FedProx's lognormal sizes (digest included).
+func TestFedProxSyntheticSamples(t *testing.T) {
+	o := FedProxOptions{Alpha: 1, Beta: 1, Users: 7, Seed: 2}
+	lognormal, err := FedProxSynthetic(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Samples = 12
+	d, err := FedProxSynthetic(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range o.Users {
+		if tr, te := len(d.Natural.Train[k]), len(d.Natural.Test[k]); tr != 10 || te != 2 {
+			t.Errorf("client %d: %d train and %d test samples; want 10 and 2 (int(0.9·12) = 10)", k, tr, te)
+		}
+	}
+	if d.Train.N != 70 || d.Test.N != 14 || len(d.Train.X) != 70*fedProxDim {
+		t.Errorf("splits of %d and %d samples (%d train values); want 70 and 14", d.Train.N, d.Test.N, len(d.Train.X))
+	}
+	if d.Digest == lognormal.Digest {
+		t.Error("fixed sizes give the digest of FedProx's lognormal sizes")
+	}
+	if err := (FedProxOptions{Users: fedProxMaxUsers, Samples: syntheticMaxValues / fedProxDim / fedProxMaxUsers}).Validate(); err != nil {
+		t.Errorf("the largest fixed size at the most users: %v", err)
 	}
 }
 

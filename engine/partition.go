@@ -121,7 +121,7 @@ func (e *Engine) datasetSpec(c sweep.Config) (dataset.Spec, error) {
 	if c.Dataset.Name == "fedprox-synthetic" {
 		d := c.Dataset
 		s.Root = ""
-		s.FedProx = dataset.FedProxOptions{Alpha: d.Alpha, Beta: d.Beta, Users: d.Users, IID: d.IID, Seed: d.DataSeed}
+		s.FedProx = dataset.FedProxOptions{Alpha: d.Alpha, Beta: d.Beta, Users: d.Users, IID: d.IID, Seed: d.DataSeed, Samples: d.Samples}
 	}
 	return s, nil
 }

@@ -98,6 +98,9 @@ type DatasetConfig struct {
 	Users    int     `json:"users,omitempty" yaml:"users"`         // clients generated (default 30)
 	IID      bool    `json:"iid,omitempty" yaml:"iid"`             // FedProx's synthetic_iid
 	DataSeed uint64  `json:"data_seed,omitempty" yaml:"data_seed"` // selects the generated data
+	// Samples gives every generated client that many samples (ours, for
+	// cross-device sizes); 0 keeps FedProx's int(lognormal(4, 2)) + 50.
+	Samples int `json:"samples,omitempty" yaml:"samples"`
 	// Input normalisation of an image dataset (fmnist, mnist, mnist-subset, cifar10):
 	// unit (also "": pixels in [0, 1]), half ((x − 0.5)/0.5) or meanstd
 	// ((x − mean_c)/std_c), with the per-channel numbers used. A spec may

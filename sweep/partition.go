@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flsweep/flsweep/dataset"
 	"github.com/flsweep/flsweep/partition"
 )
 
@@ -140,8 +141,8 @@ func (c Config) validateData() []error {
 		return errs
 	}
 	if d.Name != "fedprox-synthetic" {
-		if d.Alpha != 0 || d.Beta != 0 || d.Users != 0 || d.IID || d.DataSeed != 0 {
-			bad("dataset.alpha/beta/users/iid/data_seed are set but dataset %s is not generated; they belong to fedprox-synthetic", d.Name)
+		if d.Alpha != 0 || d.Beta != 0 || d.Users != 0 || d.IID || d.DataSeed != 0 || d.Samples != 0 {
+			bad("dataset.alpha/beta/users/iid/data_seed/samples are set but dataset %s is not generated; they belong to fedprox-synthetic", d.Name)
 		}
 		return errs
 	}
@@ -157,6 +158,8 @@ func (c Config) validateData() []error {
 	}
 	if d.Users < 1 || d.Users > 100000 {
 		bad("dataset.users = %d; use 1 to 100000 (FedProx uses 30)", d.Users)
+	} else if d.Samples != 0 && (d.Samples < 2 || d.Samples > dataset.FedProxMaxSamples(d.Users)) {
+		bad("dataset.samples = %d; use 0 (FedProx's lognormal sizes) or 2 to %d, the most that %d users may hold", d.Samples, dataset.FedProxMaxSamples(d.Users), d.Users)
 	}
 	return errs
 }

@@ -115,7 +115,7 @@ func TestNewFieldsOmitted(t *testing.T) {
 		t.Fatal(err)
 	}
 	js := string(pts[0].Config.Canonical())
-	for _, k := range []string{"labels_per_client", "alphas", "sizes", "size_exponent", "size_alpha", "noise", "users", "beta", "iid", "data_seed"} {
+	for _, k := range []string{"labels_per_client", "alphas", "sizes", "size_exponent", "size_alpha", "noise", "users", "beta", "iid", "data_seed", "samples"} {
 		if strings.Contains(js, `"`+k+`"`) {
 			t.Errorf("canonical JSON %s contains %q; new fields must be omitted when zero", js, k)
 		}
@@ -160,6 +160,10 @@ func TestValidatePartition(t *testing.T) {
 		{"natural test without natural", "partition: {scheme: iid, clients: 10, test: natural}", []string{"partition.test = natural"}},
 		{"generator options on fmnist", "dataset: {name: fmnist, beta: 1}\npartition: {scheme: iid, clients: 10}", []string{"dataset.alpha/beta", "fedprox-synthetic"}},
 		{"negative beta", "dataset: {name: fedprox-synthetic, beta: -1}\npartition: {scheme: natural, clients: 30}", []string{"dataset.beta = -1"}},
+		{"fixed sizes", "dataset: {name: fedprox-synthetic, users: 100000, samples: 44}\npartition: {scheme: natural, clients: 100000, test: natural}", nil},
+		{"fixed sizes too large", "dataset: {name: fedprox-synthetic, users: 100000, samples: 45}\npartition: {scheme: natural, clients: 100000, test: natural}", []string{"dataset.samples = 45", "2 to 44", "100000 users"}},
+		{"fixed size of one", "dataset: {name: fedprox-synthetic, samples: 1}\npartition: {scheme: natural, clients: 30, test: natural}", []string{"dataset.samples = 1", "2 to"}},
+		{"fixed sizes on fmnist", "dataset: {name: fmnist, samples: 40}\npartition: {scheme: iid, clients: 10}", []string{"samples are set", "fedprox-synthetic"}},
 		{"cifar10", "dataset: {name: cifar10}\npartition: {scheme: dirichlet, clients: 10, alpha: 0.5}", nil},
 		{"unknown scheme lists aliases", "partition: {scheme: labeldir, clients: 10}", []string{"labeldir", "k-labels", "homo", "noniid-#label<k>", "hics-1"}},
 		{"negative min size", "partition: {scheme: dirichlet, clients: 10, alpha: 1, min_size: -1}", []string{"partition.min_size = -1"}},
