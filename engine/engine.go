@@ -48,6 +48,7 @@ type Engine struct {
 	idMu         sync.Mutex
 	bucketID     string // the bucket's identity marker, once read (BucketID)
 	clock        stepClock
+	vectors      vectorCache // the server's vector files this process wrote or read (vectorcache.go)
 }
 
 // Options configure New.

@@ -222,6 +222,8 @@ func TestServerMemoryDamage(t *testing.T) {
 		t.Fatal(err)
 	}
 	flip(t, e, h4)
+	// e holds h as it wrote it (vectorcache.go); a restarted worker reads it.
+	e = restartedWorker(e)
 	_, err = e.Aggregate(ctx, steps.AggregateInput{RoundRef: steps.RoundRef{PointRef: ref, Round: 5}, Selection: fl.Selection{}})
 	if !IsDamaged(err) || !strings.Contains(err.Error(), h4) {
 		t.Fatalf("aggregating from a damaged h: %v; want damage naming %s", err, h4)
@@ -277,6 +279,7 @@ func TestServerMemorySharedDamage(t *testing.T) {
 		t.Fatal(err)
 	}
 	flip(t, e, key)
+	e = restartedWorker(e) // e holds the update as it wrote it (vectorcache.go)
 	in := steps.AggregateInput{RoundRef: steps.RoundRef{PointRef: ref, Round: 6}, Selection: fl.Selection{}}
 	if _, err := e.Aggregate(ctx, in); !IsDamaged(err) || !strings.Contains(err.Error(), key) {
 		t.Fatalf("aggregating round 6: %v; want damage naming %s", err, key)
