@@ -8,7 +8,7 @@
 # 4096: the issue's worker target), which fails the script. Then uniform, FedFV and SCAFFOLD at each N
 # through Temporal beside in-process (infra/bench/rounds.sh), with the worker's peak memory.
 #
-#   infra/bench/crossdevice.sh              # N = 1,000 and 10,000
+#   infra/bench/crossdevice.sh              # N = 1,000, 10,000 and 100,000
 #   NS="1000" infra/bench/crossdevice.sh    # one size
 #   METHODS="uniform fedfv" infra/bench/crossdevice.sh
 #   TEMPORAL=0 infra/bench/crossdevice.sh   # without the runs through Temporal (rounds.sh)
@@ -24,7 +24,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${STARTER:-bin/starter}
 [ -x "$BIN" ] || make build >/dev/null
-NS=${NS:-"1000 10000"}
+NS=${NS:-"1000 10000 100000"}
 METHODS=${METHODS:-"uniform pow-d fedcor divfl-selected divfl hics clustered-similarity scaffold feddyn fedfv fedadam"}
 CEILING_MB=${CEILING_MB:-4096}
 WORK=$(mktemp -d)
@@ -66,6 +66,17 @@ rounds_of() { # method N
 	esac
 }
 
+# workload N METHOD NAME ROUNDS: the spec of one run. Above 10,000 users every user holds
+# SAMPLES_LARGE samples (dataset.samples, 40 by default) instead of FedProx's lognormal sizes, which
+# at 100,000 users would be 45 million samples, past the generator's bound.
+workload() {
+	local sizes=""
+	[ "$1" -le 10000 ] || sizes=", samples: ${SAMPLES_LARGE:-40}"
+	sed -e "s/^name: .*/name: $3/" -e "s/users: [0-9]*}/users: $1$sizes}/" -e "s/clients: [0-9]*,/clients: $1,/" \
+		-e "s/^rounds: .*/rounds: $4/" -e "s/^importance: .*/importance: $(importance_of "$2")/" infra/bench/crossdevice/base.yaml
+	method_lines "$2" "$1"
+}
+
 # summarise N METHOD OUT: one row of the closing table from a run's --timings output: the time per
 # round of the selection (SelectClients + QueryClients), training, aggregation, evaluation and commit,
 # the blob store's time, the MB written and read per round and the peak memory.
@@ -95,10 +106,7 @@ for n in $NS; do
 		fi
 		spec=$WORK/$m-$n.yaml
 		{
-			sed -e "s/^name: .*/name: xdev-$n-$m/" -e "s/users: [0-9]*/users: $n/" -e "s/clients: [0-9]*,/clients: $n,/" \
-				-e "s/^rounds: .*/rounds: $(rounds_of "$m" "$n")/" -e "s/^importance: .*/importance: $(importance_of "$m")/" \
-				infra/bench/crossdevice/base.yaml
-			method_lines "$m" "$n"
+			workload "$n" "$m" "xdev-$n-$m" "$(rounds_of "$m" "$n")"
 		} >"$spec"
 		out=$WORK/$m-$n.out
 		"$BIN" run --local --timings -f "$spec" --blob "file://$WORK/blob-$m-$n?create_dir=1&metadata=skip" >"$out" 2>&1 || {
@@ -127,9 +135,7 @@ if [ "${TEMPORAL:-1}" != 0 ]; then
 			echo "== N = $n, $m, in-process and through Temporal (20 rounds)"
 			spec=$WORK/temporal-$m-$n.yaml
 			{
-				sed -e "s/^name: .*/name: xdev-$n-$m-temporal/" -e "s/users: [0-9]*/users: $n/" -e "s/clients: [0-9]*,/clients: $n,/" \
-					-e "s/^rounds: .*/rounds: 20/" -e "s/^importance: .*/importance: $(importance_of "$m")/" infra/bench/crossdevice/base.yaml
-				method_lines "$m" "$n"
+				workload "$n" "$m" "xdev-$n-$m-temporal" 20
 			} >"$spec"
 			infra/bench/rounds.sh "$spec" >"$WORK/temporal.out" || { tail -5 "$WORK/temporal.out" >&2; fail=1; continue; }
 			tail -5 "$WORK/temporal.out"
