@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strconv"
 
-	cblas "gonum.org/v1/gonum/blas"
-	gonum "gonum.org/v1/gonum/blas/gonum"
 
 	"github.com/flsweep/flsweep/fl"
 )
@@ -322,8 +320,8 @@ func (a *fedfvAgg) projectedDirect(order []int, kept []bool) []float64 {
 // G_kj = g_k·g_j (one Dgemm). Every g_i' stays a combination
 // g_i − Σ_k c_k g_k of the originals, so g_k·g_i' = G_ki − Σ_j c_j G_kj
 // costs O(m) instead of a dot product of model length, and the sum is
-// Σ_k (coefficient of g_k) g_k: the m²·|θ| products in gonum's blocked,
-// vectorised and parallel Dgemm, then O(m³ + m·|θ|), instead of m²·|θ|
+// Σ_k (coefficient of g_k) g_k: the m²·|θ|/2 products of symmetricGram
+// (gonum's Dgemm's sums, bit for bit, over one triangle), then O(m³ + m·|θ|), instead of m²·|θ|
 // dependent additions. The same projections in exact arithmetic;
 // in floating point the values differ from projectedDirect's by rounding
 // (TestFedFVGramForm states the tolerance), so a conflict within rounding
@@ -338,8 +336,7 @@ func (a *fedfvAgg) projectedGram(order []int, kept []bool) []float64 {
 		}
 	}
 	gram := make([]float64, m*m)
-	var blas gonum.Implementation
-	blas.Dgemm(cblas.NoTrans, cblas.Trans, m, m, n, 1, x, n, x, n, 0, gram, m)
+	symmetricGram(x, m, n, gram)
 	coef := make([]float64, m) // Σ_i g_i' = Σ_k coef_k g_k
 	c := make([]float64, m)    // g_i' = g_i − Σ_k c_k g_k
 	for i := range m {

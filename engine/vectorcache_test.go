@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"maps"
+	"math"
 	"slices"
 	"testing"
 
@@ -103,4 +104,26 @@ func mustVectorKey(t *testing.T, env *pointEnv, section string, r int) string {
 		t.Fatal(err)
 	}
 	return key
+}
+
+// TestSameBits: bit patterns, not values: −0 is not +0, a NaN equals its
+// own bits.
+func TestSameBits(t *testing.T) {
+	nan := math.Float32frombits(0x7fc00001)
+	for _, tt := range []struct {
+		a, b []float32
+		want bool
+	}{
+		{nil, nil, true},
+		{nil, []float32{}, true},
+		{[]float32{1, 2}, []float32{1, 2}, true},
+		{[]float32{1, 2}, []float32{1}, false},
+		{[]float32{0}, []float32{float32(math.Copysign(0, -1))}, false},
+		{[]float32{nan}, []float32{nan}, true},
+		{[]float32{1, 2, 3}, []float32{1, 2, math.Nextafter32(3, 4)}, false},
+	} {
+		if got := sameBits(tt.a, tt.b); got != tt.want {
+			t.Errorf("sameBits(%v, %v) = %t; want %t", tt.a, tt.b, got, tt.want)
+		}
+	}
 }
