@@ -57,14 +57,14 @@ conformance: data
 ## SCAFFOLD, pow-d; blob bytes per round), one RLU attack (MLP, 1,000 auxiliary samples),
 ## and `starter query` over a 100-point sweep of 200 rounds (open the views; summary, curve, two-sweep comparison, clients);
 ## scale: a round at 100, 1,000 and 10,000 clients (10 a round), planning 1,000 to 20,000 points, the status query's handler
-## cross-device: one point per method at 1,000 and 10,000 clients, 100 a round (infra/bench/crossdevice.sh: each step's time,
+## cross-device: one point per method at 1,000, 10,000 and 100,000 clients, 100 a round (infra/bench/crossdevice.sh: each step's time,
 ## blob I/O, peak memory under 4 GB); Ward's row distances, direct and Gram form
 bench: build build-purego bin/temporal data
 	infra/bench/peer.sh models
 	$(GO) test -run '^$$' -bench Sgemm -benchtime 0.3s ./internal/gemm/
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./aggregate/
 	$(GO) test -run '^$$' -bench Euclidean -benchtime 2x ./cluster/
-	$(GO) test -run '^$$' -bench FedFVInternal -benchtime 3x ./algorithm/
+	$(GO) test -run '^$$' -bench 'FedFVInternal|SymmetricGram' -benchtime 3x ./algorithm/
 	$(GO) test -run '^$$' -bench Select -benchtime 3x ./methods/
 	$(GO) test -run '^$$' -bench RLU -benchtime 10x ./attack/
 	$(GO) test -run '^$$' -bench Query -benchtime 3x ./results/
