@@ -41,6 +41,15 @@ func newEngine(t *testing.T) *Engine {
 	return New(store.New(b), &Options{Workers: 3})
 }
 
+// restartedWorker is another process over e's store, registry and data,
+// with another worker count: it holds none of the vectors e wrote or read
+// (vectorcache.go).
+func restartedWorker(e *Engine) *Engine {
+	other := New(e.Store, &Options{Workers: 2, Registry: e.Reg})
+	other.Data = e.Data
+	return other
+}
+
 // snapshot is everything a run leaves that must be reproducible.
 type snapshot struct {
 	Results    []steps.PointResult
@@ -404,8 +413,7 @@ func crashAndResume(t *testing.T, specText string, want snapshot, reg *methods.R
 	for i, p := range plan.Points {
 		runSteps(t, e, steps.PointRef{Sweep: plan.Name, Point: p.ID}, 3, crashes[i%len(crashes)])
 	}
-	restarted := New(e.Store, &Options{Workers: 2, Registry: e.Reg})
-	restarted.Data = e.Data
+	restarted := restartedWorker(e)
 	if _, err := restarted.RunSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(specText)}, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -77,8 +77,7 @@ func TestEverySamplerResumes(t *testing.T) {
 			t.Fatalf("%s: did not crash in %s of round 5 (round 7 committed: %v, %v)", p.Sampler, crash, ok, err)
 		}
 	}
-	restarted := New(e.Store, &Options{Workers: 2, Registry: e.Reg})
-	restarted.Data = e.Data
+	restarted := restartedWorker(e)
 	if _, err := restarted.RunSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(everySampler)}, nil); err != nil {
 		t.Fatal(err)
 	}

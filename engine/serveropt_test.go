@@ -89,8 +89,7 @@ func TestEveryServerOptimizerResumes(t *testing.T) {
 			t.Fatalf("%s: did not crash in round 5 (round 7 committed: %v, %v)", p.Label, ok, err)
 		}
 	}
-	restarted := New(e.Store, &Options{Workers: 2, Registry: e.Reg})
-	restarted.Data = e.Data
+	restarted := restartedWorker(e)
 	if _, err := restarted.RunSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(everyOptimizer)}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -217,10 +216,7 @@ func TestServerMemoryDamage(t *testing.T) {
 	if err != nil || len(st.Algorithm.Vectors) != 0 || st.Held["algorithm/h"] != 4 {
 		t.Fatalf("state.bin of round 4 holds algorithm vectors %v and server memory %v (%v); want h in round 4's file only", st.Algorithm.Names(), st.Held, err)
 	}
-	h4, err := env.keys.ServerVector("algorithm/h", 4)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h4 := mustVectorKey(t, env, "algorithm/h", 4)
 	flip(t, e, h4)
 	// e holds h as it wrote it (vectorcache.go); a restarted worker reads it.
 	e = restartedWorker(e)
@@ -274,10 +270,7 @@ func TestServerMemorySharedDamage(t *testing.T) {
 		t.Fatalf("no update is held by both rounds 4 (%v) and 5 (%v); the test needs one", st4.Held, st5.Held)
 	}
 	resume := (v - 1) / 2 * 2 // the last kept checkpoint (0, 2, 4) before round v
-	key, err := env.keys.ServerVector(section, v)
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := mustVectorKey(t, env, section, v)
 	flip(t, e, key)
 	e = restartedWorker(e) // e holds the update as it wrote it (vectorcache.go)
 	in := steps.AggregateInput{RoundRef: steps.RoundRef{PointRef: ref, Round: 6}, Selection: fl.Selection{}}

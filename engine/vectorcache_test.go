@@ -11,14 +11,6 @@ import (
 	"github.com/flsweep/flsweep/steps"
 )
 
-// restartedWorker is another process over e's store and data: it holds
-// none of the vectors e wrote or read.
-func restartedWorker(e *Engine) *Engine {
-	other := New(e.Store, &Options{Workers: 3, Registry: e.Reg})
-	other.Data = e.Data
-	return other
-}
-
 // TestVectorCacheLRU: the cache keeps copies, drops the least recently
 // used past its cap, and does not keep a vector larger than the cap.
 func TestVectorCacheLRU(t *testing.T) {
