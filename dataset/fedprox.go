@@ -29,8 +29,8 @@ const (
 	fedProxDim          = 60
 	fedProxClasses      = 10
 	fedProxMaxUsers     = 100000
-	// fedProxMinSamples gives a client of fixed size a train and a test sample.
-	fedProxMinSamples = 2
+	// FedProxMinSamples gives a client of fixed size a train and a test sample.
+	FedProxMinSamples = 2
 )
 
 func (o FedProxOptions) withDefaults() FedProxOptions {
@@ -54,9 +54,9 @@ func (o FedProxOptions) Validate() error {
 	if o.Users < 1 || o.Users > fedProxMaxUsers {
 		return fmt.Errorf("fedprox-synthetic: users = %d; want 1 to %d: %w", o.Users, fedProxMaxUsers, ErrInvalid)
 	}
-	if o.Samples != 0 && (o.Samples < fedProxMinSamples || o.Samples > FedProxMaxSamples(o.Users)) {
+	if o.Samples != 0 && (o.Samples < FedProxMinSamples || o.Samples > FedProxMaxSamples(o.Users)) {
 		return fmt.Errorf("fedprox-synthetic: samples = %d; want 0 (FedProx's lognormal sizes) or %d to %d for %d users: %w",
-			o.Samples, fedProxMinSamples, FedProxMaxSamples(o.Users), o.Users, ErrInvalid)
+			o.Samples, FedProxMinSamples, FedProxMaxSamples(o.Users), o.Users, ErrInvalid)
 	}
 	return nil
 }

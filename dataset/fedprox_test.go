@@ -135,7 +135,7 @@ func TestFedProxSyntheticHeterogeneity(t *testing.T) {
 
 func TestFedProxOptionsValidate(t *testing.T) {
 	for _, o := range []FedProxOptions{{Alpha: -1}, {Beta: math.NaN()}, {Alpha: math.Inf(1)}, {Users: -1}, {Users: fedProxMaxUsers + 1},
-		{Samples: 1}, {Samples: -3}, {Users: fedProxMaxUsers, Samples: syntheticMaxValues/fedProxDim/fedProxMaxUsers + 1}} {
+		{Samples: 1}, {Samples: -3}, {Users: fedProxMaxUsers, Samples: FedProxMaxSamples(fedProxMaxUsers) + 1}} {
 		if _, err := FedProxSynthetic(o); !errors.Is(err, ErrInvalid) {
 			t.Errorf("FedProxSynthetic(%+v) = %v; want ErrInvalid", o, err)
 		}
@@ -166,7 +166,7 @@ func TestFedProxSyntheticSamples(t *testing.T) {
 	if d.Digest == lognormal.Digest {
 		t.Error("fixed sizes give the digest of FedProx's lognormal sizes")
 	}
-	if err := (FedProxOptions{Users: fedProxMaxUsers, Samples: syntheticMaxValues / fedProxDim / fedProxMaxUsers}).Validate(); err != nil {
+	if err := (FedProxOptions{Users: fedProxMaxUsers, Samples: FedProxMaxSamples(fedProxMaxUsers)}).Validate(); err != nil {
 		t.Errorf("the largest fixed size at the most users: %v", err)
 	}
 }

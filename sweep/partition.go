@@ -158,8 +158,9 @@ func (c Config) validateData() []error {
 	}
 	if d.Users < 1 || d.Users > 100000 {
 		bad("dataset.users = %d; use 1 to 100000 (FedProx uses 30)", d.Users)
-	} else if d.Samples != 0 && (d.Samples < 2 || d.Samples > dataset.FedProxMaxSamples(d.Users)) {
-		bad("dataset.samples = %d; use 0 (FedProx's lognormal sizes) or 2 to %d, the most that %d users may hold", d.Samples, dataset.FedProxMaxSamples(d.Users), d.Users)
+	} else if d.Samples != 0 && (d.Samples < dataset.FedProxMinSamples || d.Samples > dataset.FedProxMaxSamples(d.Users)) {
+		bad("dataset.samples = %d; use 0 (FedProx's lognormal sizes) or %d to %d, the most that %d users may hold",
+			d.Samples, dataset.FedProxMinSamples, dataset.FedProxMaxSamples(d.Users), d.Users)
 	}
 	return errs
 }
