@@ -122,8 +122,8 @@ func (e *Engine) saveState(ctx context.Context, env *pointEnv, r int, st serverS
 		meta.Held = make(map[string]int, len(private))
 	}
 	// The changed vectors are written side by side (FedFV writes m a
-	// round: one at a time, their files' creation was half its
-	// aggregation's time at 100 clients a round).
+	// round: one at a time, at 100 clients a round, writing them took
+	// about 40% of its aggregation's CPU in a profile).
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(vectorReaders)
 	for _, section := range meta.Private {
@@ -203,8 +203,8 @@ func fingerprint(v []float32) uint64 {
 
 // sameBits reports whether a and b hold the same float32 bit patterns:
 // their bytes compared as bytes (FedFV compares its whole window every
-// round, τ·m model-sized vectors; a loop over Float32bits took 50 ms a
-// round of it at m = 100).
+// round, τ·m model-sized vectors; a loop over Float32bits took about 25 ms
+// a round of CPU at m = 100 in a profile).
 func sameBits(a, b []float32) bool {
 	return len(a) == len(b) && bytes.Equal(f32Bytes(a), f32Bytes(b))
 }

@@ -11,7 +11,7 @@ import (
 // round run again (a retried step, a point recovering from damage) writes
 // the same bits, by the determinism contract. FedFV names up to τ·m of them
 // in every state, and its aggregation read them all, every round: at 10,000
-// clients, 100 a round, that was about half of the aggregation's time.
+// clients, 100 a round, 115 MB a round read from the store.
 // So this process keeps the vectors it wrote or read, verified, by blob
 // key, up to vectorCacheCap bytes, the least recently used out first, and
 // readVectors takes them from here before the store. A hit is a copy, as a
