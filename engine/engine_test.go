@@ -588,3 +588,36 @@ func TestRunSweepConcurrency(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeReportsLatestAccuracy: a point stopped after a round without an
+// evaluation resumes showing the latest evaluated round's test accuracy,
+// not 0 (the progress bar and the workflow's details start from it).
+func TestResumeReportsLatestAccuracy(t *testing.T) {
+	e := newEngine(t)
+	ctx := context.Background()
+	plan, err := e.PlanSweep(ctx, steps.PlanSweepInput{File: "t.yaml", Spec: []byte(spec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := steps.PointRef{Sweep: plan.Name, Point: plan.Points[0].ID}
+	runSteps(t, e, ref, 4, steps.TrainClients.Name) // rounds 1-3 committed; eval_every 2
+	sk, _ := store.SweepKeys(ref.Sweep)
+	pk, _ := sk.Point(ref.Point)
+	var c2, c3 store.Commit
+	if err := e.Store.GetJSON(ctx, pk.Committed(2), &c2); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Store.GetJSON(ctx, pk.Committed(3), &c3); err != nil {
+		t.Fatal(err)
+	}
+	if !c2.Evaluated || c2.TestAcc <= 0 || c3.Evaluated {
+		t.Fatalf("round 2 evaluated %v at %v, round 3 evaluated %v; the test needs round 2 evaluated and round 3 not", c2.Evaluated, c2.TestAcc, c3.Evaluated)
+	}
+	prep, err := restartedWorker(e).PreparePoint(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prep.LastCommitted != 3 || prep.TestAcc != c2.TestAcc {
+		t.Errorf("resumed after round %d with test accuracy %v; want round 3 with round 2's %v", prep.LastCommitted, prep.TestAcc, c2.TestAcc)
+	}
+}

@@ -71,6 +71,13 @@ func (e *Engine) PreparePoint(ctx context.Context, ref steps.PointRef) (steps.Pr
 		}
 	}
 	out.LastCommitted, out.TestAcc = last, c.TestAcc
+	if !c.Evaluated {
+		// Rounds between evaluations carry no accuracy: report the latest
+		// evaluated round's, as the point's progress showed before it stopped.
+		if out.TestAcc, _, err = e.Store.LatestAccuracy(ctx, env.keys, last, env.cfg.EvalEvery); err != nil {
+			return out, err
+		}
+	}
 	return out, e.writePointRow(ctx, env, steps.StatusRunning, last, nil, c.GlobalSHA256)
 }
 

@@ -296,6 +296,27 @@ func (s *Store) LastCommitted(ctx context.Context, pk PointKeys) (int, *Commit, 
 	return -1, nil, nil
 }
 
+// LatestAccuracy is the test accuracy of the latest evaluated round at or
+// before committed round last, for a point that evaluates every evalEvery
+// rounds (round 0, the initial model, is always evaluated; the last round
+// too, and then it is last itself). ok is false when that round's manifest
+// is missing, damaged or not evaluated: the accuracy is unknown.
+func (s *Store) LatestAccuracy(ctx context.Context, pk PointKeys, last, evalEvery int) (acc float64, ok bool, err error) {
+	r := 0
+	if evalEvery > 0 {
+		r = last - last%evalEvery
+	}
+	var c Commit
+	switch err := s.GetJSON(ctx, pk.Committed(r), &c); {
+	case err == nil:
+		return c.TestAcc, c.Evaluated, nil
+	case errors.Is(err, ErrNotFound), errors.Is(err, ErrCorrupt):
+		return 0, false, nil
+	default:
+		return 0, false, err
+	}
+}
+
 // CommittedRounds lists the rounds of a point that have a manifest.
 func (s *Store) CommittedRounds(ctx context.Context, pk PointKeys) ([]int, error) {
 	dirs, err := s.Dirs(ctx, pk.Rounds())

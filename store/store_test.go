@@ -303,3 +303,50 @@ func TestPutLocal(t *testing.T) {
 		t.Errorf("after a cancelled Put: exists %v, %v; want nothing", ok, err)
 	}
 }
+
+func TestLatestAccuracy(t *testing.T) {
+	ctx := context.Background()
+	s := memStore(t)
+	sk, _ := SweepKeys("s")
+	pk, _ := sk.Point("p00000000000000000000000000000000")
+	// eval_every 3 over 8 rounds: rounds 0, 3, 6 and 8 evaluated; round 7's
+	// manifest is missing and round 6's damaged in the second half.
+	for r := 0; r <= 8; r++ {
+		c := Commit{Round: r}
+		if r%3 == 0 || r == 8 {
+			c.Evaluated, c.TestAcc = true, float64(r)/10
+		}
+		if r == 7 {
+			continue
+		}
+		if err := s.PutJSON(ctx, pk.Committed(r), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		last    int
+		evalEvr int
+		acc     float64
+		ok      bool
+	}{
+		{0, 3, 0, true}, {1, 3, 0, true}, {2, 3, 0, true}, {3, 3, 0.3, true}, {5, 3, 0.3, true},
+		{8, 3, 0.6, true}, // round 8 itself is evaluated: the caller asks only when it is not
+		{4, 0, 0, true},   // eval_every 0: only round 0 (and the last) evaluate
+		{5, 4, 0, false},  // round 4 is not evaluated in this store: unknown
+	}
+	for _, tt := range tests {
+		acc, ok, err := s.LatestAccuracy(ctx, pk, tt.last, tt.evalEvr)
+		if acc != tt.acc || ok != tt.ok || err != nil {
+			t.Errorf("LatestAccuracy(last %d, eval_every %d) = %v, %v, %v; want %v, %v", tt.last, tt.evalEvr, acc, ok, err, tt.acc, tt.ok)
+		}
+	}
+	if err := s.Put(ctx, pk.Committed(6), []byte("{damaged")); err != nil {
+		t.Fatal(err)
+	}
+	if acc, ok, err := s.LatestAccuracy(ctx, pk, 7, 3); acc != 0 || ok || err != nil {
+		t.Errorf("damaged round 6: LatestAccuracy = %v, %v, %v; want unknown, no error", acc, ok, err)
+	}
+	if acc, ok, err := s.LatestAccuracy(ctx, pk, 10, 5); acc != 0 || ok || err != nil {
+		t.Errorf("missing round 10: LatestAccuracy = %v, %v, %v; want unknown, no error", acc, ok, err)
+	}
+}

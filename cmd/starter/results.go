@@ -84,6 +84,11 @@ func printResults(ctx context.Context, g *globals, name string, asJSON bool, liv
 				}
 				if c != nil {
 					row.Status, row.Rounds, row.TestAcc, row.Model = "incomplete", last, c.TestAcc, c.GlobalSHA256
+					if !c.Evaluated {
+						if row.TestAcc, _, err = st.LatestAccuracy(ectx, pk, last, p.Config.EvalEvery); err != nil {
+							return err
+						}
+					}
 					// A stopped point has no DONE.json (a later run continues
 					// it); its points row says it was stopped.
 					if pr, err := store.ReadRows[store.PointRow](ectx, st, pk.Compacted(store.TablePoints)); err == nil &&
