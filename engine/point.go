@@ -74,7 +74,7 @@ func (e *Engine) PreparePoint(ctx context.Context, ref steps.PointRef) (steps.Pr
 	if !c.Evaluated {
 		// Rounds between evaluations carry no accuracy: report the latest
 		// evaluated round's, as the point's progress showed before it stopped.
-		if out.TestAcc, _, err = e.Store.LatestAccuracy(ctx, env.keys, last, env.cfg.EvalEvery); err != nil {
+		if out.TestAcc, err = e.Store.LatestAccuracy(ctx, env.keys, last, env.cfg.EvalEvery); err != nil {
 			return out, err
 		}
 	}

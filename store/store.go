@@ -299,21 +299,21 @@ func (s *Store) LastCommitted(ctx context.Context, pk PointKeys) (int, *Commit, 
 // LatestAccuracy is the test accuracy of the latest evaluated round at or
 // before committed round last, for a point that evaluates every evalEvery
 // rounds (round 0, the initial model, is always evaluated; the last round
-// too, and then it is last itself). ok is false when that round's manifest
-// is missing, damaged or not evaluated: the accuracy is unknown.
-func (s *Store) LatestAccuracy(ctx context.Context, pk PointKeys, last, evalEvery int) (acc float64, ok bool, err error) {
+// too, and then it is last itself). It is 0, as unknown, when that round's
+// manifest is missing, damaged or not evaluated: only progress displays use it.
+func (s *Store) LatestAccuracy(ctx context.Context, pk PointKeys, last, evalEvery int) (float64, error) {
 	r := 0
 	if evalEvery > 0 {
 		r = last - last%evalEvery
 	}
 	var c Commit
 	switch err := s.GetJSON(ctx, pk.Committed(r), &c); {
-	case err == nil:
-		return c.TestAcc, c.Evaluated, nil
-	case errors.Is(err, ErrNotFound), errors.Is(err, ErrCorrupt):
-		return 0, false, nil
+	case err == nil && c.Evaluated:
+		return c.TestAcc, nil
+	case err == nil, errors.Is(err, ErrNotFound), errors.Is(err, ErrCorrupt):
+		return 0, nil
 	default:
-		return 0, false, err
+		return 0, err
 	}
 }
 

@@ -314,7 +314,7 @@ func TestLatestAccuracy(t *testing.T) {
 	for r := 0; r <= 8; r++ {
 		c := Commit{Round: r}
 		if r%3 == 0 || r == 8 {
-			c.Evaluated, c.TestAcc = true, float64(r)/10
+			c.Evaluated, c.TestAcc = true, 0.05+float64(r)/10
 		}
 		if r == 7 {
 			continue
@@ -324,29 +324,26 @@ func TestLatestAccuracy(t *testing.T) {
 		}
 	}
 	tests := []struct {
-		last    int
-		evalEvr int
-		acc     float64
-		ok      bool
+		last, every int
+		acc         float64
 	}{
-		{0, 3, 0, true}, {1, 3, 0, true}, {2, 3, 0, true}, {3, 3, 0.3, true}, {5, 3, 0.3, true},
-		{8, 3, 0.6, true}, // round 8 itself is evaluated: the caller asks only when it is not
-		{4, 0, 0, true},   // eval_every 0: only round 0 (and the last) evaluate
-		{5, 4, 0, false},  // round 4 is not evaluated in this store: unknown
+		{0, 3, 0.05}, {1, 3, 0.05}, {2, 3, 0.05}, {3, 3, 0.35}, {5, 3, 0.35},
+		{8, 3, 0.65}, // round 8 itself is evaluated: the callers ask only when it is not
+		{7, 0, 0.05}, // eval_every 0: only round 0 (and the last) evaluate
+		{5, 4, 0},    // round 4 is not evaluated in this store: unknown
 	}
 	for _, tt := range tests {
-		acc, ok, err := s.LatestAccuracy(ctx, pk, tt.last, tt.evalEvr)
-		if acc != tt.acc || ok != tt.ok || err != nil {
-			t.Errorf("LatestAccuracy(last %d, eval_every %d) = %v, %v, %v; want %v, %v", tt.last, tt.evalEvr, acc, ok, err, tt.acc, tt.ok)
+		if acc, err := s.LatestAccuracy(ctx, pk, tt.last, tt.every); acc != tt.acc || err != nil {
+			t.Errorf("LatestAccuracy(last %d, eval_every %d) = %v, %v; want %v", tt.last, tt.every, acc, err, tt.acc)
 		}
 	}
 	if err := s.Put(ctx, pk.Committed(6), []byte("{damaged")); err != nil {
 		t.Fatal(err)
 	}
-	if acc, ok, err := s.LatestAccuracy(ctx, pk, 7, 3); acc != 0 || ok || err != nil {
-		t.Errorf("damaged round 6: LatestAccuracy = %v, %v, %v; want unknown, no error", acc, ok, err)
+	if acc, err := s.LatestAccuracy(ctx, pk, 7, 3); acc != 0 || err != nil {
+		t.Errorf("damaged round 6: LatestAccuracy = %v, %v; want 0 (unknown), no error", acc, err)
 	}
-	if acc, ok, err := s.LatestAccuracy(ctx, pk, 10, 5); acc != 0 || ok || err != nil {
-		t.Errorf("missing round 10: LatestAccuracy = %v, %v, %v; want unknown, no error", acc, ok, err)
+	if acc, err := s.LatestAccuracy(ctx, pk, 10, 5); acc != 0 || err != nil {
+		t.Errorf("missing round 10: LatestAccuracy = %v, %v; want 0 (unknown), no error", acc, err)
 	}
 }

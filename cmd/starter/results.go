@@ -85,7 +85,7 @@ func printResults(ctx context.Context, g *globals, name string, asJSON bool, liv
 				if c != nil {
 					row.Status, row.Rounds, row.TestAcc, row.Model = "incomplete", last, c.TestAcc, c.GlobalSHA256
 					if !c.Evaluated {
-						if row.TestAcc, _, err = st.LatestAccuracy(ectx, pk, last, p.Config.EvalEvery); err != nil {
+						if row.TestAcc, err = st.LatestAccuracy(ectx, pk, last, p.Config.EvalEvery); err != nil {
 							return err
 						}
 					}
