@@ -70,13 +70,11 @@ func (e *Engine) PreparePoint(ctx context.Context, ref steps.PointRef) (steps.Pr
 				ref.Point, env.data.Name, c.DataDigest, env.data.Digest, fl.ErrInvalid)
 		}
 	}
-	out.LastCommitted, out.TestAcc = last, c.TestAcc
-	if !c.Evaluated {
-		// Rounds between evaluations carry no accuracy: report the latest
-		// evaluated round's, as the point's progress showed before it stopped.
-		if out.TestAcc, err = e.Store.LatestAccuracy(ctx, env.keys, last, env.cfg.EvalEvery); err != nil {
-			return out, err
-		}
+	// Rounds between evaluations carry no accuracy: the point resumes
+	// showing the latest evaluated round's, as its progress did.
+	out.LastCommitted = last
+	if out.TestAcc, err = e.Store.LatestAccuracy(ctx, env.keys, *c, env.cfg.EvalEvery); err != nil {
+		return out, err
 	}
 	return out, e.writePointRow(ctx, env, steps.StatusRunning, last, nil, c.GlobalSHA256)
 }

@@ -296,20 +296,24 @@ func (s *Store) LastCommitted(ctx context.Context, pk PointKeys) (int, *Commit, 
 	return -1, nil, nil
 }
 
-// LatestAccuracy is the test accuracy of the latest evaluated round at or
-// before committed round last, for a point that evaluates every evalEvery
-// rounds (round 0, the initial model, is always evaluated; the last round
-// too, and then it is last itself). It is 0, as unknown, when that round's
-// manifest is missing, damaged or not evaluated: only progress displays use it.
-func (s *Store) LatestAccuracy(ctx context.Context, pk PointKeys, last, evalEvery int) (float64, error) {
+// LatestAccuracy is the test accuracy a point showed at its last commit c:
+// c's own when round c.Round was evaluated, else that of the latest round
+// before it that was, the highest multiple of evalEvery (steps.ShouldEval;
+// round 0, the initial model, is always evaluated). It is 0, as unknown,
+// when that round's manifest is missing, damaged or not evaluated: only
+// progress displays use it.
+func (s *Store) LatestAccuracy(ctx context.Context, pk PointKeys, c Commit, evalEvery int) (float64, error) {
+	if c.Evaluated {
+		return c.TestAcc, nil
+	}
 	r := 0
 	if evalEvery > 0 {
-		r = last - last%evalEvery
+		r = c.Round - c.Round%evalEvery
 	}
-	var c Commit
-	switch err := s.GetJSON(ctx, pk.Committed(r), &c); {
-	case err == nil && c.Evaluated:
-		return c.TestAcc, nil
+	var e Commit
+	switch err := s.GetJSON(ctx, pk.Committed(r), &e); {
+	case err == nil && e.Evaluated:
+		return e.TestAcc, nil
 	case err == nil, errors.Is(err, ErrNotFound), errors.Is(err, ErrCorrupt):
 		return 0, nil
 	default:

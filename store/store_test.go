@@ -309,41 +309,47 @@ func TestLatestAccuracy(t *testing.T) {
 	s := memStore(t)
 	sk, _ := SweepKeys("s")
 	pk, _ := sk.Point("p00000000000000000000000000000000")
-	// eval_every 3 over 8 rounds: rounds 0, 3, 6 and 8 evaluated; round 7's
-	// manifest is missing and round 6's damaged in the second half.
-	for r := 0; r <= 8; r++ {
-		c := Commit{Round: r}
+	// eval_every 3 over 8 rounds: rounds 0, 3, 6 and 8 evaluated. Round 7's
+	// manifest is missing, round 6's is damaged in the second half, and
+	// round 10 (of another schedule) was never written.
+	commits := make([]Commit, 11)
+	for r := range commits {
+		commits[r].Round = r
 		if r%3 == 0 || r == 8 {
-			c.Evaluated, c.TestAcc = true, 0.05+float64(r)/10
+			commits[r].Evaluated, commits[r].TestAcc = true, 0.05+float64(r)/10
 		}
-		if r == 7 {
+		if r == 7 || r > 8 {
 			continue
 		}
-		if err := s.PutJSON(ctx, pk.Committed(r), c); err != nil {
+		if err := s.PutJSON(ctx, pk.Committed(r), commits[r]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	tests := []struct {
 		last, every int
-		acc         float64
+		from        int // the round whose accuracy is shown; -1: unknown
 	}{
-		{0, 3, 0.05}, {1, 3, 0.05}, {2, 3, 0.05}, {3, 3, 0.35}, {5, 3, 0.35},
-		{8, 3, 0.65}, // round 8 itself is evaluated: the callers ask only when it is not
-		{7, 0, 0.05}, // eval_every 0: only round 0 (and the last) evaluate
-		{5, 4, 0},    // round 4 is not evaluated in this store: unknown
+		{0, 3, 0}, {1, 3, 0}, {2, 3, 0}, {3, 3, 3}, {5, 3, 3},
+		{8, 3, 8},  // round 8 itself is evaluated: its own
+		{7, 0, 0},  // eval_every 0: only round 0 (and the last) evaluate
+		{5, 4, -1}, // round 4 is not evaluated in this store: unknown
 	}
 	for _, tt := range tests {
-		if acc, err := s.LatestAccuracy(ctx, pk, tt.last, tt.every); acc != tt.acc || err != nil {
-			t.Errorf("LatestAccuracy(last %d, eval_every %d) = %v, %v; want %v", tt.last, tt.every, acc, err, tt.acc)
+		want := 0.0
+		if tt.from >= 0 {
+			want = commits[tt.from].TestAcc
+		}
+		if acc, err := s.LatestAccuracy(ctx, pk, commits[tt.last], tt.every); acc != want || err != nil {
+			t.Errorf("LatestAccuracy(round %d, eval_every %d) = %v, %v; want %v", tt.last, tt.every, acc, err, want)
 		}
 	}
 	if err := s.Put(ctx, pk.Committed(6), []byte("{damaged")); err != nil {
 		t.Fatal(err)
 	}
-	if acc, err := s.LatestAccuracy(ctx, pk, 7, 3); acc != 0 || err != nil {
+	if acc, err := s.LatestAccuracy(ctx, pk, commits[7], 3); acc != 0 || err != nil {
 		t.Errorf("damaged round 6: LatestAccuracy = %v, %v; want 0 (unknown), no error", acc, err)
 	}
-	if acc, err := s.LatestAccuracy(ctx, pk, 10, 5); acc != 0 || err != nil {
+	if acc, err := s.LatestAccuracy(ctx, pk, commits[10], 5); acc != 0 || err != nil {
 		t.Errorf("missing round 10: LatestAccuracy = %v, %v; want 0 (unknown), no error", acc, err)
 	}
 }

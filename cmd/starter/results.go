@@ -83,11 +83,9 @@ func printResults(ctx context.Context, g *globals, name string, asJSON bool, liv
 					return err
 				}
 				if c != nil {
-					row.Status, row.Rounds, row.TestAcc, row.Model = "incomplete", last, c.TestAcc, c.GlobalSHA256
-					if !c.Evaluated {
-						if row.TestAcc, err = st.LatestAccuracy(ectx, pk, last, p.Config.EvalEvery); err != nil {
-							return err
-						}
+					row.Status, row.Rounds, row.Model = "incomplete", last, c.GlobalSHA256
+					if row.TestAcc, err = st.LatestAccuracy(ectx, pk, *c, p.Config.EvalEvery); err != nil {
+						return err
 					}
 					// A stopped point has no DONE.json (a later run continues
 					// it); its points row says it was stopped.
