@@ -1,5 +1,6 @@
 -- Round-to-round fluctuation of test accuracy over rounds 50-200 (specs/hicsfl.md §6 D15): the
--- standard deviation of acc(t) - acc(t-1), mean over seeds.
+-- standard deviation of the change in test accuracy from one evaluation to the next (every round in
+-- the MLP sweeps, every 2nd at the paper's setting), mean over seeds.
 WITH a AS (
   SELECT regexp_extract(p.label, 'hics-[123]') AS setting, regexp_extract(p.label, 'sampler=(\S+)', 1) AS sampler, r.seed, r.round,
          r.test_acc - lag(r.test_acc) OVER (PARTITION BY r.point ORDER BY r.round) AS d
